@@ -1,0 +1,62 @@
+"""What the SQL script declares: tables (with time attributes and keys), views and settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from operators_lib.types import FlinkType
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: FlinkType
+    # A computed column (``x AS expr``): the expression in the Flink dialect; None if physical.
+    expr: exp.Expression | None = None
+    # ``x AS PROCTIME()``: a processing-time attribute.
+    proctime: bool = False
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """``WATERMARK FOR column AS column - INTERVAL ...``: watermark = max(column) - delay_ms."""
+
+    column: str
+    delay_ms: int
+
+
+@dataclass(frozen=True)
+class TableDef:
+    name: str
+    columns: tuple[Column, ...]
+    watermark: Watermark | None = None
+    primary_key: tuple[str, ...] = ()
+    line: int | None = None
+
+    @property
+    def physical(self) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns if c.expr is None and not c.proctime)
+
+    def column(self, name: str) -> Column | None:
+        for c in self.columns:
+            if c.name.lower() == name.lower():
+                return c
+        return None
+
+
+@dataclass(frozen=True)
+class ViewDef:
+    name: str
+    query: exp.Expression
+    line: int | None = None
+
+
+@dataclass
+class Catalog:
+    """Tables, views and SET options by lower-case name (identifiers are case-insensitive)."""
+
+    tables: dict[str, TableDef] = field(default_factory=dict)
+    views: dict[str, ViewDef] = field(default_factory=dict)
+    settings: dict[str, str] = field(default_factory=dict)

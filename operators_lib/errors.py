@@ -1,0 +1,31 @@
+"""Errors mapped to the CLI's exit codes: 1 parity failed, 2 bad input or unsupported SQL."""
+
+from __future__ import annotations
+
+
+class TwinflowError(Exception):
+    """Base class; ``exit_code`` is what the CLI returns."""
+
+    exit_code = 2
+
+
+class InputError(TwinflowError):
+    """A missing file, a CSV whose header does not match its table, a bad command-line value."""
+
+
+class SqlError(TwinflowError):
+    """Unsupported or invalid SQL; the message names the construct and its line."""
+
+    def __init__(self, message: str, line: int | None = None, source: str | None = None):
+        where = ""
+        if source or line:
+            where = f" ({source or 'sql'}{f', line {line}' if line else ''})"
+        super().__init__(f"{message}{where}")
+        self.line = line
+        self.source = source
+
+
+class ParityError(TwinflowError):
+    """Stream and batch results differ in a way that late rows do not explain."""
+
+    exit_code = 1

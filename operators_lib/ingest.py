@@ -1,0 +1,246 @@
+"""Read CSV inputs, validate them against the DDL, and stage them as micro-batch files.
+
+Both modes read the same staged files, so batch and stream see exactly the same rows in the same
+arrival order (``tw__rownum``). A malformed row (wrong field count, a value that does not parse as
+its column type) is not dropped silently: it goes to ``rejected`` with file, line and reason.
+
+Staged layout: ``<dir>/part-00000.parquet`` ... one file per micro-batch of N rows, modification
+times increasing (Spark's file source admits files oldest first), and ``eof.parquet``: one marker
+row (``tw__rownum = -1``) whose event time is the largest timestamp, so the watermark passes
+everything at end of input, as Flink does for bounded input.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from operators_lib.catalog import TableDef
+from operators_lib.errors import InputError
+from operators_lib.plan import ROWNUM
+from operators_lib.types import FlinkType
+
+EOF_FILE = "eof.parquet"
+# The largest time pandas (nanoseconds) can hold comfortably; event times must be earlier.
+EOF_TIME = pd.Timestamp("2200-01-01 00:00:00", tz="UTC")
+_INT_RE = r"[+-]?\d+"
+_DEC_RE = r"[+-]?(?:\d+\.?\d*|\.\d+)"
+_TS_RE = r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?"
+_DATE_RE = r"\d{4}-\d{2}-\d{2}"
+
+
+@dataclass
+class Rejected:
+    table: str
+    file: str
+    line: int
+    reason: str
+    row: str
+
+
+@dataclass
+class StagedTable:
+    table: TableDef
+    dir: Path
+    data_files: list[Path]
+    rows: int
+    rejected: list[Rejected] = field(default_factory=list)
+
+    @property
+    def eof_file(self) -> Path:
+        return self.dir / EOF_FILE
+
+
+def arrow_type(t: FlinkType) -> pa.DataType:
+    return {
+        "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(), "BIGINT": pa.int64(),
+        "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(),
+        "STRING": pa.string(), "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us", tz="UTC"),
+    }.get(t.name) or pa.decimal128(t.precision, t.scale)
+
+
+def arrow_schema(table: TableDef) -> pa.Schema:
+    return pa.schema([pa.field(c.name, arrow_type(c.type)) for c in table.physical]
+                     + [pa.field(ROWNUM, pa.int64())])
+
+
+def input_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() == ".csv")
+        if not files:
+            raise InputError(f"input directory {path} has no .csv files")
+        return files
+    if not path.is_file():
+        raise InputError(f"input not found: {path}")
+    return [path]
+
+
+def read_csv(table: TableDef, path: Path) -> tuple[pd.DataFrame, list[Rejected]]:
+    """Typed rows of every CSV file of ``path`` (in name order) plus the rejected rows."""
+    frames, rejected = [], []
+    for f in input_files(path):
+        frame, bad = _read_one(table, f)
+        frames.append(frame)
+        rejected.extend(bad)
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return df, rejected
+
+
+def _read_one(table: TableDef, path: Path) -> tuple[pd.DataFrame, list[Rejected]]:
+    physical = table.physical
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            raise InputError(f"{path}: empty file (a header row is required)")
+        names = [h.strip().lower() for h in header]
+        wanted = {c.name.lower() for c in physical}
+        unknown = [h for h, n in zip(header, names) if n not in wanted]
+        missing = [c.name for c in physical if c.name.lower() not in names]
+        if unknown or missing:
+            raise InputError(
+                f"{path}: header does not match table {table.name}"
+                + (f"; unknown column(s): {', '.join(unknown)}" if unknown else "")
+                + (f"; missing column(s): {', '.join(missing)}" if missing else "")
+                + f" (expected: {', '.join(c.name for c in physical)})")
+        rows, lines, rejected = [], [], []
+        width = len(header)
+        line = reader.line_num
+        for rec in reader:
+            start, line = line + 1, reader.line_num
+            if not rec:
+                continue
+            if len(rec) != width:
+                rejected.append(Rejected(table.name, str(path), start,
+                                         f"expected {width} fields, got {len(rec)}", _csv(rec)))
+                continue
+            rows.append(rec)
+            lines.append(start)
+    raw = pd.DataFrame(rows, columns=names, dtype=object) if rows else pd.DataFrame(
+        {n: pd.Series([], dtype=object) for n in names})
+    out = {}
+    bad = np.zeros(len(raw), dtype=bool)
+    reasons = [""] * len(raw)
+    for c in physical:
+        values, invalid = _convert(raw[c.name.lower()], c.type)
+        out[c.name] = values
+        for i in np.flatnonzero(invalid & ~bad):
+            reasons[i] = f"column {c.name}: {raw[c.name.lower()].iat[i]!r} is not a {c.type.sql()}"
+        bad |= invalid
+    for i in np.flatnonzero(bad):
+        rejected.append(Rejected(table.name, str(path), lines[i], reasons[i],
+                                 _csv(list(raw.iloc[i]))))
+    df = pd.DataFrame(out)[~bad].reset_index(drop=True)
+    rejected.sort(key=lambda r: r.line)
+    return df, rejected
+
+
+def _csv(fields: list[str]) -> str:
+    import io
+
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="").writerow(fields)
+    return buf.getvalue()
+
+
+def _convert(s: pd.Series, t: FlinkType) -> tuple[pd.Series, np.ndarray]:
+    """(typed values with None for NULL, invalid mask). An empty field is NULL."""
+    s = s.astype(str)
+    null = (s == "").to_numpy()
+    text = s.str.strip()
+    if t.name == "STRING":
+        return s.where(~null, None), np.zeros(len(s), dtype=bool)
+    if t.is_integral:
+        ok = text.str.fullmatch(_INT_RE).to_numpy(dtype=bool) | null
+        lim = 2 ** (t.integral_bits() - 1)
+        # Python ints: exact for every BIGINT (a float round trip is not).
+        nums = [int(v) if good else None for v, good in zip(text, ok & ~null)]
+        for i, v in enumerate(nums):
+            if v is not None and not -lim <= v < lim:
+                ok[i], nums[i] = False, None
+        return pd.array(nums, dtype="Int64"), ~ok
+    if t.is_floating:
+        nums = pd.to_numeric(text.where(~null), errors="coerce")
+        ok = nums.notna().to_numpy() | null | text.isin(["NaN"]).to_numpy()
+        return nums.where(~null, np.nan), ~ok
+    if t.name == "DECIMAL":
+        return _decimals(text, null, t)
+    if t.name == "BOOLEAN":
+        low = text.str.lower()
+        ok = low.isin(["true", "false"]).to_numpy() | null
+        return low.map({"true": True, "false": False}).where(~null, None), ~ok
+    pattern, fmt = (_DATE_RE, "%Y-%m-%d") if t.name == "DATE" else (_TS_RE, "ISO8601")
+    ok = text.str.fullmatch(pattern).to_numpy(dtype=bool) | null
+    parsed = pd.to_datetime(text.where(ok & ~null).str.replace("T", " "), format=fmt,
+                            errors="coerce")
+    ok &= ~(parsed.isna().to_numpy() & ~null)
+    if t.name == "DATE":
+        return parsed.dt.date.where(~null, None), ~ok
+    return parsed.dt.tz_localize("UTC").astype("datetime64[us, UTC]"), ~ok
+
+
+def _decimals(text: pd.Series, null: np.ndarray, t: FlinkType) -> tuple[pd.Series, np.ndarray]:
+    quantum = Decimal(1).scaleb(-t.scale)
+    limit = Decimal(10) ** (t.precision - t.scale)
+    values, ok = [], np.ones(len(text), dtype=bool)
+    for i, v in enumerate(text):
+        if null[i]:
+            values.append(None)
+            continue
+        try:
+            d = Decimal(v).quantize(quantum, rounding=ROUND_HALF_UP) if re.fullmatch(
+                _DEC_RE, v) else None
+        except InvalidOperation:
+            d = None
+        if d is None or abs(d) >= limit:
+            ok[i] = False
+            values.append(None)
+        else:
+            values.append(d)
+    return pd.Series(values, dtype=object), ~ok
+
+
+def stage(table: TableDef, df: pd.DataFrame, out_dir: Path, rows_per_batch: int,
+          first_rownum: int = 0, first_part: int = 0) -> list[Path]:
+    """Write ``df`` as micro-batch files of ``rows_per_batch`` rows; returns the data files."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    schema = arrow_schema(table)
+    df = df.copy()
+    df[ROWNUM] = np.arange(first_rownum, first_rownum + len(df), dtype=np.int64)
+    n_parts = max(1, math.ceil(len(df) / rows_per_batch)) if len(df) else 0
+    files = []
+    now = time.time()
+    for k in range(n_parts):
+        chunk = df.iloc[k * rows_per_batch:(k + 1) * rows_per_batch]
+        path = out_dir / f"part-{first_part + k:06d}.parquet"
+        pq.write_table(pa.Table.from_pandas(chunk, schema=schema, preserve_index=False), path)
+        # Spark's file source admits the oldest files first: make the order explicit.
+        stamp = now - 10_000 + first_part + k
+        os.utime(path, (stamp, stamp))
+        files.append(path)
+    return files
+
+
+def write_eof(table: TableDef, out_dir: Path) -> Path:
+    """The end-of-input marker: advances this table's watermark past every event time."""
+    schema = arrow_schema(table)
+    row = {f.name: [None] for f in schema}
+    row[ROWNUM] = [-1]
+    if table.watermark:
+        row[table.watermark.column] = [EOF_TIME]
+    path = out_dir / EOF_FILE
+    pq.write_table(pa.Table.from_pydict(row, schema=schema), path)
+    stamp = time.time()
+    os.utime(path, (stamp, stamp))
+    return path

@@ -1,0 +1,66 @@
+"""CSV output in Flink's rendering: header row, NULL as an empty field, timestamps
+``YYYY-MM-DD HH:MM:SS.fff``, doubles as Java prints them (``20.0``), decimals at their scale."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import os
+import tempfile
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from operators_lib.types import FlinkType, java_double
+
+
+def _is_null(v) -> bool:
+    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v)
+
+
+def formatter(t: FlinkType) -> Callable[[object], str]:
+    if t.name == "DOUBLE":
+        return lambda v: java_double(float(v))
+    if t.name == "FLOAT":
+        return lambda v: java_double(float(str(np.float32(v))))
+    if t.is_integral:
+        return lambda v: str(int(v))
+    if t.name == "DECIMAL":
+        return lambda v: format(Decimal(v).quantize(Decimal(1).scaleb(-t.scale)), "f")
+    if t.name == "BOOLEAN":
+        return lambda v: "TRUE" if v else "FALSE"
+    if t.name == "TIMESTAMP":
+        return _timestamp
+    if t.name == "DATE":
+        return lambda v: v.isoformat() if isinstance(v, dt.date) else str(v)[:10]
+    return str
+
+
+def _timestamp(v) -> str:
+    ts = pd.Timestamp(v)
+    if ts.tzinfo is not None:
+        ts = ts.tz_convert("UTC").tz_localize(None)
+    return ts.strftime("%Y-%m-%d %H:%M:%S.") + f"{ts.microsecond // 1000:03d}"
+
+
+def format_frame(df: pd.DataFrame, types: dict[str, FlinkType]) -> list[list[str]]:
+    cols = []
+    for c in df.columns:
+        f = formatter(types[c]) if c in types else str
+        cols.append(["" if _is_null(v) else f(v) for v in df[c].tolist()])
+    return [list(r) for r in zip(*cols)] if cols else []
+
+
+def write_csv(path: Path, df: pd.DataFrame, types: dict[str, FlinkType],
+              header: list[str] | None = None) -> None:
+    """Write atomically (temp file + rename): a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(header or list(df.columns))
+        w.writerows(format_frame(df, types))
+    os.replace(tmp, path)

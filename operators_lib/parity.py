@@ -1,0 +1,62 @@
+"""Compare the batch final with the stream final and explain the differences.
+
+Rows are compared as multisets. Floating-point values are compared at 12 significant digits:
+the two modes add the same numbers in a different order (Spark's window frames vs the stream
+operator's running sums), so the last bits may differ while the results are the same.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import pandas as pd
+
+from operators_lib.types import FlinkType
+
+
+@dataclass
+class Diff:
+    only_batch: list[tuple]
+    only_stream: list[tuple]
+
+    @property
+    def equal(self) -> bool:
+        return not self.only_batch and not self.only_stream
+
+    def summary(self, limit: int = 10) -> dict:
+        return {"only_in_batch": len(self.only_batch), "only_in_stream": len(self.only_stream),
+                "sample_only_in_batch": [list(map(_show, r)) for r in self.only_batch[:limit]],
+                "sample_only_in_stream": [list(map(_show, r)) for r in self.only_stream[:limit]]}
+
+
+def _show(v):
+    return None if v is None else str(v)
+
+
+def _normalizer(t: FlinkType):
+    if t.is_floating:
+        return lambda v: float(f"{float(v):.12g}")
+    if t.name == "TIMESTAMP":
+        return lambda v: pd.Timestamp(v).tz_localize(None) if pd.Timestamp(
+            v).tzinfo is None else pd.Timestamp(v).tz_convert("UTC").tz_localize(None)
+    if t.is_integral:
+        return int
+    return lambda v: v
+
+
+def row_counter(df: pd.DataFrame, types: dict[str, FlinkType]) -> Counter:
+    norms = [_normalizer(types[c]) for c in df.columns]
+    rows = Counter()
+    for r in df.itertuples(index=False, name=None):
+        rows[tuple(None if _null(v) else n(v) for v, n in zip(r, norms))] += 1
+    return rows
+
+
+def _null(v) -> bool:
+    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v)
+
+
+def compare(batch: pd.DataFrame, stream: pd.DataFrame, types: dict[str, FlinkType]) -> Diff:
+    b, s = row_counter(batch, types), row_counter(stream, types)
+    return Diff(list((b - s).elements()), list((s - b).elements()))

@@ -1,0 +1,282 @@
+"""``twinflow run``: one query over bounded inputs, in batch, stream or both, with a parity report.
+
+Order of work, so that bad input fails before anything is written (exit 2, nothing half-written):
+parse + plan the SQL, check every input file and header, validate rows; then stage micro-batch
+files, run the modes, compare, and write the outputs (each file atomically).
+
+Layout of ``--out DIR``: the result files (batch.csv, changelog.csv, stream.csv, late.csv,
+rejected.csv, report.json) and ``_state/`` (staged inputs, checkpoint, per-batch changelog).
+A stream run stopped early (``--stop-after-batches``) resumes from ``_state`` when run again
+with the same SQL, data and batch size; any other run starts from a clean ``_state``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from pyspark.sql import SparkSession
+
+from operators_lib import ingest
+from operators_lib.batch import batch_dataframe
+from operators_lib.changelog import materialize
+from operators_lib.errors import InputError
+from operators_lib.output import write_csv
+from operators_lib.parity import compare
+from operators_lib.plan import EMIT_TS, OP, ROWNUM, Node, Over, find, scans
+from operators_lib.sql import load_script
+from operators_lib.sql.planner import compile_query
+from operators_lib.stream.planner import stream_dataframe
+from operators_lib.stream.runner import read_changelog, run_available_now
+
+MAX_DEFAULT_BATCH = 100_000
+
+
+@dataclass
+class RunConfig:
+    sql: list[Path]
+    data: dict[str, Path]
+    mode: str = "both"  # batch | stream | both
+    out: Path = Path("out")
+    rows_per_batch: int | None = None
+    stop_after_batches: int | None = None
+
+
+@dataclass
+class Result:
+    exit_code: int
+    report: dict = field(default_factory=dict)
+    message: str = ""
+
+
+def default_rows_per_batch(largest_table: int) -> int:
+    """About four micro-batches per input (several on small inputs), at most 100,000 rows."""
+    return max(1, min(MAX_DEFAULT_BATCH, math.ceil(largest_table / 4)))
+
+
+def run(cfg: RunConfig, spark: SparkSession) -> Result:
+    t0 = time.perf_counter()
+    script = load_script(cfg.sql)
+    plan = compile_query(script, spark)
+    tables = {s.table.name.lower(): s.table for s in scans(plan)}
+    given = {k.lower(): v for k, v in cfg.data.items()}
+    declared = set(script.catalog.tables)
+    unknown = sorted(set(given) - declared)
+    if unknown:
+        raise InputError(f"--data for undeclared table(s): {', '.join(unknown)} "
+                         f"(declared: {', '.join(sorted(declared))})")
+    missing = sorted(set(tables) - set(given))
+    if missing:
+        raise InputError(f"no --data given for table(s) the query reads: {', '.join(missing)}")
+    if cfg.rows_per_batch is not None and cfg.rows_per_batch < 1:
+        raise InputError("--rows-per-batch must be at least 1")
+
+    inputs, rejected = {}, []
+    for name, table in tables.items():
+        df, bad = ingest.read_csv(table, given[name])
+        inputs[name] = df
+        rejected.extend(bad)
+    n = cfg.rows_per_batch or default_rows_per_batch(max((len(d) for d in inputs.values()),
+                                                         default=0))
+    state = cfg.out / "_state"
+    fingerprint = _fingerprint(cfg, n)
+    resume = _can_resume(state, fingerprint) and cfg.mode != "batch"
+    if not resume:
+        shutil.rmtree(state, ignore_errors=True)
+    state.mkdir(parents=True, exist_ok=True)
+    pool = {}
+    for name, table in tables.items():
+        pool[name] = ingest.stage(table, inputs[name], state / "staged" / name, n)
+    ingest_s = time.perf_counter() - t0
+
+    over = find(plan, Over)
+    types = {f.name: f.type for f in plan.fields}
+    columns = [f.name for f in plan.fields]
+    report: dict = {
+        "sql": [str(p) for p in cfg.sql], "mode": cfg.mode, "rows_per_batch": n,
+        "tables": {t.name: {"input_rows": len(inputs[k]) + sum(
+            1 for r in rejected if r.table == t.name), "accepted_rows": len(inputs[k]),
+            "rejected_rows": sum(1 for r in rejected if r.table == t.name),
+            "micro_batch_files": len(pool[k])} for k, t in tables.items()},
+        "columns": [{"name": f.name, "type": f.type.sql()} for f in plan.fields],
+        "timings_s": {"ingest": round(ingest_s, 3)},
+    }
+    outputs: dict[str, tuple[pd.DataFrame, dict, list[str] | None]] = {}
+    batch_final = stream_final = None
+    late = pd.DataFrame()
+
+    if cfg.mode in ("stream", "both"):
+        (state / "fingerprint").write_text(fingerprint)
+        source = {}
+        for name, table in tables.items():
+            src = state / "source" / name
+            src.mkdir(parents=True, exist_ok=True)
+            files = pool[name]
+            if cfg.stop_after_batches is not None:
+                files = files[: cfg.stop_after_batches]
+            for f in files:
+                if not (src / f.name).exists():
+                    os.link(f, src / f.name)
+            if cfg.stop_after_batches is None or cfg.stop_after_batches >= len(pool[name]) + 1:
+                ingest.write_eof(table, src)
+            source[name] = src
+        sdf = stream_dataframe(spark, plan, source)
+        srun = run_available_now(sdf, state / "checkpoint", state / "changelog")
+        report["timings_s"]["stream"] = round(srun.seconds, 3)
+        changelog = read_changelog(state / "changelog")
+        if changelog is None:
+            changelog = pd.DataFrame({c: [] for c in [OP, *columns, EMIT_TS, ROWNUM]})
+        late_rows = changelog[changelog[OP] == "LATE"]
+        changelog = changelog[changelog[OP] != "LATE"].reset_index(drop=True)
+        done = (state / "source").exists() and all(
+            (state / "source" / k / ingest.EOF_FILE).exists() for k in tables)
+        mat = materialize(changelog, OP, columns)
+        stream_final = mat.rows
+        late = _late_rows(late_rows, over, inputs)
+        report["stream"] = {
+            "complete": done, "micro_batches_this_run": srun.micro_batches,
+            "changelog_rows": len(changelog), "rows": len(stream_final),
+            "late_rows": len(late), "changelog_problems": mat.problems[:10],
+            "last_progress": _progress_summary(srun.progress),
+        }
+        outputs["changelog.csv"] = (changelog[[OP, *columns]], types, ["op", *columns])
+        outputs["stream.csv"] = (stream_final, types, None)
+        outputs["late.csv"] = (late, _late_types(tables, late), None)
+        if not done:
+            report["stream"]["note"] = (f"stopped after {cfg.stop_after_batches} micro-batch(es); "
+                                        "run again with the same arguments to resume")
+
+    if cfg.mode in ("batch", "both"):
+        tb = time.perf_counter()
+        batch_final = _collect(batch_dataframe(spark, plan, pool), columns)
+        report["timings_s"]["batch"] = round(time.perf_counter() - tb, 3)
+        report["batch"] = {"rows": len(batch_final)}
+        outputs["batch.csv"] = (batch_final, types, None)
+
+    exit_code, message = 0, ""
+    proctime = any(o.time_kind == "proctime" for o in over)
+    if cfg.mode != "both":
+        report["parity"] = {"verdict": "not_run", "reason": f"mode {cfg.mode}"}
+    elif proctime:
+        report["parity"] = {"verdict": "not_applicable",
+                            "reason": "the query orders by processing time, which differs "
+                                      "between runs by definition"}
+    elif not report["stream"]["complete"]:
+        report["parity"] = {"verdict": "not_run", "reason": "the stream run is not complete"}
+    else:
+        report["parity"], exit_code, message = _parity(
+            spark, plan, pool, batch_final, stream_final, late, types, columns, tables, state, n)
+
+    outputs["rejected.csv"] = (pd.DataFrame(
+        [r.__dict__ for r in rejected], columns=["table", "file", "line", "reason", "row"]),
+        {}, None)
+    report["late_rows"] = len(late)
+    report["rejected_rows"] = len(rejected)
+    report["timings_s"]["total"] = round(time.perf_counter() - t0, 3)
+    report["outputs"] = {name: str(cfg.out / name) for name in [*outputs, "report.json"]}
+    for name, (df, tps, header) in outputs.items():
+        write_csv(cfg.out / name, df, tps, header)
+    tmp = cfg.out / ".report.json.tmp"
+    tmp.write_text(json.dumps(report, indent=2, default=str))
+    tmp.replace(cfg.out / "report.json")
+    return Result(exit_code, report, message)
+
+
+def _collect(df, columns: list[str]) -> pd.DataFrame:
+    order = [c for c in (EMIT_TS, ROWNUM) if c in df.columns]
+    pdf = df.toArrow().to_pandas()
+    return pdf.sort_values(order, kind="stable")[columns].reset_index(drop=True)
+
+
+def _parity(spark, plan: Node, pool, batch_final, stream_final, late, types, columns, tables,
+            state: Path, n: int):
+    diff = compare(batch_final, stream_final, types)
+    if diff.equal:
+        return {"verdict": "equal", "rows": len(batch_final)}, 0, ""
+    result = {"verdict": "failed", **diff.summary()}
+    if len(late):
+        # Do the differences come only from the late rows? Recompute batch without them.
+        on_time = {}
+        for name, table in tables.items():
+            drop = set(late.loc[late["table"] == table.name, ROWNUM])
+            files = pool[name]
+            frame = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True) if files \
+                else None
+            kept = frame[~frame[ROWNUM].isin(drop)].drop(columns=[ROWNUM]) if frame is not None \
+                else None
+            on_time[name] = ingest.stage(table, kept, state / "on_time" / name, n) if kept is not \
+                None else []
+        # stage() renumbers rows; keep arrival order, which is all tw__rownum is used for.
+        on_time_final = _collect(batch_dataframe(spark, plan, on_time), columns)
+        residual = compare(on_time_final, stream_final, types)
+        if residual.equal:
+            result.update(verdict="explained_by_late_rows", late_rows=len(late),
+                          explanation="batch over the input without the late rows equals the "
+                                      "stream result")
+            return result, 0, ""
+        result["unexplained"] = residual.summary()
+    lines = ["parity failed: stream and batch results differ"]
+    for label, rows in (("only in batch", diff.only_batch), ("only in stream", diff.only_stream)):
+        for r in rows[:10]:
+            lines.append(f"  {label}: {r}")
+    return result, 1, "\n".join(lines)
+
+
+def _late_rows(late_rows: pd.DataFrame, over: list[Over], inputs) -> pd.DataFrame:
+    if not len(late_rows) or not over:
+        return pd.DataFrame(columns=["table", ROWNUM])
+    table = over[0].source
+    src = inputs[table.name.lower()]
+    picked = src.iloc[sorted(late_rows[ROWNUM].astype(int))].copy()
+    picked.insert(0, "table", table.name)
+    picked[ROWNUM] = sorted(late_rows[ROWNUM].astype(int))
+    return picked.reset_index(drop=True)
+
+
+def _late_types(tables, late: pd.DataFrame) -> dict:
+    types = {}
+    for t in tables.values():
+        for c in t.physical:
+            types[c.name] = c.type
+    return types
+
+
+def _progress_summary(progress: list[dict]) -> dict:
+    if not progress:
+        return {}
+    last = progress[-1]
+    ops = last.get("stateOperators") or []
+    return {
+        "batch_id": last.get("batchId"),
+        "watermark": (last.get("eventTime") or {}).get("watermark"),
+        "input_rows_total": sum(p.get("numInputRows", 0) for p in progress),
+        "state_rows": sum(o.get("numRowsTotal", 0) for o in ops),
+        "state_memory_bytes": sum(o.get("memoryUsedBytes", 0) for o in ops),
+    }
+
+
+def _fingerprint(cfg: RunConfig, n: int) -> str:
+    h = hashlib.sha256()
+    for p in cfg.sql:
+        h.update(Path(p).read_bytes())
+    for name in sorted(cfg.data):
+        for f in ingest.input_files(Path(cfg.data[name])):
+            h.update(f"{name}:{f.name}:{f.stat().st_size}".encode())
+            h.update(f.read_bytes())
+    h.update(str(n).encode())
+    return h.hexdigest()
+
+
+def _can_resume(state: Path, fingerprint: str) -> bool:
+    """An unfinished stream run of the same query and data is resumed, not restarted."""
+    fp = state / "fingerprint"
+    if not fp.exists() or fp.read_text() != fingerprint:
+        return False
+    return not all((d / ingest.EOF_FILE).exists() for d in (state / "source").glob("*"))

@@ -1,0 +1,173 @@
+"""``CREATE TABLE`` in Flink's dialect: typed and computed columns, ``x AS PROCTIME()``,
+``WATERMARK FOR col AS col [- INTERVAL 'n' UNIT]``, ``PRIMARY KEY (..) NOT ENFORCED`` and an
+ignored ``WITH (...)`` clause. sqlglot has no grammar for these, so the column list is split
+here and each expression is parsed with sqlglot."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from operators_lib.catalog import Column, TableDef, Watermark
+from operators_lib.sql.dialect import parse_expression
+from operators_lib.types import FlinkType
+
+if TYPE_CHECKING:
+    from operators_lib.sql.script import Statement
+
+_HEAD = re.compile(r"^CREATE\s+(?:TEMPORARY\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([`\w.]+)\s*\(",
+                   re.IGNORECASE)
+_WATERMARK = re.compile(r"^WATERMARK\s+FOR\s+([`\w]+)\s+AS\s+(.+)$", re.IGNORECASE | re.DOTALL)
+_PK = re.compile(r"^(?:CONSTRAINT\s+[`\w]+\s+)?PRIMARY\s+KEY\s*\(([^)]*)\)\s*NOT\s+ENFORCED$",
+                 re.IGNORECASE | re.DOTALL)
+_COMPUTED = re.compile(r"^([`\w]+)\s+AS\s+(.+?)(?:\s+COMMENT\s+'[^']*')?$",
+                       re.IGNORECASE | re.DOTALL)
+_PHYSICAL = re.compile(r"^([`\w]+)\s+(.+?)(?:\s+COMMENT\s+'(?:[^']|'')*')?$",
+                       re.IGNORECASE | re.DOTALL)
+_UNIT_MS = {"MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000,
+            "DAY": 86_400_000}
+
+
+def _ident(text: str) -> str:
+    return text.strip().strip("`")
+
+
+def _split_top(body: str, base: int) -> list[tuple[str, int]]:
+    """Split on commas outside parentheses and quotes; keep each piece's offset."""
+    parts, depth, start, quote = [], 0, 0, ""
+    for i, c in enumerate(body):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'`\"":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append((body[start:i], base + start))
+            start = i + 1
+    parts.append((body[start:], base + start))
+    return [(p.strip(), off + len(p) - len(p.lstrip())) for p, off in parts if p.strip()]
+
+
+def _matching_paren(text: str, open_idx: int) -> int:
+    depth, quote = 0, ""
+    for i in range(open_idx, len(text)):
+        c = text[i]
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'`\"":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def interval_ms(node: exp.Expression) -> int | None:
+    """Milliseconds of ``INTERVAL '2' MINUTE`` / ``INTERVAL '0.001' SECOND``; None otherwise."""
+    if not isinstance(node, exp.Interval) or node.args.get("unit") is None:
+        return None
+    unit = node.args["unit"].name.upper().rstrip("S")
+    if unit not in _UNIT_MS:
+        return None
+    try:
+        value = float(node.this.name)
+    except ValueError:
+        return None
+    return round(value * _UNIT_MS[unit])
+
+
+def parse_create_table(stmt: Statement) -> TableDef:
+    text = stmt.text
+    m = _HEAD.match(text)
+    if not m:
+        raise stmt.error("cannot parse CREATE TABLE")
+    name = _ident(m.group(1).split(".")[-1])
+    close = _matching_paren(text, m.end() - 1)
+    if close < 0:
+        raise stmt.error(f"unbalanced parentheses in CREATE TABLE {name}")
+    rest = text[close + 1:].strip()
+    if rest and not re.match(r"^WITH\s*\(.*\)$", rest, re.IGNORECASE | re.DOTALL):
+        raise stmt.error(f"unsupported clause after the column list of {name}: "
+                         f"{rest.split()[0].upper()!r}", text.count("\n", 0, close) + 1)
+
+    def line(off: int) -> int:
+        return text.count("\n", 0, off) + 1
+
+    columns: list[Column] = []
+    watermark_spec: tuple[str, str, int] | None = None
+    pk: tuple[str, ...] = ()
+    for item, off in _split_top(text[m.end():close], m.end()):
+        if wm := _WATERMARK.match(item):
+            watermark_spec = (_ident(wm.group(1)), wm.group(2), off)
+        elif pkm := _PK.match(item):
+            pk = tuple(_ident(c) for c in pkm.group(1).split(","))
+        elif re.match(r"^(PRIMARY|CONSTRAINT|UNIQUE|LIKE)\b", item, re.IGNORECASE):
+            raise stmt.error(f"unsupported table constraint {item.split('(')[0].strip()!r} "
+                             "(only PRIMARY KEY (..) NOT ENFORCED)", line(off))
+        elif cm := _COMPUTED.match(item):
+            columns.append(_computed(stmt, _ident(cm.group(1)), cm.group(2), line(off)))
+        elif pm := _PHYSICAL.match(item):
+            type_text = pm.group(2)
+            if re.search(r"\bMETADATA\b", type_text, re.IGNORECASE):
+                raise stmt.error(f"METADATA columns are not supported ({pm.group(1)})", line(off))
+            try:
+                ftype = FlinkType.parse(type_text)
+            except ValueError as e:
+                raise stmt.error(f"{e} for column {_ident(pm.group(1))}", line(off)) from None
+            columns.append(Column(_ident(pm.group(1)), ftype))
+        else:
+            raise stmt.error(f"cannot parse column definition {item!r}", line(off))
+    names = [c.name.lower() for c in columns]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise stmt.error(f"duplicate column(s) {sorted(dup)} in table {name}")
+    for k in pk:
+        if k.lower() not in names:
+            raise stmt.error(f"PRIMARY KEY column {k} is not a column of {name}")
+    watermark = None
+    if watermark_spec:
+        watermark = _watermark(stmt, columns, *watermark_spec, line=line(watermark_spec[2]))
+    return TableDef(name, tuple(columns), watermark, pk, stmt.line)
+
+
+def _computed(stmt: Statement, name: str, expr_text: str, line: int) -> Column:
+    try:
+        node = parse_expression(expr_text)
+    except ParseError:
+        raise stmt.error(f"cannot parse computed column {name} AS {expr_text}", line) from None
+    if isinstance(node, exp.Anonymous) and node.name.upper() == "PROCTIME" or (
+            node.sql().upper() == "PROCTIME()"):
+        return Column(name, FlinkType("TIMESTAMP", 3), None, proctime=True)
+    # The type of a computed column is known once Spark resolves it; placeholder until then.
+    return Column(name, FlinkType("STRING"), node)
+
+
+def _watermark(stmt: Statement, columns: list[Column], col: str, expr_text: str, off: int,
+               line: int) -> Watermark:
+    target = next((c for c in columns if c.name.lower() == col.lower()), None)
+    if target is None:
+        raise stmt.error(f"WATERMARK FOR {col}: no such column", line)
+    if target.type.name != "TIMESTAMP" or target.proctime:
+        raise stmt.error(f"WATERMARK FOR {col}: the rowtime column must be a TIMESTAMP", line)
+    try:
+        node = parse_expression(expr_text)
+    except ParseError:
+        raise stmt.error(f"cannot parse WATERMARK expression {expr_text.strip()}", line) from None
+    if isinstance(node, exp.Column) and node.name.lower() == col.lower():
+        return Watermark(target.name, 0)
+    if (isinstance(node, exp.Sub) and isinstance(node.this, exp.Column)
+            and node.this.name.lower() == col.lower()):
+        delay = interval_ms(node.expression)
+        if delay is not None and delay >= 0:
+            return Watermark(target.name, delay)
+    raise stmt.error(f"unsupported WATERMARK strategy {expr_text.strip()!r} (supported: "
+                     f"{col} or {col} - INTERVAL 'n' UNIT)", line)

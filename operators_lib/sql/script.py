@@ -1,0 +1,152 @@
+"""Split a Flink SQL script into statements and load them into a Catalog plus the final query.
+
+Supported statements: CREATE TABLE, CREATE [TEMPORARY] VIEW, SET 'key' = 'value', and exactly
+one SELECT, which must be the last statement. Everything else is rejected with its line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from operators_lib.catalog import Catalog, ViewDef
+from operators_lib.errors import InputError, SqlError
+from operators_lib.sql.ddl import parse_create_table
+from operators_lib.sql.dialect import READ
+
+
+@dataclass(frozen=True)
+class Statement:
+    text: str
+    line: int  # line of the statement's first character in its file
+    source: str  # file name, for error messages
+
+    def error(self, message: str, rel_line: int | None = None) -> SqlError:
+        line = self.line + rel_line - 1 if rel_line else self.line
+        return SqlError(message, line, self.source)
+
+
+@dataclass(frozen=True)
+class Script:
+    catalog: Catalog
+    query: exp.Expression
+    query_stmt: Statement
+
+
+def split_statements(text: str, source: str) -> list[Statement]:
+    """Split on ``;`` outside quotes; comments become blanks so line numbers stay right."""
+    out: list[Statement] = []
+    buf: list[str] = []
+    i, n = 0, len(text)
+    start = 0
+    while i < n:
+        c = text[i]
+        if text.startswith("--", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            buf.append(" " * (j - i))
+            i = j
+            continue
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            buf.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+            continue
+        if c in "'`\"":
+            j = i + 1
+            while j < n and not (text[j] == c and not text.startswith(c * 2, j)):
+                j += 2 if text.startswith(c * 2, j) else 1
+            buf.append(text[i:j + 1])
+            i = j + 1
+            continue
+        if c == ";":
+            _emit(out, "".join(buf), text, start, source)
+            buf, start = [], i + 1
+            i += 1
+            continue
+        buf.append(c)
+        i += 1
+    _emit(out, "".join(buf), text, start, source)
+    return out
+
+
+def _emit(out: list[Statement], body: str, text: str, start: int, source: str) -> None:
+    stripped = body.lstrip()
+    if not stripped.strip():
+        return
+    offset = start + (len(body) - len(stripped))
+    # Drop the leading blank lines so sqlglot's line 1 is the statement's first line.
+    out.append(Statement(stripped.rstrip(), text.count("\n", 0, offset) + 1, source))
+
+
+_CREATE_TABLE = re.compile(r"^CREATE\s+(TEMPORARY\s+)?TABLE\b", re.IGNORECASE)
+_CREATE_VIEW = re.compile(
+    r"^CREATE\s+(?:TEMPORARY\s+)?VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?([`\w.]+)\s+AS\s+", re.IGNORECASE)
+_SET = re.compile(r"^SET\s+'([^']+)'\s*=\s*'([^']*)'\s*$", re.IGNORECASE)
+_QUERY = re.compile(r"^(SELECT|WITH)\b", re.IGNORECASE)
+
+
+def parse_select(stmt: Statement, text: str | None = None, line_offset: int = 0) -> exp.Expression:
+    import sqlglot
+
+    body = stmt.text if text is None else text
+    try:
+        node = sqlglot.parse_one(body, read=READ)
+    except ParseError as e:
+        err = e.errors[0] if e.errors else {}
+        line = err.get("line")
+        raise stmt.error(f"cannot parse query: {err.get('description') or e}",
+                         (line + line_offset) if line else None) from None
+    if not isinstance(node, (exp.Select, exp.Union)):
+        raise stmt.error(f"expected a SELECT query, got {node.key.upper()}")
+    if line_offset:
+        for n in node.walk():
+            if n.meta and n.meta.get("line"):
+                n.meta["line"] = n.meta["line"] + line_offset
+    return node
+
+
+def load_script(paths: list[str | Path]) -> Script:
+    """Read ``--sql`` files in order and build the catalog; the last statement is the query."""
+    statements: list[Statement] = []
+    for p in paths:
+        path = Path(p)
+        if not path.is_file():
+            raise InputError(f"SQL file not found: {path}")
+        statements.extend(split_statements(path.read_text(), path.name))
+    if not statements:
+        raise InputError("no SQL statements given")
+    catalog = Catalog()
+    query: exp.Expression | None = None
+    query_stmt: Statement | None = None
+    for stmt in statements:
+        if query is not None:
+            raise stmt.error("statements after the final SELECT are not supported "
+                             "(exactly one SELECT, last)")
+        head = stmt.text
+        if _CREATE_TABLE.match(head):
+            table = parse_create_table(stmt)
+            if table.name.lower() in catalog.tables or table.name.lower() in catalog.views:
+                raise stmt.error(f"table {table.name} is declared twice")
+            catalog.tables[table.name.lower()] = table
+        elif m := _CREATE_VIEW.match(head):
+            name = m.group(1).replace("`", "").split(".")[-1]
+            prefix = head[: m.end()]
+            node = parse_select(stmt, head[m.end():], line_offset=prefix.count("\n"))
+            catalog.views[name.lower()] = ViewDef(name, node, stmt.line)
+        elif m := _SET.match(head):
+            catalog.settings[m.group(1)] = m.group(2)
+        elif _QUERY.match(head):
+            query, query_stmt = parse_select(stmt), stmt
+        else:
+            word = " ".join(head.split()[:2]).upper()
+            raise stmt.error(f"unsupported statement {word!r} (supported: CREATE TABLE, "
+                             "CREATE VIEW, SET, and one final SELECT)")
+    if query is None or query_stmt is None:
+        raise InputError("the SQL script has no SELECT query (it must be the last statement)")
+    return Script(catalog, query, query_stmt)

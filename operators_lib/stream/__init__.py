@@ -1,0 +1,1 @@
+"""Plan -> Structured Streaming query; one module per stateful operator."""

@@ -1,0 +1,183 @@
+"""Event-time OVER aggregation as a transformWithState processor (one instance per partition key).
+
+Implements, per PARTITION BY key::
+
+    SELECT ..., agg(x) OVER (PARTITION BY k ORDER BY rowtime
+                             ROWS|RANGE BETWEEN (UNBOUNDED | n | INTERVAL) PRECEDING
+                             AND CURRENT ROW)
+
+Changelog rules (Flink's RowTime*PrecedingFunction family):
+- The output is append-only: every on-time input row is emitted once as ``+I``, with its
+  aggregates, when the watermark passes its time; rows of one key leave in time order, rows with
+  equal time in arrival order.
+- A row is late, and dropped (emitted as ``LATE`` for the late-row report), when
+  * UNBOUNDED frames: its time <= the current watermark;
+  * bounded frames: its time <= the last time at which this key fired (so a row behind the
+    watermark is still accepted by a key that has not fired past it).
+- An accepted row waits for the watermark to advance after its arrival (Flink fires timers on a
+  watermark *advance*), i.e. it fires once ``watermark >= max(time, watermark_at_arrival + 1)``.
+- ROWS: peers are distinct windows; RANGE: rows with equal time share one window.
+
+State (one value per key, read and written once per key per micro-batch): the rows waiting for
+the watermark, the rows a bounded frame still needs (last n rows / rows within the interval of
+the last fired time), the running accumulators of an unbounded frame, the last fired time and
+the registered timer. One event-time timer per key, at the earliest pending fire time.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import types as T
+from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+
+from operators_lib.plan import EMIT_TS, OP, ROWNUM, AggCall, Frame
+from operators_lib.stream.window_aggs import Acc, as_array, running, windowed
+
+_FIRE = "tw__fire"
+TIME_MS = "tw__t"  # the ORDER BY time attribute in epoch milliseconds
+_NO_WATERMARK = -(2**62)
+_STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType())])
+
+
+@dataclass(frozen=True)
+class OverSpec:
+    frame: Frame
+    time_col: str
+    aggs: tuple[AggCall, ...]
+    passthrough: tuple[str, ...]  # input columns copied to the output
+    out_types: tuple[str, ...]  # pandas dtype per aggregate output ("Int64", "float64", "object")
+
+
+@dataclass
+class _KeyState:
+    last_fired: int | None = None
+    timer: int | None = None
+    pending: pd.DataFrame | None = None
+    history: pd.DataFrame | None = None  # bounded frames: time + aggregate arguments
+    accs: list[Acc] = field(default_factory=list)  # unbounded frames
+
+
+class OverProcessor(StatefulProcessor):
+    def __init__(self, spec: OverSpec):
+        self.spec = spec
+        self.args = [a.arg for a in spec.aggs if a.arg]
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
+        self.state = handle.getValueState("over", _STATE_SCHEMA)
+
+    # -- callbacks -------------------------------------------------------------------------
+    def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
+        wm = _watermark(timerValues)
+        st = self._load()
+        out = [self._fire(st, wm)]
+        new = pd.concat(list(rows), ignore_index=True)
+        new = new[new[ROWNUM] >= 0]  # drop the end-of-input marker
+        if len(new):
+            ts = new[TIME_MS].to_numpy()
+            if self.spec.frame.preceding is None:
+                late = ts <= wm
+            else:
+                late = ts <= (st.last_fired if st.last_fired is not None else _NO_WATERMARK)
+            if late.any():
+                out.append(self._emit(new[late], None, "LATE"))
+            accepted = new[~late].copy()
+            accepted[_FIRE] = np.maximum(accepted[TIME_MS].to_numpy(), wm + 1)
+            st.pending = accepted if st.pending is None else pd.concat(
+                [st.pending, accepted], ignore_index=True)
+        self._save(st, expired=None)
+        yield from (o for o in out if o is not None and len(o))
+
+    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
+        st = self._load()
+        out = self._fire(st, _watermark(timerValues))
+        self._save(st, expired=expiredTimerInfo.getExpiryTimeInMs())
+        if out is not None and len(out):
+            yield out
+
+    def close(self) -> None:
+        pass
+
+    # -- state -----------------------------------------------------------------------------
+    def _load(self) -> _KeyState:
+        if not self.state.exists():
+            return _KeyState(accs=[Acc() for _ in self.spec.aggs])
+        return pickle.loads(self.state.get()[0])
+
+    def _save(self, st: _KeyState, expired: int | None) -> None:
+        if expired is not None and st.timer == expired:
+            st.timer = None  # Spark removes a timer once it has fired
+        nxt = int(st.pending[_FIRE].min()) if st.pending is not None and len(st.pending) else None
+        if nxt != st.timer:
+            if st.timer is not None:
+                self.handle.deleteTimer(st.timer)
+            if nxt is not None:
+                self.handle.registerTimer(nxt)
+            st.timer = nxt
+        self.state.update((pickle.dumps(st, protocol=5),))
+
+    # -- firing ----------------------------------------------------------------------------
+    def _fire(self, st: _KeyState, wm: int) -> pd.DataFrame | None:
+        if st.pending is None or not len(st.pending):
+            return None
+        due_mask = st.pending[_FIRE].to_numpy() <= wm
+        if not due_mask.any():
+            return None
+        due = st.pending[due_mask].sort_values([TIME_MS, ROWNUM], kind="stable")
+        st.pending = st.pending[~due_mask].reset_index(drop=True)
+        results = self._aggregate(st, due)
+        st.last_fired = int(due[TIME_MS].iloc[-1])
+        return self._emit(due, results, "+I")
+
+    def _aggregate(self, st: _KeyState, due: pd.DataFrame) -> list[list]:
+        frame = self.spec.frame
+        ts = due[TIME_MS].to_numpy()
+        if frame.preceding is None:
+            results = []
+            for call, acc in zip(self.spec.aggs, st.accs):
+                arr, valid = as_array(due[call.arg], call) if call.arg else (
+                    np.zeros(len(due)), np.ones(len(due), bool))
+                results.append(running(call, acc, arr, valid))
+            if frame.kind == "RANGE":  # peers share the value of the last row of their time
+                last = np.searchsorted(ts, ts, side="right") - 1
+                results = [[r[i] for i in last] for r in results]
+            return results
+        rows = due[[TIME_MS, *self.args]]
+        hist = rows if st.history is None else pd.concat([st.history, rows], ignore_index=True)
+        offset = len(hist) - len(due)
+        all_ts = hist[TIME_MS].to_numpy()
+        idx = np.arange(offset, len(hist))
+        if frame.kind == "ROWS":
+            starts, ends = np.maximum(idx - frame.preceding, 0), idx
+            keep = hist.iloc[-frame.preceding:] if frame.preceding else hist.iloc[:0]
+        else:
+            starts = np.searchsorted(all_ts, ts - frame.preceding, side="left")
+            ends = np.searchsorted(all_ts, ts, side="right") - 1
+            keep = hist[all_ts >= ts[-1] - frame.preceding]
+        st.history = keep.reset_index(drop=True)
+        results = []
+        for call in self.spec.aggs:
+            arr, valid = as_array(hist[call.arg], call) if call.arg else (
+                np.zeros(len(hist)), np.ones(len(hist), bool))
+            results.append(windowed(call, arr, valid, starts, ends))
+        return results
+
+    def _emit(self, rows: pd.DataFrame, results: list[list] | None, op: str) -> pd.DataFrame:
+        out = {c: rows[c].to_numpy() for c in self.spec.passthrough}
+        for i, (call, dtype) in enumerate(zip(self.spec.aggs, self.spec.out_types)):
+            values = results[i] if results is not None else [None] * len(rows)
+            out[call.name] = pd.array(values, dtype=dtype) if dtype != "object" else values
+        out[OP] = [op] * len(rows)
+        out[EMIT_TS] = rows[TIME_MS].to_numpy()
+        out[ROWNUM] = rows[ROWNUM].to_numpy()
+        return pd.DataFrame(out)
+
+
+def _watermark(timer_values) -> int:
+    wm = timer_values.getCurrentWatermarkInMs()
+    return wm if wm > 0 else _NO_WATERMARK  # Spark reports 0 before the first watermark
