@@ -2,7 +2,8 @@
 
 OVER ``ROWS`` orders peers (rows with equal time) by arrival (``tw__rownum``), as Flink's streaming
 operator does; ``RANGE`` treats peers as one window. Results are cast to Flink's result types
-(SUM keeps the input type and wraps on overflow, AVG of an integer truncates toward zero).
+(SUM keeps the input type and wraps on overflow, AVG of an integer divides that sum and
+truncates toward zero).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window, WindowSpec
 from pyspark.sql import functions as F
 
 from operators_lib.plan import EMIT_TS, ROWNUM, AggCall, Node, Over, Scan
@@ -42,26 +43,25 @@ def over_batch(node: Over, df: DataFrame) -> DataFrame:
     else:
         w = w.orderBy(F.unix_millis(time) if node.time_kind == "rowtime" else time)
         w = w.rangeBetween(start, Window.currentRow)
-    aggs = [agg_column(a).over(w).alias(a.name) for a in node.aggs]
+    aggs = [agg_column(a, w).alias(a.name) for a in node.aggs]
     emit = F.unix_millis(F.col(node.order_by)) if node.time_kind == "rowtime" else F.lit(0)
     return df.select("*", *aggs, emit.cast("long").alias(EMIT_TS))
 
 
-def agg_column(a: AggCall) -> Column:
-    """The aggregate with Flink's NULL rules and result type (see the module docstring)."""
+def agg_column(a: AggCall, w: WindowSpec) -> Column:
+    """The aggregate over ``w`` with Flink's NULL rules and result type (see module docstring)."""
     x = F.col(a.arg) if a.arg else None
     if a.func == "COUNT":
-        return F.count(F.lit(1)) if x is None else F.count(x)
+        return (F.count(F.lit(1)) if x is None else F.count(x)).over(w)
     if a.func in ("MIN", "MAX"):
-        return (F.min if a.func == "MIN" else F.max)(x)
+        return (F.min if a.func == "MIN" else F.max)(x).over(w)
     t = a.type
-    if a.func == "SUM":
-        value = F.sum(x)
-    elif t.is_integral:
-        value = (F.sum(x) / F.count(x)).cast("long")  # Java long division truncates toward 0
-    else:
-        value = F.avg(x)
-    if t.is_integral and t.integral_bits() < 64:
-        lim = 2 ** (t.integral_bits() - 1)  # Flink's SUM/AVG of a small integer wraps around
-        value = F.pmod(value.cast("long") + F.lit(lim), F.lit(2 * lim)) - F.lit(lim)
+    if not t.is_integral:
+        return (F.sum(x) if a.func == "SUM" else F.avg(x)).over(w).cast(t.spark())
+    value = F.sum(x).over(w)
+    if t.integral_bits() < 64:
+        lim = 2 ** (t.integral_bits() - 1)  # Flink sums in the argument's type: it wraps
+        value = F.pmod(value + F.lit(lim), F.lit(2 * lim)) - F.lit(lim)
+    if a.func == "AVG":  # Java integer division truncates toward zero
+        value = (value / F.count(x).over(w)).cast("long")
     return value.cast(t.spark())

@@ -20,6 +20,7 @@ from operators_lib.scan import staged_schema, with_columns
 from operators_lib.stream.over import TIME_MS, OverProcessor, OverSpec
 
 _WM = "tw__wm"
+_GLOBAL = "tw__global"
 
 
 def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path]) -> DataFrame:
@@ -60,7 +61,9 @@ def over_stream(node: Over, df: DataFrame) -> DataFrame:
         + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
            T.StructField(ROWNUM, T.LongType())])
     keyed = df.select("*", F.unix_millis(F.col(node.order_by)).alias(TIME_MS))
-    keys = [F.col(p) for p in node.partition_by] or [F.lit(0).alias("tw__global")]
+    if not node.partition_by:  # no PARTITION BY: one global partition, as in Flink
+        keyed = keyed.withColumn(_GLOBAL, F.lit(0))
+    keys = list(node.partition_by) or [_GLOBAL]
     return keyed.groupBy(*keys).transformWithStateInPandas(
         OverProcessor(spec), out, "Append", "EventTime")
 

@@ -3,7 +3,7 @@
 ``windowed`` computes each output row's aggregate over an index range ``[start, end]`` of the
 rows of one partition (bounded frames); ``running`` continues unbounded aggregates from a stored
 accumulator. NULL inputs are skipped; an aggregate over no non-NULL value is NULL (COUNT: 0).
-Numbers follow Flink: integer SUM/AVG wrap at the type's width, integer AVG truncates toward 0.
+Numbers follow Flink: integer sums wrap at the type's width, integer AVG truncates toward 0.
 """
 
 from __future__ import annotations
@@ -117,15 +117,13 @@ def _object_agg(call: AggCall, values, total=None, n=None):
 
 def _finish(call: AggCall, values: np.ndarray, cnt: np.ndarray) -> list:
     t = call.type
+    if t.is_integral and t.integral_bits() < 64:
+        lim = 2 ** (t.integral_bits() - 1)  # Flink sums in the argument's type: it wraps
+        values = (values + lim) % (2 * lim) - lim
     if call.func == "AVG":
-        if t.is_integral:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                values = np.where(cnt > 0, np.trunc(values / np.maximum(cnt, 1)), 0).astype(
-                    np.int64)
+        if t.is_integral:  # Java integer division truncates toward zero
+            values = np.trunc(values / np.maximum(cnt, 1)).astype(np.int64)
         else:
             values = values / np.maximum(cnt, 1)
-    if t.is_integral and t.integral_bits() < 64:
-        lim = 2 ** (t.integral_bits() - 1)
-        values = (values + lim) % (2 * lim) - lim
     out = values.tolist()
     return [v if c > 0 else None for v, c in zip(out, cnt)]

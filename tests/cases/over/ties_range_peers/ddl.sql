@@ -1,0 +1,6 @@
+CREATE TABLE clicks (
+  u INT,
+  amount BIGINT,
+  ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+);

@@ -1,0 +1,99 @@
+"""Regenerate a case's expected results from real Apache Flink (../shared/flink-oracle).
+
+    python tests/oracle/regen_expected.py tests/cases/over/seed_rows_max [...]   # or --all
+
+Writes into <case>/expected/:
+  changelog.csv     Flink streaming changelog, a watermark after every row (--watermarks per-row)
+  stream_final.csv  the materialized streaming result of that run
+  batch_final.csv   Flink batch mode; where Flink 2.3's batch mode fails on the query (e.g. OVER
+                    RANGE on a timestamp), the streaming result with --watermarks end-only
+                    (nothing late), which is what batch semantics mean
+  SOURCE.txt        the exact commands that produced the files
+Expected results are never derived from twinflow's own output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ORACLE = Path(os.environ.get("FLINK_ORACLE", REPO.parent / "shared" / "flink-oracle" /
+                             "flink_oracle.py"))
+PYTHON = os.environ.get("FLINK_PYTHON", str(Path.home() / ".cache" / "flink-venv" / "bin" /
+                                            "python"))
+
+
+def oracle(case: Path, *args: str) -> tuple[list[str], str]:
+    cmd = [PYTHON, str(ORACLE), "--case", str(case), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    shown = " ".join(["flink_oracle.py", "--case", f"tests/cases/{case.parent.name}/{case.name}",
+                      *args])
+    return proc.stdout.splitlines(), shown
+
+
+def blocks(lines: list[str]) -> dict[tuple[str, str], list[str]]:
+    """{(mode, section): lines} with section 'changelog', 'final' or 'error'."""
+    out: dict[tuple[str, str], list[str]] = {}
+    mode = section = None
+    for line in lines:
+        if line.startswith("### query="):
+            mode = line.split("mode=")[1].strip()
+        elif line.startswith("-- changelog"):
+            section = "changelog"
+            out[(mode, section)] = []
+        elif line.startswith("-- final"):
+            section = "final"
+            out[(mode, section)] = []
+        elif line.startswith("-- error"):
+            out[(mode, "error")] = [line]
+            section = None
+        elif line.startswith("-- "):
+            section = None
+        elif section:
+            out[(mode, section)].append(line)
+    return out
+
+
+def regen(case: Path) -> None:
+    exp = case / "expected"
+    exp.mkdir(exist_ok=True)
+    lines, cmd = oracle(case, "--mode", "both")
+    b = blocks(lines)
+    if ("streaming", "changelog") not in b:
+        sys.exit(f"{case}: Flink streaming failed:\n" + "\n".join(lines))
+    sources = [f"changelog.csv, stream_final.csv: {cmd}"]
+    (exp / "changelog.csv").write_text("\n".join(b[("streaming", "changelog")]) + "\n")
+    (exp / "stream_final.csv").write_text("\n".join(b[("streaming", "final")]) + "\n")
+    batch = b.get(("batch", "final"))
+    if batch is None:
+        lines2, cmd2 = oracle(case, "--mode", "streaming", "--watermarks", "end-only")
+        batch = blocks(lines2)[("streaming", "final")]
+        reason = b.get(("batch", "error"), ["?"])[0]
+        sources.append(f"batch_final.csv: {cmd2}  (Flink batch mode failed: {reason[:200]})")
+    else:
+        sources.append(f"batch_final.csv: {cmd}")
+    (exp / "batch_final.csv").write_text("\n".join(batch) + "\n")
+    (exp / "SOURCE.txt").write_text("Produced by real Apache Flink 2.3.0 (PyFlink MiniCluster, "
+                                    "parallelism 1) with:\n" + "\n".join(sources) + "\n")
+    print(f"{case}: {len(b[('streaming', 'changelog')]) - 1} changelog rows, "
+          f"{len(batch) - 1} batch rows")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("cases", nargs="*", type=Path)
+    ap.add_argument("--all", action="store_true", help="every case under tests/cases/")
+    args = ap.parse_args()
+    cases = sorted(p.parent for p in (REPO / "tests" / "cases").glob("*/*/query.sql")) \
+        if args.all else args.cases
+    for c in cases:
+        regen(c.resolve())
+
+
+if __name__ == "__main__":
+    main()
