@@ -42,11 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stream: stop after K micro-batches; the same command again resumes "
                           "from the checkpoint")
     run.add_argument("--master", default=None, help="Spark master (default local[2])")
+    demo = sub.add_parser("demo", help="the seed queries in both modes, a GX gate and a DAG run")
+    demo.add_argument("--out", type=Path, default=Path("runs") / "demo")
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "demo":
+        from jobs.demo import main as demo
+
+        return demo(args.out)
     from operators_lib.pipeline import RunConfig, run
     from operators_lib.spark import get_spark
 

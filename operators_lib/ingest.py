@@ -132,11 +132,18 @@ def _read_one(table: TableDef, path: Path) -> tuple[pd.DataFrame, list[Rejected]
     out = {}
     bad = np.zeros(len(raw), dtype=bool)
     reasons = [""] * len(raw)
+    rowtime = table.watermark.column if table.watermark else None
     for c in physical:
-        values, invalid = _convert(raw[c.name.lower()], c.type)
+        text = raw[c.name.lower()]
+        values, invalid = _convert(text, c.type)
         out[c.name] = values
         for i in np.flatnonzero(invalid & ~bad):
-            reasons[i] = f"column {c.name}: {raw[c.name.lower()].iat[i]!r} is not a {c.type.sql()}"
+            reasons[i] = f"column {c.name}: {text.iat[i]!r} is not a valid {c.type.sql()}"
+        if c.name == rowtime:  # Flink fails a job on a NULL event time; reject the row instead
+            null_time = (text.astype(str).str.strip() == "").to_numpy() & ~bad & ~invalid
+            for i in np.flatnonzero(null_time):
+                reasons[i] = f"column {c.name}: NULL in the event-time (WATERMARK) column"
+            invalid |= null_time
         bad |= invalid
     for i in np.flatnonzero(bad):
         rejected.append(Rejected(table.name, str(path), lines[i], reasons[i],

@@ -17,3 +17,36 @@ def spark():
     session = get_spark("local[2]", app="twinflow-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def _airflow_home(tmp_path_factory):
+    """Airflow on SQLite in a temp AIRFLOW_HOME, initialised once per test session."""
+    home = tmp_path_factory.mktemp("airflow")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": os.path.join(repo, "dags"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+        # spark-submit --master local[2] (the brackets must be URL-encoded)
+        "AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D",
+        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+    }
+    os.environ.update(env)
+    from airflow.utils import db
+
+    db.initdb()
+    return env
+
+
+@pytest.fixture
+def airflow_env(_airflow_home, tmp_path, monkeypatch):
+    """Per test: a fresh TWINFLOW_HOME (state, runs, published)."""
+    monkeypatch.setenv("TWINFLOW_HOME", str(tmp_path / "twinflow_home"))
+    monkeypatch.setitem(_airflow_home, "TWINFLOW_HOME", str(tmp_path / "twinflow_home"))
+
+    class Env(dict):
+        setenv = staticmethod(monkeypatch.setenv)
+
+    return Env(_airflow_home)

@@ -19,7 +19,6 @@ from pyspark.sql import DataFrame
 
 from operators_lib.plan import EMIT_TS, ROWNUM
 
-
 _EXCLUDED_RULES = "spark.sql.optimizer.excludedRules"
 _PUSH_DOWN = ",".join(f"org.apache.spark.sql.catalyst.optimizer.{r}" for r in (
     "PushDownPredicates", "PushPredicateThroughNonJoin"))

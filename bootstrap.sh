@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Set up everything twinflow needs on a fresh Debian/Ubuntu machine, then run a command:
+#   ./bootstrap.sh demo   the seed OVER queries in batch + stream with parity, a Great
+#                         Expectations gate and an Airflow DAG run; prints where outputs are
+#   ./bootstrap.sh test   ruff + the whole test suite
+#   ./bootstrap.sh setup  only the set-up
+# Creates .venv/ at the repo root with the pinned dependencies of requirements.lock.
+# Installs Java 17 (and python3-venv) with apt-get when missing and running as root.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+PY=${PYTHON:-python3}
+
+need_root() {
+  if [ "$(id -u)" != 0 ]; then
+    echo "bootstrap: $1 is missing; install it (e.g. sudo apt-get install -y $2) and re-run" >&2
+    exit 1
+  fi
+}
+
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq "$@" >/dev/null
+}
+
+if ! command -v "$PY" >/dev/null || ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  need_root "Python >= 3.11" "python3 python3-venv"
+  apt_install python3 python3-venv
+fi
+if ! command -v java >/dev/null || ! java -version >/dev/null 2>&1; then
+  need_root "Java 17" "openjdk-17-jre-headless"
+  apt_install openjdk-17-jre-headless
+fi
+
+LOCK_HASH=$( (cat requirements.lock pyproject.toml) | sha256sum | cut -c1-16)
+STAMP=.venv/.twinflow-$LOCK_HASH
+if [ ! -f "$STAMP" ]; then
+  if [ ! -x .venv/bin/python ]; then
+    if ! "$PY" -m venv .venv 2>/dev/null; then
+      need_root "python3-venv" "python3-venv"
+      apt_install python3-venv
+      rm -rf .venv
+      "$PY" -m venv .venv
+    fi
+  fi
+  echo "bootstrap: installing pinned dependencies into .venv (first time: ~1-2 min)"
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -r requirements.lock
+  # pyspark-client (pulled in by the Spark provider) overwrites pyspark's Python files with
+  # its own 4.2 copies; put pyspark 4.3.0's back (never uninstall pyspark-client: that deletes
+  # pyspark's files).
+  .venv/bin/pip install -q --force-reinstall --no-deps "pyspark==4.3.0"
+  .venv/bin/pip install -q --no-deps -e .
+  rm -f .venv/.twinflow-*
+  touch "$STAMP"
+fi
+export PATH="$ROOT/.venv/bin:$PATH"
+export PYSPARK_PYTHON="$ROOT/.venv/bin/python"
+
+case "${1:-demo}" in
+  setup) echo "bootstrap: ready (.venv/bin/twinflow)" ;;
+  demo) shift || true; exec .venv/bin/twinflow demo "$@" ;;
+  test)
+    shift || true
+    .venv/bin/ruff check .
+    exec .venv/bin/python -m pytest -q "$@" ;;
+  *) echo "usage: $0 {demo|test|setup}" >&2; exit 2 ;;
+esac

@@ -1,0 +1,56 @@
+"""The non-Spark steps of a scheduled run: the quality gate and the atomic publish."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from operators_lib.incremental import QueryConfig
+from operators_lib.paths import published_dir
+from operators_lib.quality import validate_csv
+
+
+class GateFailed(RuntimeError):
+    """The output failed its expectations: the run fails and nothing is published."""
+
+
+def validate(cfg: QueryConfig, run: Path) -> dict:
+    stream = json.loads((run / "stream_report.json").read_text())
+    parity = json.loads((run / "parity.json").read_text())
+    runtime = []
+    if cfg.extra.get("one_row_per_input_row", False):
+        # OVER emits one row per on-time input row once the watermark passes it.
+        expected = parity["input_rows"] - parity["late_rows"] - parity["pending_rows"]
+        runtime.append({"type": "expect_table_row_count_to_equal",
+                        "kwargs": {"value": expected}})
+    summary = validate_csv(run / "stream.csv", cfg.expectations, runtime,
+                           run / "validation.json")
+    summary["late_rows"], summary["watermark"] = stream["late_rows"], stream["watermark"]
+    if not summary["success"]:
+        raise GateFailed(f"{cfg.name}: {len(summary['failed'])} expectation(s) failed: "
+                         f"{summary['failed']}")
+    return summary
+
+
+def publish(cfg: QueryConfig, run: Path, run_key: str) -> Path:
+    """Copy the validated run into published/<query>/<run_key>/ in one rename, then point
+    ``LATEST`` at it (also a rename): readers see the old or the new version, never half."""
+    target_root = published_dir(cfg.name)
+    target_root.mkdir(parents=True, exist_ok=True)
+    tmp = target_root / f".{run_key}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    for name in ("stream.csv", "batch.csv", "parity.json", "validation.json",
+                 "stream_report.json", "rejected.csv"):
+        if (run / name).exists():
+            shutil.copy2(run / name, tmp / name)
+    final = target_root / run_key
+    if final.exists():  # a re-run of the same interval replaces its own version
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    pointer = target_root / ".LATEST.tmp"
+    pointer.write_text(run_key + "\n")
+    os.replace(pointer, target_root / "LATEST")
+    return final

@@ -1,0 +1,43 @@
+"""spark-submit entry point for scheduled (incremental) runs of one configured query.
+
+    spark-submit jobs/twinflow_job.py stream-increment --config Q.json --run-dir DIR
+    spark-submit jobs/twinflow_job.py batch-parity     --config Q.json --run-dir DIR
+
+Exit codes as for ``twinflow run``: 1 parity failed, 2 bad input / unsupported SQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from operators_lib.errors import TwinflowError
+from operators_lib.incremental import QueryConfig, batch_parity, stream_increment
+from operators_lib.paths import state_dir
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="twinflow_job", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("step", choices=["stream-increment", "batch-parity"])
+    ap.add_argument("--config", type=Path, required=True)
+    ap.add_argument("--run-dir", type=Path, required=True)
+    args = ap.parse_args(argv)
+    from operators_lib.spark import get_spark
+
+    try:
+        cfg = QueryConfig.load(args.config)
+        spark = get_spark(app=f"twinflow-{cfg.name}-{args.step}")
+        step = stream_increment if args.step == "stream-increment" else batch_parity
+        report = step(cfg, spark, state_dir(cfg.name), args.run_dir)
+    except TwinflowError as e:
+        print(f"twinflow_job: error: {e}", file=sys.stderr)
+        return e.exit_code
+    print(json.dumps(report, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

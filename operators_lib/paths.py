@@ -1,0 +1,30 @@
+"""Where scheduled runs keep state, run outputs and published results ($TWINFLOW_HOME)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def home() -> Path:
+    return Path(os.environ.get("TWINFLOW_HOME", REPO / ".twinflow"))
+
+
+def state_dir(query: str) -> Path:
+    """Checkpoint, staged input and changelog of a query: kept across runs."""
+    return home() / "state" / query
+
+
+def run_dir(query: str, run_key: str) -> Path:
+    """Candidate outputs of one scheduled run (keyed by its data interval)."""
+    return home() / "runs" / query / run_key
+
+
+def published_dir(query: str) -> Path:
+    return home() / "published" / query
+
+
+def queries_dir() -> Path:
+    return Path(os.environ.get("TWINFLOW_QUERIES", REPO / "dags" / "queries"))

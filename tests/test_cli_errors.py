@@ -1,0 +1,123 @@
+"""Bad input: clear messages, meaningful exit codes, nothing lost and nothing half-written."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from jobs.cli import main
+
+DDL = """CREATE TABLE t (
+  k STRING,
+  v INT,
+  ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+);
+"""
+GOOD_QUERY = """SELECT k, v, ts,
+  SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s
+FROM t
+"""
+CSV = """k,v,ts
+a,1,2024-01-01 00:00:01
+a,2,2024-01-01 00:00:02
+"""
+
+
+def _write(tmp: Path, query: str, data: str = CSV, ddl: str = DDL) -> list[str]:
+    (tmp / "ddl.sql").write_text(ddl)
+    (tmp / "q.sql").write_text(query)
+    (tmp / "t.csv").write_text(data)
+    return ["run", "--sql", str(tmp / "ddl.sql"), "--sql", str(tmp / "q.sql"),
+            "--data", f"t={tmp / 't.csv'}", "--out", str(tmp / "out")]
+
+
+def _fails(spark, capsys, args, *needles) -> str:
+    code = main(args)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    for n in needles:
+        assert n in err, err
+    return err
+
+
+@pytest.mark.parametrize("query, needles", [
+    ("SELECT k FROM nope", ["unknown table nope", "q.sql, line 1"]),
+    ("SELECT k,\n  missing_col FROM t", ["unknown column missing_col", "line 2"]),
+    ("SELECT k, COUNT(*) AS c\nFROM t\nGROUP BY k", ["GROUP BY is not supported", "line 3"]),
+    ("SELECT k,\n LAG(v) OVER (PARTITION BY k ORDER BY ts) FROM t", ["LAG() OVER", "line 2"]),
+    ("SELECT a.k FROM t a JOIN t b ON a.k = b.k", ["JOIN is not supported", "line 1"]),
+    ("SELECT k, SUM(v) OVER (ORDER BY v) FROM t", ["time attribute", "line 1"]),
+    ("SELECT k, SUM(v) OVER (ORDER BY ts ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM t",
+     ["CURRENT ROW"]),
+    ("SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts) AS a,\n"
+     "  MAX(v) OVER (ORDER BY ts) AS b FROM t", ["same window", "line 2"]),
+    ("INSERT INTO x SELECT * FROM t", ["unsupported statement 'INSERT INTO'", "line 1"]),
+    ("SELECT k FROM t;\nSELECT v FROM t", ["after the final SELECT", "line 2"]),
+    ("SELECT k FROM (SELECT k FROM t", ["cannot parse query"]),
+])
+def test_unsupported_or_invalid_sql_names_construct_and_line(spark, tmp_path, capsys, query,
+                                                             needles):
+    _fails(spark, capsys, _write(tmp_path, query), *needles)
+    assert not (tmp_path / "out" / "report.json").exists()  # nothing half-written
+
+
+def test_unsupported_watermark_strategy(spark, tmp_path, capsys):
+    ddl = DDL.replace("ts - INTERVAL '1' SECOND", "ts + INTERVAL '1' SECOND")
+    _fails(spark, capsys, _write(tmp_path, GOOD_QUERY, ddl=ddl), "unsupported WATERMARK",
+           "ddl.sql, line 5")
+
+
+def test_missing_input_file(spark, tmp_path, capsys):
+    args = _write(tmp_path, GOOD_QUERY)
+    args[args.index(f"t={tmp_path / 't.csv'}")] = f"t={tmp_path / 'absent.csv'}"
+    _fails(spark, capsys, args, "input not found", "absent.csv")
+
+
+def test_csv_header_with_unknown_and_missing_columns(spark, tmp_path, capsys):
+    args = _write(tmp_path, GOOD_QUERY, data="k,value,ts\na,1,2024-01-01 00:00:01\n")
+    _fails(spark, capsys, args, "unknown column(s): value", "missing column(s): v")
+
+
+def test_data_for_undeclared_table(spark, tmp_path, capsys):
+    args = _write(tmp_path, GOOD_QUERY) + ["--data", f"other={tmp_path / 't.csv'}"]
+    _fails(spark, capsys, args, "undeclared table(s): other")
+
+
+def test_malformed_rows_are_rejected_with_reason_and_the_rest_runs(spark, tmp_path, capsys):
+    data = ("K,TS,V\n"  # other order and case than the DDL
+            "a,2024-01-01 00:00:01,1\n"
+            "a,2024-01-01 00:00:02,two\n"
+            "b,2024-01-01 00:00:03\n"
+            "b,2024-02-30 00:00:03,4\n"
+            "b,2024-01-01 00:00:04,99999999999\n"
+            "\"b\",2024-01-01 00:00:05,5\n"
+            ",,\n")
+    code = main(_write(tmp_path, GOOD_QUERY, data=data) + ["--mode", "both"])
+    assert code == 0, capsys.readouterr().err
+    with open(tmp_path / "out" / "rejected.csv", newline="") as fh:
+        rejected = list(csv.DictReader(fh))
+    assert [(r["line"], r["reason"]) for r in rejected] == [
+        ("3", "column v: 'two' is not a valid INT"),
+        ("4", "expected 3 fields, got 2"),
+        ("5", "column ts: '2024-02-30 00:00:03' is not a valid TIMESTAMP(3)"),
+        ("6", "column v: '99999999999' is not a valid INT"),
+        ("8", "column ts: NULL in the event-time (WATERMARK) column"),
+    ]
+    assert rejected[0]["row"] == "a,2024-01-01 00:00:02,two"
+    with open(tmp_path / "out" / "batch.csv", newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["k", "v", "ts", "s"]
+    assert ["a", "1", "2024-01-01 00:00:01.000", "1"] in rows
+    assert ["b", "5", "2024-01-01 00:00:05.000", "5"] in rows
+
+
+def test_nondeterministic_query_fails_parity_with_exit_1(spark, tmp_path, capsys):
+    query = "SELECT k, v + CAST(RAND() * 1000000 AS INT) AS noisy FROM t"
+    code = main(_write(tmp_path, query) + ["--mode", "both"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "parity failed" in captured.err and "only in batch" in captured.err
+    assert (tmp_path / "out" / "report.json").exists()
