@@ -52,8 +52,9 @@ def run_demo(out: Path) -> int:
           f"{'passed' if gate['success'] else 'FAILED'} ({gate['evaluated']} expectations) "
           f"-> {out / 'rows_max_price' / 'validation.json'}")
     print(f"airflow DAG twinflow_tmall_max_price (dag.test): {dag_state}; published: {published}")
-    print(f"state, runs and published outputs: {home()}/  (each query dir: report.json, "
-          "batch.csv, changelog.csv, stream.csv, late.csv, rejected.csv)")
+    print(f"query outputs: {out}/<query>/ (report.json, batch.csv, changelog.csv, stream.csv, "
+          "late.csv, rejected.csv)")
+    print(f"DAG state (checkpoints), run directories and published results: {home()}/")
     return code or (0 if gate["success"] and dag_state == "success" else 1)
 
 
@@ -74,9 +75,13 @@ def _dag_run() -> tuple[str, str]:
     from airflow.utils import db
 
     db.initdb()
-    from dags.twinflow_queries import build_dag
+    import importlib.util
 
-    dag = build_dag(REPO / "dags" / "queries" / "tmall_max_price.json")
+    spec = importlib.util.spec_from_file_location("twinflow_queries",
+                                                  REPO / "dags" / "twinflow_queries.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    dag = module.build_dag(REPO / "dags" / "queries" / "tmall_max_price.json")
     run = dag.test(logical_date=datetime.now(UTC).replace(microsecond=0))
     latest = home() / "published" / "tmall_max_price" / "LATEST"
     published = str(latest.parent / latest.read_text().strip()) if latest.exists() else "nothing"

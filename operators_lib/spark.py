@@ -11,11 +11,15 @@ ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvi
 
 
 def get_spark(master: str | None = None, app: str = "twinflow") -> SparkSession:
-    """Create (or reuse) the session. ``master`` defaults to $TWINFLOW_MASTER or local[2]."""
+    """Create (or reuse) the session. ``master`` defaults to spark-submit's ``--master``, else
+    $TWINFLOW_MASTER, else local[2]."""
     # Workers must run this interpreter (it has pandas/pyarrow/protobuf), not the system python3.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    master = master or os.environ.get("TWINFLOW_MASTER", "local[2]")
+    if master is None and os.environ.get("PYSPARK_GATEWAY_PORT"):
+        master = ""  # launched by spark-submit: its --master decides
+    elif master is None:
+        master = os.environ.get("TWINFLOW_MASTER", "local[2]")
     builder = (
         SparkSession.builder.appName(app)
         .config("spark.ui.enabled", "false")
@@ -27,7 +31,7 @@ def get_spark(master: str | None = None, app: str = "twinflow") -> SparkSession:
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=ERROR")
     )
-    if master.startswith("local"):
+    if master:
         builder = builder.master(master)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
