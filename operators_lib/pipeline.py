@@ -37,6 +37,7 @@ from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.runner import read_changelog, run_available_now
 
 MAX_DEFAULT_BATCH = 100_000
+LATE_ROW = "input_row"  # late.csv: the row's 0-based position in its table's (valid) input
 
 
 @dataclass
@@ -205,7 +206,7 @@ def _parity(spark, plan: Node, pool, batch_final, stream_final, late, types, col
         # Do the differences come only from the late rows? Recompute batch without them.
         on_time = {}
         for name, table in tables.items():
-            drop = set(late.loc[late["table"] == table.name, ROWNUM])
+            drop = set(late.loc[late["table"] == table.name, LATE_ROW])
             files = pool[name]
             frame = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True) if files \
                 else None
@@ -231,12 +232,13 @@ def _parity(spark, plan: Node, pool, batch_final, stream_final, late, types, col
 
 def _late_rows(late_rows: pd.DataFrame, over: list[Over], inputs) -> pd.DataFrame:
     if not len(late_rows) or not over:
-        return pd.DataFrame(columns=["table", ROWNUM])
+        return pd.DataFrame(columns=["table", LATE_ROW])
     table = over[0].source
     src = inputs[table.name.lower()]
-    picked = src.iloc[sorted(late_rows[ROWNUM].astype(int))].copy()
+    numbers = sorted(late_rows[ROWNUM].astype(int))
+    picked = src.iloc[numbers].copy()
     picked.insert(0, "table", table.name)
-    picked[ROWNUM] = sorted(late_rows[ROWNUM].astype(int))
+    picked[LATE_ROW] = numbers
     return picked.reset_index(drop=True)
 
 

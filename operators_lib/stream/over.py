@@ -17,6 +17,9 @@ Changelog rules (Flink's RowTime*PrecedingFunction family):
 - An accepted row waits for the watermark to advance after its arrival (Flink fires timers on a
   watermark *advance*), i.e. it fires once ``watermark >= max(time, watermark_at_arrival + 1)``.
 - ROWS: peers are distinct windows; RANGE: rows with equal time share one window.
+- ORDER BY a processing-time attribute: every row is emitted on arrival (no watermark, no late
+  rows); its time is the micro-batch's processing time, so a RANGE frame treats the rows of one
+  micro-batch as peers.
 
 State (one value per key, read and written once per key per micro-batch): the rows waiting for
 the watermark, the rows a bounded frame still needs (last n rows / rows within the interval of
@@ -51,21 +54,38 @@ class OverSpec:
     aggs: tuple[AggCall, ...]
     passthrough: tuple[str, ...]  # input columns copied to the output
     out_types: tuple[str, ...]  # pandas dtype per aggregate output ("Int64", "float64", "object")
+    proctime: bool = False  # ORDER BY a processing-time attribute
+
+
+Block = dict[str, np.ndarray]  # columns of equal length: the processor's row batches
 
 
 @dataclass
 class _KeyState:
     last_fired: int | None = None
     timer: int | None = None
-    pending: pd.DataFrame | None = None
-    history: pd.DataFrame | None = None  # bounded frames: time + aggregate arguments
+    pending: Block | None = None  # rows waiting for the watermark (+ their fire time)
+    history: Block | None = None  # bounded frames: time + aggregate arguments
     accs: list[Acc] = field(default_factory=list)  # unbounded frames
+
+
+def _take(block: Block, index) -> Block:
+    return {c: a[index] for c, a in block.items()}
+
+
+def _concat(a: Block | None, b: Block) -> Block:
+    return b if a is None else {c: np.concatenate((a[c], b[c])) for c in b}
+
+
+def _length(block: Block | None) -> int:
+    return 0 if block is None else len(block[ROWNUM])
 
 
 class OverProcessor(StatefulProcessor):
     def __init__(self, spec: OverSpec):
         self.spec = spec
-        self.args = [a.arg for a in spec.aggs if a.arg]
+        self.args = sorted({a.arg for a in spec.aggs if a.arg})
+        self.columns = (*spec.passthrough, *self.args, ROWNUM, TIME_MS)
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
@@ -76,28 +96,35 @@ class OverProcessor(StatefulProcessor):
         wm = _watermark(timerValues)
         st = self._load()
         out = [self._fire(st, wm)]
-        new = pd.concat(list(rows), ignore_index=True)
-        new = new[new[ROWNUM] >= 0]  # drop the end-of-input marker
-        if len(new):
-            ts = new[TIME_MS].to_numpy()
+        frames = list(rows)
+        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        new = {c: df[c].to_numpy() for c in self.columns}
+        new = _take(new, new[ROWNUM] >= 0)  # drop the end-of-input marker
+        if self.spec.proctime:
+            # Processing time: a row is complete on arrival (its time is the micro-batch's).
+            if _length(new):
+                due = _take(new, np.argsort(new[ROWNUM], kind="stable"))
+                out.append(self._emit(due, self._aggregate(st, due), "+I"))
+        elif _length(new):
+            ts = new[TIME_MS]
             if self.spec.frame.preceding is None:
                 late = ts <= wm
             else:
                 late = ts <= (st.last_fired if st.last_fired is not None else _NO_WATERMARK)
             if late.any():
-                out.append(self._emit(new[late], None, "LATE"))
-            accepted = new[~late].copy()
-            accepted[_FIRE] = np.maximum(accepted[TIME_MS].to_numpy(), wm + 1)
-            st.pending = accepted if st.pending is None else pd.concat(
-                [st.pending, accepted], ignore_index=True)
+                out.append(self._emit(_take(new, late), None, "LATE"))
+                new = _take(new, ~late)
+            new[_FIRE] = np.maximum(new[TIME_MS], wm + 1)
+            if _length(new):
+                st.pending = _concat(st.pending, new)
         self._save(st, expired=None)
-        yield from (o for o in out if o is not None and len(o))
+        yield from (o for o in out if o is not None)
 
     def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
         st = self._load()
         out = self._fire(st, _watermark(timerValues))
         self._save(st, expired=expiredTimerInfo.getExpiryTimeInMs())
-        if out is not None and len(out):
+        if out is not None:
             yield out
 
     def close(self) -> None:
@@ -105,14 +132,15 @@ class OverProcessor(StatefulProcessor):
 
     # -- state -----------------------------------------------------------------------------
     def _load(self) -> _KeyState:
-        if not self.state.exists():
+        value = self.state.get()
+        if value is None:
             return _KeyState(accs=[Acc() for _ in self.spec.aggs])
-        return pickle.loads(self.state.get()[0])
+        return pickle.loads(value[0])
 
     def _save(self, st: _KeyState, expired: int | None) -> None:
         if expired is not None and st.timer == expired:
             st.timer = None  # Spark removes a timer once it has fired
-        nxt = int(st.pending[_FIRE].min()) if st.pending is not None and len(st.pending) else None
+        nxt = int(st.pending[_FIRE].min()) if _length(st.pending) else None
         if nxt != st.timer:
             if st.timer is not None:
                 self.handle.deleteTimer(st.timer)
@@ -123,58 +151,59 @@ class OverProcessor(StatefulProcessor):
 
     # -- firing ----------------------------------------------------------------------------
     def _fire(self, st: _KeyState, wm: int) -> pd.DataFrame | None:
-        if st.pending is None or not len(st.pending):
+        if not _length(st.pending):
             return None
-        due_mask = st.pending[_FIRE].to_numpy() <= wm
+        due_mask = st.pending[_FIRE] <= wm
         if not due_mask.any():
             return None
-        due = st.pending[due_mask].sort_values([TIME_MS, ROWNUM], kind="stable")
-        st.pending = st.pending[~due_mask].reset_index(drop=True)
+        due = _take(st.pending, due_mask)
+        due = _take(due, np.lexsort((due[ROWNUM], due[TIME_MS])))
+        st.pending = _take(st.pending, ~due_mask) if not due_mask.all() else None
         results = self._aggregate(st, due)
-        st.last_fired = int(due[TIME_MS].iloc[-1])
+        st.last_fired = int(due[TIME_MS][-1])
         return self._emit(due, results, "+I")
 
-    def _aggregate(self, st: _KeyState, due: pd.DataFrame) -> list[list]:
+    def _aggregate(self, st: _KeyState, due: Block) -> list[list]:
         frame = self.spec.frame
-        ts = due[TIME_MS].to_numpy()
+        ts = due[TIME_MS]
+        n = len(ts)
         if frame.preceding is None:
             results = []
             for call, acc in zip(self.spec.aggs, st.accs):
                 arr, valid = as_array(due[call.arg], call) if call.arg else (
-                    np.zeros(len(due)), np.ones(len(due), bool))
+                    np.zeros(n), np.ones(n, bool))
                 results.append(running(call, acc, arr, valid))
             if frame.kind == "RANGE":  # peers share the value of the last row of their time
                 last = np.searchsorted(ts, ts, side="right") - 1
                 results = [[r[i] for i in last] for r in results]
             return results
-        rows = due[[TIME_MS, *self.args]]
-        hist = rows if st.history is None else pd.concat([st.history, rows], ignore_index=True)
-        offset = len(hist) - len(due)
-        all_ts = hist[TIME_MS].to_numpy()
-        idx = np.arange(offset, len(hist))
+        hist = _concat(st.history, {c: due[c] for c in (TIME_MS, *self.args)})
+        all_ts = hist[TIME_MS]
+        idx = np.arange(len(all_ts) - n, len(all_ts))
         if frame.kind == "ROWS":
             starts, ends = np.maximum(idx - frame.preceding, 0), idx
-            keep = hist.iloc[-frame.preceding:] if frame.preceding else hist.iloc[:0]
+            keep = slice(len(all_ts) - frame.preceding, None) if frame.preceding else slice(0, 0)
+            st.history = _take(hist, keep)
         else:
             starts = np.searchsorted(all_ts, ts - frame.preceding, side="left")
             ends = np.searchsorted(all_ts, ts, side="right") - 1
-            keep = hist[all_ts >= ts[-1] - frame.preceding]
-        st.history = keep.reset_index(drop=True)
+            st.history = _take(hist, all_ts >= ts[-1] - frame.preceding)
         results = []
         for call in self.spec.aggs:
             arr, valid = as_array(hist[call.arg], call) if call.arg else (
-                np.zeros(len(hist)), np.ones(len(hist), bool))
+                np.zeros(len(all_ts)), np.ones(len(all_ts), bool))
             results.append(windowed(call, arr, valid, starts, ends))
         return results
 
-    def _emit(self, rows: pd.DataFrame, results: list[list] | None, op: str) -> pd.DataFrame:
-        out = {c: rows[c].to_numpy() for c in self.spec.passthrough}
+    def _emit(self, rows: Block, results: list[list] | None, op: str) -> pd.DataFrame:
+        n = _length(rows)
+        out = {c: rows[c] for c in self.spec.passthrough}
         for i, (call, dtype) in enumerate(zip(self.spec.aggs, self.spec.out_types)):
-            values = results[i] if results is not None else [None] * len(rows)
+            values = results[i] if results is not None else [None] * n
             out[call.name] = pd.array(values, dtype=dtype) if dtype != "object" else values
-        out[OP] = [op] * len(rows)
-        out[EMIT_TS] = rows[TIME_MS].to_numpy()
-        out[ROWNUM] = rows[ROWNUM].to_numpy()
+        out[OP] = np.full(n, op, dtype=object)
+        out[EMIT_TS] = rows[TIME_MS]
+        out[ROWNUM] = rows[ROWNUM]
         return pd.DataFrame(out)
 
 

@@ -44,16 +44,13 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path]) -> 
 
 
 def over_stream(node: Over, df: DataFrame) -> DataFrame:
-    if node.time_kind != "rowtime":
-        from operators_lib.errors import SqlError
-
-        raise SqlError("OVER ordered by processing time is not supported in stream mode yet")
     hidden = {ROWNUM}
     internal = {p for p in node.partition_by if p.startswith("tw__p")} | {
         a.arg for a in node.aggs if a.arg}
     passthrough = tuple(c for c in df.columns if c not in hidden and c not in internal)
     spec = OverSpec(node.frame, node.order_by, node.aggs, passthrough,
-                    tuple(_pandas_dtype(a.type) for a in node.aggs))
+                    tuple(_pandas_dtype(a.type) for a in node.aggs),
+                    proctime=node.time_kind == "proctime")
     schema = {f.name: f for f in df.schema.fields}
     out = T.StructType(
         [schema[c] for c in passthrough]
@@ -65,7 +62,7 @@ def over_stream(node: Over, df: DataFrame) -> DataFrame:
         keyed = keyed.withColumn(_GLOBAL, F.lit(0))
     keys = list(node.partition_by) or [_GLOBAL]
     return keyed.groupBy(*keys).transformWithStateInPandas(
-        OverProcessor(spec), out, "Append", "EventTime")
+        OverProcessor(spec), out, "Append", "None" if spec.proctime else "EventTime")
 
 
 def _pandas_dtype(t) -> str:

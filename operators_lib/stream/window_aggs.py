@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
+import pandas as pd
 
 from operators_lib.plan import AggCall
 
@@ -25,15 +26,16 @@ class Acc:
 
 
 def as_array(values, call: AggCall) -> tuple[np.ndarray, np.ndarray]:
-    """(values, valid mask) in the dtype the kernels use for ``call``'s argument."""
-    series = values
-    valid = ~np.asarray(series.isna(), dtype=bool)
+    """(values, valid mask) in the dtype the kernels use for ``call``'s argument. (Integer
+    columns with NULLs reach Python as float64: exact up to 2**53.)"""
+    values = np.asarray(values)
+    valid = ~pd.isna(values)
     t = call.arg_type
     if t is not None and t.is_integral:
-        return np.asarray(series.fillna(0), dtype=np.int64), valid
+        return np.where(valid, values, 0).astype(np.int64), valid
     if t is not None and t.is_floating:
-        return np.asarray(series, dtype=np.float64), valid
-    return np.asarray(series, dtype=object), valid
+        return values.astype(np.float64), valid
+    return values.astype(object), valid
 
 
 def _fill(arr: np.ndarray, valid: np.ndarray, func: str) -> np.ndarray:

@@ -1,0 +1,5 @@
+CREATE TABLE visits (
+  page STRING,
+  ms INT,
+  pt AS PROCTIME()
+);
