@@ -61,8 +61,8 @@ def bench_twinflow(csv: Path, rows: int) -> dict:
     from operators_lib import ingest
     from operators_lib.batch import batch_dataframe
     from operators_lib.spark import get_spark
-    from operators_lib.sql.script import load_script
     from operators_lib.sql.planner import compile_query
+    from operators_lib.sql.script import load_script
     from operators_lib.stream.planner import stream_dataframe
     from operators_lib.stream.runner import run_available_now
 

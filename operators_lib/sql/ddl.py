@@ -6,6 +6,7 @@ here and each expression is parsed with sqlglot."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -35,19 +36,26 @@ def _ident(text: str) -> str:
     return text.strip().strip("`")
 
 
-def _split_top(body: str, base: int) -> list[tuple[str, int]]:
-    """Split on commas outside parentheses and quotes; keep each piece's offset."""
-    parts, depth, start, quote = [], 0, 0, ""
-    for i, c in enumerate(body):
+def _structure(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """(index, char, paren depth after it) for every character outside quotes."""
+    depth, quote = 0, ""
+    for i in range(start, len(text)):
+        c = text[i]
         if quote:
             quote = "" if c == quote else quote
-        elif c in "'`\"":
+            continue
+        if c in "'`\"":
             quote = c
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "," and depth == 0:
+            continue
+        depth += (c == "(") - (c == ")")
+        yield i, c, depth
+
+
+def _split_top(body: str, base: int) -> list[tuple[str, int]]:
+    """Split on commas outside parentheses and quotes; keep each piece's offset."""
+    parts, start = [], 0
+    for i, c, depth in _structure(body):
+        if c == "," and depth == 0:
             parts.append((body[start:i], base + start))
             start = i + 1
     parts.append((body[start:], base + start))
@@ -55,20 +63,7 @@ def _split_top(body: str, base: int) -> list[tuple[str, int]]:
 
 
 def _matching_paren(text: str, open_idx: int) -> int:
-    depth, quote = 0, ""
-    for i in range(open_idx, len(text)):
-        c = text[i]
-        if quote:
-            quote = "" if c == quote else quote
-        elif c in "'`\"":
-            quote = c
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
+    return next((i for i, c, depth in _structure(text, open_idx) if c == ")" and depth == 0), -1)
 
 
 def interval_ms(node: exp.Expression) -> int | None:
