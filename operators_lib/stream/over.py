@@ -182,7 +182,8 @@ class OverProcessor(StatefulProcessor):
         idx = np.arange(len(all_ts) - n, len(all_ts))
         if frame.kind == "ROWS":
             starts, ends = np.maximum(idx - frame.preceding, 0), idx
-            keep = slice(len(all_ts) - frame.preceding, None) if frame.preceding else slice(0, 0)
+            keep = slice(max(len(all_ts) - frame.preceding, 0), None) if frame.preceding else \
+                slice(0, 0)
             st.history = _take(hist, keep)
         else:
             starts = np.searchsorted(all_ts, ts - frame.preceding, side="left")
