@@ -21,12 +21,13 @@ if TYPE_CHECKING:
 
 _HEAD = re.compile(r"^CREATE\s+(?:TEMPORARY\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([`\w.]+)\s*\(",
                    re.IGNORECASE)
-_WATERMARK = re.compile(r"^WATERMARK\s+FOR\s+([`\w]+)\s+AS\s+(.+)$", re.IGNORECASE | re.DOTALL)
+_NAME = r"(`[^`]+`|\w+)"  # an identifier, backticked ones may hold any character but `
+_WATERMARK = re.compile(rf"^WATERMARK\s+FOR\s+{_NAME}\s+AS\s+(.+)$", re.IGNORECASE | re.DOTALL)
 _PK = re.compile(r"^(?:CONSTRAINT\s+[`\w]+\s+)?PRIMARY\s+KEY\s*\(([^)]*)\)\s*NOT\s+ENFORCED$",
                  re.IGNORECASE | re.DOTALL)
-_COMPUTED = re.compile(r"^([`\w]+)\s+AS\s+(.+?)(?:\s+COMMENT\s+'[^']*')?$",
+_COMPUTED = re.compile(rf"^{_NAME}\s+AS\s+(.+?)(?:\s+COMMENT\s+'[^']*')?$",
                        re.IGNORECASE | re.DOTALL)
-_PHYSICAL = re.compile(r"^([`\w]+)\s+(.+?)(?:\s+COMMENT\s+'(?:[^']|'')*')?$",
+_PHYSICAL = re.compile(rf"^{_NAME}\s+(.+?)(?:\s+COMMENT\s+'(?:[^']|'')*')?$",
                        re.IGNORECASE | re.DOTALL)
 _UNIT_MS = {"MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000,
             "DAY": 86_400_000}

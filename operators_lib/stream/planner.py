@@ -44,25 +44,31 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path]) -> 
 
 
 def over_stream(node: Over, df: DataFrame) -> DataFrame:
-    hidden = {ROWNUM}
-    internal = {p for p in node.partition_by if p.startswith("tw__p")} | {
-        a.arg for a in node.aggs if a.arg}
-    passthrough = tuple(c for c in df.columns if c not in hidden and c not in internal)
-    spec = OverSpec(node.frame, node.order_by, node.aggs, passthrough,
+    # pandas hands the processor namedtuple-safe column names only ("_x", "from", "a b" would
+    # arrive renamed): user columns cross the Python boundary as c0, c1, ... and come back.
+    user = [c for c in df.columns if not c.startswith("tw__")]
+    alias = {c: f"c{i}" for i, c in enumerate(user)}
+    safe = df.select(*[F.col(f"`{c}`").alias(alias.get(c, c)) for c in df.columns])
+    internal = {ROWNUM} | {a.arg for a in node.aggs if a.arg} | {
+        p for p in node.partition_by if p.startswith("tw__p")}
+    passthrough = tuple(alias[c] for c in user if c not in internal)
+    spec = OverSpec(node.frame, alias.get(node.order_by, node.order_by), node.aggs, passthrough,
                     tuple(_pandas_dtype(a.type) for a in node.aggs),
                     proctime=node.time_kind == "proctime")
-    schema = {f.name: f for f in df.schema.fields}
+    schema = {f.name: f for f in safe.schema.fields}
     out = T.StructType(
         [schema[c] for c in passthrough]
         + [T.StructField(a.name, a.type.spark()) for a in node.aggs]
         + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
            T.StructField(ROWNUM, T.LongType())])
-    keyed = df.select("*", F.unix_millis(F.col(node.order_by)).alias(TIME_MS))
+    keyed = safe.select("*", F.unix_millis(F.col(spec.time_col)).alias(TIME_MS))
     if not node.partition_by:  # no PARTITION BY: one global partition, as in Flink
         keyed = keyed.withColumn(_GLOBAL, F.lit(0))
-    keys = list(node.partition_by) or [_GLOBAL]
-    return keyed.groupBy(*keys).transformWithStateInPandas(
+    keys = [alias.get(p, p) for p in node.partition_by] or [_GLOBAL]
+    result = keyed.groupBy(*keys).transformWithStateInPandas(
         OverProcessor(spec), out, "Append", "None" if spec.proctime else "EventTime")
+    original = {v: k for k, v in alias.items()}
+    return result.select(*[F.col(c).alias(original.get(c, c)) for c in result.columns])
 
 
 def _pandas_dtype(t) -> str:
