@@ -4,7 +4,7 @@
                  --mode {batch,stream,both} --out DIR [--rows-per-batch N]
 
 Exit codes: 0 success (in ``both`` mode: finals equal, or every difference explained by late
-rows); 1 parity failed (the diff is printed); 2 bad input or unsupported SQL.
+rows); 1 parity failed (the diff is printed); 2 bad input or unsupported SQL; 3 internal error.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import traceback
 from pathlib import Path
 
 from operators_lib.errors import TwinflowError
@@ -65,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     except TwinflowError as e:
         print(f"twinflow: error: {e}", file=sys.stderr)
         return e.exit_code
+    except Exception:  # a bug or an engine failure: not to be mistaken for a parity failure
+        traceback.print_exc()
+        print("twinflow: internal error (exit 3); please report it with the trace above",
+              file=sys.stderr)
+        return 3
     report = result.report
     summary = {k: report.get(k) for k in ("parity", "late_rows", "rejected_rows", "timings_s")}
     print(json.dumps(summary, indent=2, default=str))
