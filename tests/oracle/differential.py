@@ -18,6 +18,7 @@ Not part of CI: it needs the Flink venv and takes ~1 min per iteration. A failin
 from __future__ import annotations
 
 import argparse
+import csv
 import random
 import shutil
 import sys
@@ -93,7 +94,7 @@ def check(spark, case: Case, out: Path) -> tuple[list[str], list[str]]:
             else as_multiset(a) == as_multiset(b)
         if not same and ours == "batch.csv" and _rows_peers(case):
             lines, _ = oracle(case.dir, "--mode", "streaming", "--watermarks", "end-only")
-            _, c = normalize(blocks(lines)[("streaming", "final")], types)
+            _, c = normalize(list(csv.reader(blocks(lines)[("streaming", "final")])), types)
             same = as_multiset(a) == as_multiset(c)
             if same:
                 notes.append("batch: Flink batch ordered ROWS peers otherwise; equals Flink "
