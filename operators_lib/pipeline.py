@@ -149,7 +149,7 @@ def run(cfg: RunConfig, spark: SparkSession) -> Result:
         }
         outputs["changelog.csv"] = (changelog[[OP, *columns]], types, ["op", *columns])
         outputs["stream.csv"] = (stream_final, types, None)
-        outputs["late.csv"] = (late, _late_types(tables, late), None)
+        outputs["late.csv"] = (late, _physical_types(tables), None)
         if not done:
             report["stream"]["note"] = (f"stopped after {cfg.stop_after_batches} micro-batch(es); "
                                         "run again with the same arguments to resume")
@@ -242,12 +242,8 @@ def _late_rows(late_rows: pd.DataFrame, over: list[Over], inputs) -> pd.DataFram
     return picked.reset_index(drop=True)
 
 
-def _late_types(tables, late: pd.DataFrame) -> dict:
-    types = {}
-    for t in tables.values():
-        for c in t.physical:
-            types[c.name] = c.type
-    return types
+def _physical_types(tables) -> dict:
+    return {c.name: c.type for t in tables.values() for c in t.physical}
 
 
 def _progress_summary(progress: list[dict]) -> dict:
