@@ -173,7 +173,7 @@ def run(cfg: RunConfig, spark: SparkSession) -> Result:
         report["parity"] = {"verdict": "not_run", "reason": "the stream run is not complete"}
     else:
         report["parity"], exit_code, message = _parity(
-            spark, plan, pool, batch_final, stream_final, late, types, columns, tables, state, n)
+            spark, plan, pool, batch_final, stream_final, late, types, columns, tables)
 
     outputs["rejected.csv"] = (pd.DataFrame(
         [r.__dict__ for r in rejected], columns=["table", "file", "line", "reason", "row"]),
@@ -196,26 +196,16 @@ def _collect(df, columns: list[str]) -> pd.DataFrame:
     return pdf.sort_values(order, kind="stable")[columns].reset_index(drop=True)
 
 
-def _parity(spark, plan: Node, pool, batch_final, stream_final, late, types, columns, tables,
-            state: Path, n: int):
+def _parity(spark, plan: Node, pool, batch_final, stream_final, late, types, columns, tables):
     diff = compare(batch_final, stream_final, types)
     if diff.equal:
         return {"verdict": "equal", "rows": len(batch_final)}, 0, ""
     result = {"verdict": "failed", **diff.summary()}
     if len(late):
         # Do the differences come only from the late rows? Recompute batch without them.
-        on_time = {}
-        for name, table in tables.items():
-            drop = set(late.loc[late["table"] == table.name, LATE_ROW])
-            files = pool[name]
-            frame = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True) if files \
-                else None
-            kept = frame[~frame[ROWNUM].isin(drop)].drop(columns=[ROWNUM]) if frame is not None \
-                else None
-            on_time[name] = ingest.stage(table, kept, state / "on_time" / name, n) if kept is not \
-                None else []
-        # stage() renumbers rows; keep arrival order, which is all tw__rownum is used for.
-        on_time_final = _collect(batch_dataframe(spark, plan, on_time), columns)
+        drop = {name: set(late.loc[late["table"] == t.name, LATE_ROW])
+                for name, t in tables.items()}
+        on_time_final = _collect(batch_dataframe(spark, plan, pool, drop), columns)
         residual = compare(on_time_final, stream_final, types)
         if residual.equal:
             result.update(verdict="explained_by_late_rows", late_rows=len(late),

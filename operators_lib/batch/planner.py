@@ -8,7 +8,7 @@ truncates toward zero).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window, WindowSpec
@@ -19,14 +19,20 @@ from operators_lib.relational import build
 from operators_lib.scan import staged_schema, with_columns
 
 
-def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[Path]]) -> DataFrame:
-    """``files``: staged data files per table (lower-case name)."""
+def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[Path]],
+                    drop_rows: dict[str, Collection[int]] | None = None) -> DataFrame:
+    """``files``: staged data files per table (lower-case name); ``drop_rows``: input row
+    numbers to leave out per table (the rows a stream run found late)."""
 
     def scan(node: Scan) -> DataFrame:
-        paths = [str(p) for p in files[node.table.name.lower()]]
+        name = node.table.name.lower()
+        paths = [str(p) for p in files[name]]
         schema = staged_schema(node.table)
         df = spark.read.schema(schema).parquet(*paths) if paths else spark.createDataFrame(
             [], schema)
+        drop = (drop_rows or {}).get(name)
+        if drop:
+            df = df.where(~F.col(ROWNUM).isin([int(r) for r in drop]))
         return with_columns(df, node.table)
 
     return build(plan, scan, over_batch)
