@@ -7,7 +7,7 @@ v DOUBLE, ts increasing by 10 ms per row (in order: no late rows). Queries (MAX 
 PRECEDING and over RANGE INTERVAL '2' MINUTE, PARTITION BY k). Timed: query execution from
 staged input to written result (parquet), excluding JVM start and CSV ingest (reported apart).
 Flink: PyFlink 2.3 from the oracle set-up, parallelism 2, CSV source, blackhole sink, timed
-from submit to job end (JVM start excluded), run by benchmarks/flink_over.py.
+from submit to job end (JVM start excluded), run by benchmarks/flink_query.py.
 """
 
 from __future__ import annotations
@@ -118,8 +118,9 @@ def bench_flink(csv: Path) -> dict:
         return {"skipped": "no Flink venv (see ../shared/flink-oracle/README.md)"}
     out = {}
     for name, query in QUERIES.items():
-        proc = subprocess.run([str(python), str(HERE / "flink_over.py"), "--csv",
+        proc = subprocess.run([str(python), str(HERE / "flink_query.py"), "--csv",
                                str(csv.with_suffix(".noheader.csv")), "--ddl", DDL,
+                               "--sink", "k INT, v DOUBLE, ts TIMESTAMP(3), m DOUBLE",
                                "--query", query], capture_output=True, text=True, timeout=1800)
         line = [x for x in proc.stdout.splitlines() if x.startswith("{")]
         out[name] = json.loads(line[-1]) if line else {"error": proc.stderr[-500:]}

@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 3
     report = result.report
+    for warning in report.get("warnings", []):
+        print(f"twinflow: warning: {warning}", file=sys.stderr)
     summary = {k: report.get(k) for k in ("parity", "late_rows", "rejected_rows", "timings_s")}
     print(json.dumps(summary, indent=2, default=str))
     print(f"outputs: {args.out}/ (report.json, batch.csv, changelog.csv, stream.csv, late.csv, "

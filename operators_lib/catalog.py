@@ -60,3 +60,4 @@ class Catalog:
     tables: dict[str, TableDef] = field(default_factory=dict)
     views: dict[str, ViewDef] = field(default_factory=dict)
     settings: dict[str, str] = field(default_factory=dict)
+    state_ttl_ms: int | None = None  # SET 'table.exec.state.ttl' (None: state kept forever)

@@ -33,7 +33,7 @@ from operators_lib.changelog import materialize
 from operators_lib.errors import InputError, ParityError
 from operators_lib.output import write_csv
 from operators_lib.parity import compare
-from operators_lib.plan import OP, ROWNUM, Node, Over, find, scans
+from operators_lib.plan import MARKERS, OP, ROWNUM, Node, Over, find, scans
 from operators_lib.sql import load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream.planner import stream_dataframe
@@ -132,7 +132,7 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     if changelog is None:
         changelog = pd.DataFrame({c: [] for c in [OP, *columns, ROWNUM]})
     late = changelog[changelog[OP] == "LATE"]
-    changelog = changelog[changelog[OP] != "LATE"].reset_index(drop=True)
+    changelog = changelog[~changelog[OP].isin(MARKERS)].reset_index(drop=True)
     final = materialize(changelog, OP, [*columns, ROWNUM]).rows
     run_dir.mkdir(parents=True, exist_ok=True)
     write_csv(run_dir / "stream.csv", final[columns], types)
@@ -156,28 +156,38 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
 
 
 def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Path) -> dict:
-    """Batch over all staged input; every emitted stream row must equal its batch row."""
+    """Batch over all staged input, compared with what the stream has emitted.
+
+    OVER (one table): every emitted row must equal its batch row; the other input rows are late
+    or still pending behind the watermark. Joins and GROUP BY emit every change at once: the
+    materialized changelog must equal the batch result over the same input."""
     plan = _plan(cfg, spark)
-    if len(scans(plan)) != 1 or len(find(plan, Over)) != 1:
-        raise InputError("incremental parity is implemented for single-table OVER queries")
-    key = scans(plan)[0].table.name.lower()
-    files = sorted((state / "staged" / key).glob("part-*.parquet"))
-    late = set(pd.read_parquet(run_dir / "late_rows.parquet")[ROWNUM])
-    emitted = set(pd.read_parquet(run_dir / "emitted_rows.parquet")[ROWNUM])
+    over = find(plan, Over)
+    if over and (len(scans(plan)) != 1 or len(over) != 1):
+        raise InputError("incremental parity for OVER is implemented for single-table queries")
+    tables = sorted({s.table.name.lower() for s in scans(plan)})
+    files = {t: sorted((state / "staged" / t).glob("part-*.parquet")) for t in tables}
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
-    # Batch over the on-time input: the stream dropped the late rows by Flink's rules.
-    batch = batch_dataframe(spark, plan, {key: files}, {key: late}).toArrow().to_pandas()
+    stream = _typed(pd.read_csv(run_dir / "stream.csv", keep_default_na=False, dtype=str),
+                    types, columns)
+    input_rows = sum(_manifest(state)["tables"][t]["rows"] for t in tables)
+    if over:
+        key = tables[0]
+        late = set(pd.read_parquet(run_dir / "late_rows.parquet")[ROWNUM])
+        emitted = set(pd.read_parquet(run_dir / "emitted_rows.parquet")[ROWNUM])
+        # Batch over the on-time input: the stream dropped the late rows by Flink's rules.
+        batch = batch_dataframe(spark, plan, files, {key: late}).toArrow().to_pandas()
+        diff = compare(batch[batch[ROWNUM].isin(emitted)][columns], stream, types)
+        report = {"verdict": "equal_for_emitted_rows" if diff.equal else "failed",
+                  "emitted_rows": len(emitted), "late_rows": len(late),
+                  "pending_rows": input_rows - len(late) - len(emitted)}
+    else:
+        batch = batch_dataframe(spark, plan, files).toArrow().to_pandas()
+        diff = compare(batch[columns], stream, types)
+        report = {"verdict": "equal" if diff.equal else "failed", "rows": len(batch)}
     write_csv(run_dir / "batch.csv", batch[columns], types)
-    stream = pd.read_csv(run_dir / "stream.csv", keep_default_na=False, dtype=str)
-    batch_emitted = batch[batch[ROWNUM].isin(emitted)][columns]
-    stream_typed = _typed(stream, types, columns)
-    diff = compare(batch_emitted, stream_typed, types)
-    input_rows = _manifest(state)["tables"][key]["rows"]
-    report = {"verdict": "equal_for_emitted_rows" if diff.equal else "failed",
-              "emitted_rows": len(emitted), "late_rows": len(late),
-              "pending_rows": input_rows - len(late) - len(emitted),
-              "input_rows": input_rows, **diff.summary()}
+    report.update(input_rows=input_rows, **diff.summary())
     _save_json(run_dir / "parity.json", report)
     if not diff.equal:
         raise ParityError(f"query {cfg.name}: stream and batch differ: {diff.summary(3)}")

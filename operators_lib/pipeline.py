@@ -30,7 +30,19 @@ from operators_lib.changelog import materialize
 from operators_lib.errors import InputError
 from operators_lib.output import write_csv
 from operators_lib.parity import compare
-from operators_lib.plan import EMIT_TS, OP, ROWNUM, Node, Over, find, scans
+from operators_lib.plan import (
+    EMIT_TS,
+    MARKERS,
+    OP,
+    ROWNUM,
+    TTL_KEY,
+    Aggregate,
+    Join,
+    Node,
+    Over,
+    find,
+    scans,
+)
 from operators_lib.sql import load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream.planner import stream_dataframe
@@ -98,6 +110,8 @@ def run(cfg: RunConfig, spark: SparkSession) -> Result:
     ingest_s = time.perf_counter() - t0
 
     over = find(plan, Over)
+    ttl = any(n.ttl_ms for n in find(plan, Join) + find(plan, Aggregate))
+    expired = {"keys": set(), "upstream": False}
     types = {f.name: f.type for f in plan.fields}
     columns = [f.name for f in plan.fields]
     report: dict = {
@@ -107,6 +121,7 @@ def run(cfg: RunConfig, spark: SparkSession) -> Result:
             "rejected_rows": sum(1 for r in rejected if r.table == t.name),
             "micro_batch_files": len(pool[k])} for k, t in tables.items()},
         "columns": [{"name": f.name, "type": f.type.sql()} for f in plan.fields],
+        "warnings": plan_warnings(plan),
         "timings_s": {"ingest": round(ingest_s, 3)},
     }
     outputs: dict[str, tuple[pd.DataFrame, dict, list[str] | None]] = {}
@@ -135,20 +150,22 @@ def run(cfg: RunConfig, spark: SparkSession) -> Result:
         if changelog is None:
             changelog = pd.DataFrame({c: [] for c in [OP, *columns, EMIT_TS, ROWNUM]})
         late_rows = changelog[changelog[OP] == "LATE"]
-        changelog = changelog[changelog[OP] != "LATE"].reset_index(drop=True)
+        expired = _expired_keys(changelog)
+        changelog = changelog[~changelog[OP].isin(MARKERS)].reset_index(drop=True)
         done = (state / "source").exists() and all(
             (state / "source" / k / ingest.EOF_FILE).exists() for k in tables)
-        mat = materialize(changelog, OP, columns)
+        mat = materialize(changelog, OP, columns + ([TTL_KEY] if TTL_KEY in changelog else []))
         stream_final = mat.rows
         late = _late_rows(late_rows, over, inputs)
         report["stream"] = {
             "complete": done, "micro_batches_this_run": srun.micro_batches,
             "changelog_rows": len(changelog), "rows": len(stream_final),
             "late_rows": len(late), "changelog_problems": mat.problems[:10],
+            "ttl_expired_keys": len(expired["keys"]) if ttl else None,
             "last_progress": _progress_summary(srun.progress),
         }
         outputs["changelog.csv"] = (changelog[[OP, *columns]], types, ["op", *columns])
-        outputs["stream.csv"] = (stream_final, types, None)
+        outputs["stream.csv"] = (stream_final[columns], types, None)
         outputs["late.csv"] = (late, _physical_types(tables), None)
         if not done:
             report["stream"]["note"] = (f"stopped after {cfg.stop_after_batches} micro-batch(es); "
@@ -156,10 +173,11 @@ def run(cfg: RunConfig, spark: SparkSession) -> Result:
 
     if cfg.mode in ("batch", "both"):
         tb = time.perf_counter()
-        batch_final = _collect(batch_dataframe(spark, plan, pool), columns)
+        batch_final = _collect(batch_dataframe(spark, plan, pool), columns + (
+            [TTL_KEY] if ttl else []))
         report["timings_s"]["batch"] = round(time.perf_counter() - tb, 3)
         report["batch"] = {"rows": len(batch_final)}
-        outputs["batch.csv"] = (batch_final, types, None)
+        outputs["batch.csv"] = (batch_final[columns], types, None)
 
     exit_code, message = 0, ""
     proctime = any(o.time_kind == "proctime" for o in over)
@@ -173,7 +191,7 @@ def run(cfg: RunConfig, spark: SparkSession) -> Result:
         report["parity"] = {"verdict": "not_run", "reason": "the stream run is not complete"}
     else:
         report["parity"], exit_code, message = _parity(
-            spark, plan, pool, batch_final, stream_final, late, types, columns, tables)
+            spark, plan, pool, batch_final, stream_final, late, types, columns, tables, expired)
 
     outputs["rejected.csv"] = (pd.DataFrame(
         [r.__dict__ for r in rejected], columns=["table", "file", "line", "reason", "row"]),
@@ -190,23 +208,55 @@ def run(cfg: RunConfig, spark: SparkSession) -> Result:
     return Result(exit_code, report, message)
 
 
+def plan_warnings(plan: Node) -> list[str]:
+    """What a user should know about how the query will run."""
+    return [f"a {j.kind} join without an equality key runs on a single partition (every row "
+            "of both inputs meets in one task), as in Flink" for j in find(plan, Join)
+            if not j.left_keys]
+
+
 def _collect(df, columns: list[str]) -> pd.DataFrame:
     order = [c for c in (EMIT_TS, ROWNUM) if c in df.columns]
     pdf = df.toArrow().to_pandas()
     return pdf.sort_values(order, kind="stable")[columns].reset_index(drop=True)
 
 
-def _parity(spark, plan: Node, pool, batch_final, stream_final, late, types, columns, tables):
-    diff = compare(batch_final, stream_final, types)
+def _expired_keys(changelog: pd.DataFrame) -> dict:
+    """Keys whose state expired (TTL) in the last changelog operator, and whether state also
+    expired further up (where the rows it affects can no longer be told apart)."""
+    ops = changelog[OP]
+    keys = set(changelog.loc[ops == "TTL", TTL_KEY]) if TTL_KEY in changelog else set()
+    return {"keys": keys, "upstream": bool((ops == "TTL_UPSTREAM").any())}
+
+
+def _parity(spark, plan: Node, pool, batch_final, stream_final, late, types, columns, tables,
+            expired):
+    diff = compare(batch_final[columns], stream_final[columns], types)
     if diff.equal:
         return {"verdict": "equal", "rows": len(batch_final)}, 0, ""
     result = {"verdict": "failed", **diff.summary()}
+    if expired["keys"] and not expired["upstream"]:
+        # State TTL: the stream forgot the state of these keys, batch did not. Set their rows
+        # aside in both results: what remains must be equal.
+        keep_b = ~batch_final[TTL_KEY].isin(expired["keys"])
+        keep_s = ~stream_final[TTL_KEY].isin(expired["keys"])
+        residual = compare(batch_final.loc[keep_b, columns], stream_final.loc[keep_s, columns],
+                           types)
+        if residual.equal:
+            result.update(verdict="explained_by_ttl", ttl_expired_keys=len(expired["keys"]),
+                          explanation="the rows that differ all belong to keys whose state "
+                                      "expired (table.exec.state.ttl); every other row is equal")
+            return result, 0, ""
+        result["unexplained"] = residual.summary()
+    elif expired["upstream"]:
+        result["note"] = ("state expired in an operator below the last join / aggregation: the "
+                          "rows it affects cannot be told apart")
     if len(late):
         # Do the differences come only from the late rows? Recompute batch without them.
         drop = {name: set(late.loc[late["table"] == t.name, LATE_ROW])
                 for name, t in tables.items()}
         on_time_final = _collect(batch_dataframe(spark, plan, pool, drop), columns)
-        residual = compare(on_time_final, stream_final, types)
+        residual = compare(on_time_final, stream_final[columns], types)
         if residual.equal:
             result.update(verdict="explained_by_late_rows", late_rows=len(late),
                           explanation="batch over the input without the late rows equals the "

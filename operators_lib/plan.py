@@ -15,8 +15,16 @@ from operators_lib.types import FlinkType
 
 ROWNUM = "tw__rownum"  # arrival order of a row within its table (0-based; -1 = end-of-input marker)
 EMIT_TS = "tw__ts"  # event time (epoch ms) at which a stream operator emitted the row
-OP = "tw__op"  # row kind in stream mode: +I, -U, +U, -D, or LATE for a dropped late row
-HIDDEN = (OP, EMIT_TS, ROWNUM)
+OP = "tw__op"  # row kind in stream mode: +I, -U, +U, -D, LATE (a dropped late row), TTL (a
+# key whose state expired in the last changelog operator), TTL_UPSTREAM (expired further up)
+TTL_KEY = "tw__ttlkey"  # hash of the key of the last changelog operator (join key, group key)
+MARKERS = ("LATE", "TTL", "TTL_UPSTREAM")  # row kinds that report, not change, the result
+HIDDEN = (OP, EMIT_TS, ROWNUM, TTL_KEY)
+
+
+def quote(name: str) -> str:
+    """``name`` as a Spark SQL column reference."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,7 @@ class AggCall:
     arg_type: FlinkType | None
     name: str  # output column
     type: FlinkType  # Flink's result type
+    distinct: bool = False  # agg(DISTINCT arg)
 
 
 @dataclass(frozen=True)
@@ -84,15 +93,95 @@ class Over:
     fields: tuple[Field, ...]
 
 
-Node = Scan | Filter | Project | Over
+@dataclass(frozen=True)
+class Cond:
+    """A join's residual (non-equi) condition, in a form both modes evaluate identically.
+
+    ``op`` is ``AND``/``OR``/``NOT`` over ``args`` (Conds), ``COL`` (a boolean column of one
+    side, in ``args[0]``), or a comparison ``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``<=>``
+    between a left column ``args[0]`` and a right column ``args[1]`` of the same type. Every
+    expression of a single side is computed by Spark before the join (hidden columns).
+    """
+
+    op: str
+    args: tuple
+
+
+@dataclass(frozen=True)
+class Join:
+    """A regular join: no time bounds, results retracted and re-emitted as the inputs change.
+
+    ``kind``: INNER, LEFT, RIGHT, FULL, or SEMI / ANTI (left rows with / without a match: IN,
+    EXISTS, NOT IN, NOT EXISTS). ``left_keys[i] = right_keys[i]`` are the equality keys
+    (columns of each child, same types; NULL never matches); none: one global partition.
+    ``fields`` are the left fields followed by the right fields (names unique); SEMI/ANTI: the
+    left fields.
+    """
+
+    left: Node
+    right: Node
+    kind: str
+    left_keys: tuple[str, ...]
+    right_keys: tuple[str, ...]
+    residual: Cond | None
+    fields: tuple[Field, ...]
+    ttl_ms: int | None = None  # state idle longer than this is dropped (table.exec.state.ttl)
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Unbounded GROUP BY: one row per group, updated (-U/+U) as rows arrive or retract."""
+
+    child: Node
+    group_by: tuple[str, ...]  # input columns; empty: one global group
+    aggs: tuple[AggCall, ...]
+    fields: tuple[Field, ...]  # group columns, then aggregate outputs
+    ttl_ms: int | None = None  # state idle longer than this is dropped (table.exec.state.ttl)
+
+
+Node = Scan | Filter | Project | Over | Join | Aggregate
+
+
+def children(node: Node) -> list[Node]:
+    if isinstance(node, Scan):
+        return []
+    if isinstance(node, Join):
+        return [node.left, node.right]
+    return [node.child]
 
 
 def scans(node: Node) -> list[Scan]:
     if isinstance(node, Scan):
         return [node]
-    return scans(node.child)
+    return [s for c in children(node) for s in scans(c)]
 
 
 def find(node: Node, kind: type) -> list[Node]:
     found = [node] if isinstance(node, kind) else []
-    return found if isinstance(node, Scan) else found + find(node.child, kind)
+    return found + [n for c in children(node) for n in find(c, kind)]
+
+
+def unique_key(node: Node) -> tuple[str, ...] | None:
+    """Columns whose values identify a row of ``node``'s (materialized) result, if known:
+    a declared PRIMARY KEY, GROUP BY keys (a global aggregate: ``()``, at most one row),
+    carried through filters, OVER and projections that keep the key columns."""
+    if isinstance(node, Scan):
+        pk = node.table.primary_key
+        names = {f.name.lower(): f.name for f in node.fields}
+        return tuple(names[c.lower()] for c in pk) if pk and all(
+            c.lower() in names for c in pk) else None
+    if isinstance(node, Aggregate):
+        return node.group_by
+    if isinstance(node, (Filter, Over)):
+        return unique_key(node.child)
+    if isinstance(node, Project):
+        key = unique_key(node.child)
+        if key is None:
+            return None
+        renamed = {}
+        for name, sql in node.exprs:
+            for k in key:
+                if sql == quote(k) and k not in renamed:
+                    renamed[k] = name
+        return tuple(renamed[k] for k in key) if all(k in renamed for k in key) else None
+    return None

@@ -1,7 +1,9 @@
-"""Plan -> DataFrame for the operators that are the same in both modes (Filter, Project).
+"""Plan -> DataFrame for the operators that are the same in both modes (Filter, Project, and
+Spark's own join where its semantics are Flink's in both).
 
-The batch and stream planners pass in how to build a Scan and an Over; everything between them
-is translated here once, so the two modes evaluate every scalar expression identically.
+The batch and stream planners pass in how to build a Scan and each stateful operator (Over,
+Join, Aggregate); everything between them is translated here once, so the two modes evaluate
+every scalar expression identically.
 """
 
 from __future__ import annotations
@@ -11,23 +13,98 @@ from collections.abc import Callable
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from operators_lib.plan import HIDDEN, OP, Filter, Node, Over, Project, Scan
+from operators_lib.plan import (
+    EMIT_TS,
+    HIDDEN,
+    MARKERS,
+    OP,
+    ROWNUM,
+    TTL_KEY,
+    Aggregate,
+    Cond,
+    Filter,
+    Join,
+    Node,
+    Project,
+    Scan,
+    children,
+    quote,
+)
+
+Operators = dict[type, Callable[..., DataFrame]]  # node type -> f(node, *child DataFrames)
 
 
-def build(node: Node, scan: Callable[[Scan], DataFrame],
-          over: Callable[[Over, DataFrame], DataFrame]) -> DataFrame:
+def build(node: Node, scan: Callable[[Scan], DataFrame], operators: Operators) -> DataFrame:
     if isinstance(node, Scan):
         return scan(node)
-    child = build(node.child, scan, over)
+    inputs = [build(c, scan, operators) for c in children(node)]
     if isinstance(node, Filter):
+        child = inputs[0]
         cond: Column = F.expr(node.condition)
         if OP in child.columns:
-            # Late rows travel with the changelog to the sink; a filter must not drop them.
-            cond = (F.col(OP) == F.lit("LATE")) | F.coalesce(cond, F.lit(False))
+            # Late rows and TTL reports travel with the changelog to the sink: keep them.
+            cond = F.col(OP).isin(*MARKERS) | F.coalesce(cond, F.lit(False))
         return child.where(cond)
     if isinstance(node, Project):
+        child = inputs[0]
         cols = [F.expr(sql).alias(name) for name, sql in node.exprs]
         return child.select(*cols, *[F.col(h) for h in HIDDEN if h in child.columns])
-    if isinstance(node, Over):
-        return over(node, child)
-    raise TypeError(f"unknown plan node {type(node).__name__}")
+    op = operators.get(type(node))
+    if op is None:
+        raise TypeError(f"unknown plan node {type(node).__name__}")
+    return op(node, *inputs)
+
+
+_JOIN_TYPES = {"INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "full",
+               "SEMI": "left_semi", "ANTI": "left_anti"}
+
+
+def spark_join(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
+    """The join as Spark's own join operator (batch mode; stream mode for inner joins of
+    append-only inputs), with the residual condition built from the same ``Cond``."""
+    lnames = [f.name for f in node.left.fields]
+    rnames = [f.name for f in node.right.fields]
+    left, right = left.select(*lnames), right.select(*rnames)
+    cond = [left[lk] == right[rk] for lk, rk in zip(node.left_keys, node.right_keys)]
+    if node.residual is not None:
+        cond.append(cond_column(node.residual, left, right))
+    on = cond[0] if cond else F.lit(True)
+    for c in cond[1:]:
+        on = on & c
+    joined = left.join(right, on, _JOIN_TYPES[node.kind])
+    if node.kind in ("SEMI", "ANTI"):
+        rnames = []
+    out = joined.select(*[left[n] for n in lnames], *[right[n] for n in rnames],
+                        F.lit(0).cast("long").alias(ROWNUM), F.lit(0).cast("long").alias(EMIT_TS))
+    return with_ttl_key(node, out)
+
+
+def cond_column(cond: Cond, left: DataFrame, right: DataFrame) -> Column:
+    """A join's residual condition as a Spark column (SQL's three-valued logic)."""
+    if cond.op == "COL":
+        name = cond.args[0]
+        return left[name] if name in left.columns else right[name]
+    if cond.op in ("AND", "OR"):
+        a, b = (cond_column(c, left, right) for c in cond.args)
+        return (a & b) if cond.op == "AND" else (a | b)
+    if cond.op == "NOT":
+        return ~cond_column(cond.args[0], left, right)
+    a, b = left[cond.args[0]], right[cond.args[1]]
+    return {"=": a == b, "<>": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b,
+            "<=>": a.eqNullSafe(b)}[cond.op]
+
+
+def with_ttl_key(node: Join | Aggregate, df: DataFrame) -> DataFrame:
+    """With state TTL, every output row carries a hash of its operator key (the join key, or
+    the group key), computed the same way in both modes: parity can then set aside exactly the
+    rows of keys whose state expired."""
+    if not node.ttl_ms:
+        return df
+    if isinstance(node, Aggregate):
+        keys = [F.col(quote(g)) for g in node.group_by]
+    elif node.kind in ("SEMI", "ANTI"):
+        keys = [F.col(quote(k)) for k in node.left_keys]
+    else:
+        keys = [F.coalesce(F.col(quote(lk)), F.col(quote(rk)))
+                for lk, rk in zip(node.left_keys, node.right_keys)]
+    return df.withColumn(TTL_KEY, F.xxhash64(*keys) if keys else F.lit(0).cast("long"))

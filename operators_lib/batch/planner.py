@@ -1,9 +1,11 @@
-"""Batch planner: the logical plan over the bounded input as Spark window functions.
+"""Batch planner: the logical plan over the bounded input as Spark SQL operators.
 
-OVER ``ROWS`` orders peers (rows with equal time) by arrival (``tw__rownum``), as Flink's streaming
-operator does; ``RANGE`` treats peers as one window. Results are cast to Flink's result types
-(SUM keeps the input type and wraps on overflow, AVG of an integer divides that sum and
-truncates toward zero).
+OVER is Spark window functions: ``ROWS`` orders peers (rows with equal time) by arrival
+(``tw__rownum``), as Flink's streaming operator does; ``RANGE`` treats peers as one window.
+Joins are Spark joins (the residual condition built from the same ``Cond`` the stream operator
+evaluates); GROUP BY is Spark's aggregation. Aggregates are cast to Flink's result types (SUM
+keeps the input type and wraps on overflow, AVG of an integer divides that sum and truncates
+toward zero).
 """
 
 from __future__ import annotations
@@ -14,8 +16,18 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession, Window, WindowSpec
 from pyspark.sql import functions as F
 
-from operators_lib.plan import EMIT_TS, ROWNUM, AggCall, Node, Over, Scan
-from operators_lib.relational import build
+from operators_lib.plan import (
+    EMIT_TS,
+    ROWNUM,
+    AggCall,
+    Aggregate,
+    Join,
+    Node,
+    Over,
+    Scan,
+    quote,
+)
+from operators_lib.relational import build, spark_join, with_ttl_key
 from operators_lib.scan import staged_schema, with_columns
 
 
@@ -35,7 +47,7 @@ def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[P
             df = df.where(~F.col(ROWNUM).isin([int(r) for r in drop]))
         return with_columns(df, node.table)
 
-    return build(plan, scan, over_batch)
+    return build(plan, scan, {Over: over_batch, Join: spark_join, Aggregate: aggregate_batch})
 
 
 def over_batch(node: Over, df: DataFrame) -> DataFrame:
@@ -54,20 +66,38 @@ def over_batch(node: Over, df: DataFrame) -> DataFrame:
     return df.select("*", *aggs, emit.cast("long").alias(EMIT_TS))
 
 
-def agg_column(a: AggCall, w: WindowSpec) -> Column:
-    """The aggregate over ``w`` with Flink's NULL rules and result type (see module docstring)."""
+def aggregate_batch(node: Aggregate, df: DataFrame) -> DataFrame:
+    aggs = [agg_column(a).alias(a.name) for a in node.aggs]
+    out = df.groupBy(*[F.col(quote(g)) for g in node.group_by]).agg(*aggs)
+    out = out.select(*[F.col(quote(f.name)) for f in node.fields],
+                     F.lit(0).cast("long").alias(ROWNUM), F.lit(0).cast("long").alias(EMIT_TS))
+    return with_ttl_key(node, out)
+
+
+def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:
+    """The aggregate (over ``w``, or per group) with Flink's NULL rules and result type (see
+    module docstring); DISTINCT aggregates count each distinct non-NULL value once."""
+    def over(c: Column) -> Column:
+        return c.over(w) if w is not None else c
+
     x = F.col(a.arg) if a.arg else None
     if a.func == "COUNT":
-        return (F.count(F.lit(1)) if x is None else F.count(x)).over(w)
+        if x is None:
+            return over(F.count(F.lit(1)))
+        return over(F.count_distinct(x) if a.distinct else F.count(x))
     if a.func in ("MIN", "MAX"):
-        return (F.min if a.func == "MIN" else F.max)(x).over(w)
+        return over((F.min if a.func == "MIN" else F.max)(x))
     t = a.type
+    total = over(F.sum_distinct(x) if a.distinct else F.sum(x))
+    count = over(F.count_distinct(x) if a.distinct else F.count(x))
     if not t.is_integral:
-        return (F.sum(x) if a.func == "SUM" else F.avg(x)).over(w).cast(t.spark())
-    value = F.sum(x).over(w)
+        if a.func == "SUM":
+            return total.cast(t.spark())
+        return (over(F.avg(x)) if not a.distinct else total / count).cast(t.spark())
+    value = total
     if t.integral_bits() < 64:
         lim = 2 ** (t.integral_bits() - 1)  # Flink sums in the argument's type: it wraps
         value = F.pmod(value + F.lit(lim), F.lit(2 * lim)) - F.lit(lim)
     if a.func == "AVG":  # Java integer division truncates toward zero
-        value = (value / F.count(x).over(w)).cast("long")
+        value = (value / count).cast("long")
     return value.cast(t.spark())

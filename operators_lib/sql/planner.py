@@ -1,52 +1,38 @@
 """Compile the final SELECT (and the views it reads) into a logical plan (``operators_lib.plan``).
 
-Supported now: projections, WHERE, views and subqueries in FROM, and OVER aggregates
-(COUNT/SUM/AVG/MIN/MAX over ``ROWS|RANGE BETWEEN .. PRECEDING AND CURRENT ROW``, inline or via
-``WINDOW w AS (...)``). Anything else raises SqlError naming the construct and its line.
-Expression types are resolved by Spark itself (an empty DataFrame of the input schema), so a
-type in the plan is exactly the type both planners will compute.
+Supported: projections, WHERE, views and subqueries in FROM, regular joins (``sql/joins.py``),
+GROUP BY aggregation with HAVING (``sql/aggregate.py``) and OVER aggregates (``sql/over.py``).
+Anything else raises SqlError naming the construct and its line. Column references are resolved
+once (``Scope``) to plan fields; expression types are resolved by Spark itself (an empty
+DataFrame of the input schema), so a type in the plan is exactly what both planners compute.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
 from sqlglot import exp
 
-from operators_lib.catalog import Catalog
-from operators_lib.plan import AggCall, Field, Filter, Frame, Node, Over, Project, Scan
-from operators_lib.sql.ddl import interval_ms
-from operators_lib.sql.dialect import line_of, to_spark_sql
+from operators_lib.errors import SqlError
+from operators_lib.plan import Field, Filter, Node, Project, Scan
+from operators_lib.sql.aggregate import plan_aggregate
+from operators_lib.sql.context import Ctx, Scope, sql
+from operators_lib.sql.joins import JOIN_KINDS, plan_join, split_and
+from operators_lib.sql.over import plan_over
 from operators_lib.sql.script import Script, Statement
-from operators_lib.types import FlinkType
+from operators_lib.sql.subqueries import has_subquery, plan_subquery_predicate
 
-AGGREGATES = {"COUNT", "SUM", "AVG", "MIN", "MAX"}
 _UNSUPPORTED_CLAUSES = {
-    "joins": "JOIN", "group": "GROUP BY", "having": "HAVING", "order": "ORDER BY",
-    "limit": "LIMIT", "distinct": "DISTINCT", "with_": "WITH (common table expression)",
-    "qualify": "QUALIFY", "laterals": "LATERAL VIEW", "offset": "OFFSET",
+    "order": "ORDER BY", "limit": "LIMIT", "distinct": "DISTINCT",
+    "with_": "WITH (common table expression)", "qualify": "QUALIFY", "laterals": "LATERAL VIEW",
+    "offset": "OFFSET",
 }
 
-
-@dataclass
-class _Ctx:
-    catalog: Catalog
-    spark: SparkSession
-    stmt: Statement
-    views_in_progress: tuple[str, ...] = ()
+Items = list[tuple[str, exp.Expression]]  # (output name, resolved expression)
 
 
 def compile_query(script: Script, spark: SparkSession) -> Node:
-    ctx = _Ctx(script.catalog, spark, script.query_stmt)
+    ctx = Ctx(script.catalog, spark, script.query_stmt)
     return _select(ctx, script.query)
-
-
-def _err(ctx: _Ctx, message: str, node: exp.Expression | None = None):
-    return ctx.stmt.error(message, line_of(node) if node is not None else None)
 
 
 def _clause_node(value) -> exp.Expression | None:
@@ -55,286 +41,161 @@ def _clause_node(value) -> exp.Expression | None:
     return value if isinstance(value, exp.Expression) else None
 
 
-def _select(ctx: _Ctx, node: exp.Expression) -> Node:
+def _select(ctx: Ctx, node: exp.Expression) -> Node:
     if isinstance(node, exp.Union):
-        raise _err(ctx, "UNION / set operations are not supported yet", node)
+        raise ctx.err("UNION / set operations are not supported yet", node)
     if not isinstance(node, exp.Select):
-        raise _err(ctx, f"unsupported query form {node.key.upper()}", node)
+        raise ctx.err(f"unsupported query form {node.key.upper()}", node)
     for arg, name in _UNSUPPORTED_CLAUSES.items():
         value = node.args.get(arg)
         if value:
-            raise _err(ctx, f"{name} is not supported yet", _clause_node(value) or node)
+            raise ctx.err(f"{name} is not supported yet", _clause_node(value) or node)
     from_ = node.args.get("from_") or node.args.get("from")
     if from_ is None:
-        raise _err(ctx, "a SELECT without FROM is not supported", node)
-    child = _relation(ctx, from_.this)
+        raise ctx.err("a SELECT without FROM is not supported", node)
     where = node.args.get("where")
-    if where is not None:
-        cond = where.this
+    conjuncts = split_and(where.this) if where is not None else []
+    subqueries = [c for c in conjuncts if has_subquery(c)]
+    conjuncts = [c for c in conjuncts if not has_subquery(c)]
+    for cond in conjuncts:
         for bad in cond.find_all(exp.Window, exp.AggFunc):
-            raise _err(ctx, f"{bad.key.upper()} in WHERE is not allowed", bad)
-        _check_columns(ctx, cond, child.fields)
-        child = Filter(child, to_spark_sql(_unqualify(cond)), child.fields)
-    windows = {w.name.lower(): w for w in node.args.get("windows") or []}
-    items = _expand_star(ctx, node.expressions, child.fields)
-    if any(item.find(exp.Window) for item in items):
-        return _over(ctx, child, items, windows)
-    for item in items:
-        for agg in item.find_all(exp.AggFunc):
-            raise _err(ctx, f"aggregate {agg.key.upper()} without OVER (GROUP BY aggregation) is "
-                            "not supported yet", agg)
-    return _project(ctx, child, items)
+            raise ctx.err(f"{bad.key.upper()} in WHERE is not allowed", bad)
+    child, scope, conjuncts = _from(ctx, from_.this, node.args.get("joins") or [], conjuncts)
+    if conjuncts:
+        cond = scope.resolve(ctx, exp.and_(*conjuncts) if len(conjuncts) > 1 else conjuncts[0])
+        child = Filter(child, ctx.sql(cond, child.fields), child.fields)
+    for pred in subqueries:  # SEMI / ANTI joins
+        child = plan_subquery_predicate(ctx, child, scope, pred, _select, _from)
+    for item in node.expressions:
+        if has_subquery(item):
+            raise ctx.err("subqueries in the SELECT list are not supported", item)
+    items = _items(ctx, node.expressions, scope)
+    group, having = node.args.get("group"), node.args.get("having")
+    if any(e.find(exp.Window) for _, e in items):
+        if group or having:
+            raise ctx.err("OVER aggregates together with GROUP BY / HAVING are not supported",
+                          group or having)
+        windows = {w.name.lower(): w for w in node.args.get("windows") or []}
+        return plan_over(ctx, child, items, windows, scope, project)
+    if group or having or any(e.find(exp.AggFunc) for _, e in items):
+        return plan_aggregate(ctx, child, scope, items, group, having, project)
+    return project(ctx, child, items)
 
 
-def _relation(ctx: _Ctx, rel: exp.Expression) -> Node:
+def _from(ctx: Ctx, first: exp.Expression, joins: list[exp.Join], conjuncts: list):
+    """The FROM clause as a left-deep join tree. WHERE conjuncts that relate the two sides of
+    an inner (or comma) join become its join condition, as Flink's optimizer does."""
+    node, scope = _relation(ctx, first)
+    for j in joins:
+        if j.args.get("using"):
+            raise ctx.err("JOIN ... USING is not supported yet; write ON a.k = b.k", j)
+        side = (j.side or "").upper()
+        kind = (j.kind or "").upper()
+        if kind in ("SEMI", "ANTI"):
+            raise ctx.err(f"{kind} JOIN is not supported yet", j)
+        kind = side if side in JOIN_KINDS else "INNER"
+        right, rscope = _relation(ctx, j.this)
+        on = j.args.get("on")
+        conds = split_and(on) if on is not None else []
+        if kind == "INNER":
+            pulled = [c for c in conjuncts if _relates(ctx, c, scope, rscope)]
+            conjuncts = [c for c in conjuncts if not any(c is p for p in pulled)]
+            conds += pulled
+        node, scope = plan_join(ctx, node, scope, right, rscope, kind, conds, j)
+    return node, scope, conjuncts
+
+
+def _relates(ctx: Ctx, cond: exp.Expression, left: Scope, right: Scope) -> bool:
+    """Does ``cond`` read both sides and nothing else?"""
+    def ok(scope: Scope) -> bool:
+        try:
+            scope.resolve(ctx, cond)
+            return True
+        except SqlError:  # an unresolvable column is the answer
+            return False
+    return ok(left + right) and not ok(left) and not ok(right)
+
+
+def _relation(ctx: Ctx, rel: exp.Expression) -> tuple[Node, Scope]:
+    alias = rel.alias or None
     if isinstance(rel, exp.Subquery):
-        return _select(ctx, rel.this)
+        node = _select(ctx, rel.this)
+        return node, Scope.of(node.fields, alias)
     if not isinstance(rel, exp.Table):
-        raise _err(ctx, f"unsupported FROM item {rel.key.upper()}", rel)
+        raise ctx.err(f"unsupported FROM item {rel.key.upper()}", rel)
     name = rel.name.lower()
     if name in ctx.catalog.views:
         if name in ctx.views_in_progress:
-            raise _err(ctx, f"view {rel.name} refers to itself", rel)
+            raise ctx.err(f"view {rel.name} refers to itself", rel)
         view = ctx.catalog.views[name]
-        inner = _Ctx(ctx.catalog, ctx.spark, Statement("", view.line or 1, ctx.stmt.source),
-                     ctx.views_in_progress + (name,))
-        return _select(inner, view.query)
+        inner = ctx.for_view(name, Statement("", view.line or 1, ctx.stmt.source))
+        node = _select(inner, view.query)
+        return node, Scope.of(node.fields, alias or rel.name)
     table = ctx.catalog.tables.get(name)
     if table is None:
         known = sorted(t.name for t in ctx.catalog.tables.values()) + sorted(
             v.name for v in ctx.catalog.views.values())
-        raise _err(ctx, f"unknown table {rel.name} (declared: {', '.join(known) or 'none'})", rel)
+        raise ctx.err(f"unknown table {rel.name} (declared: {', '.join(known) or 'none'})", rel)
     fields = []
     for c in table.columns:
         kind = "proctime" if c.proctime else (
             "rowtime" if table.watermark and table.watermark.column == c.name else None)
         fields.append(Field(c.name, c.type, kind))
     # Computed columns get their type from Spark.
-    computed = [(c.name, to_spark_sql(c.expr)) for c in table.columns if c.expr is not None]
+    computed = [(c.name, sql(c.expr)) for c in table.columns if c.expr is not None]
     if computed:
         physical = [f for f in fields if table.column(f.name).expr is None]
-        types = _types(ctx, physical, [e for _, e in computed], None)
+        types = ctx.types(physical, [e for _, e in computed], None)
         by_name = dict(zip([n for n, _ in computed], types))
         fields = [Field(f.name, by_name.get(f.name, f.type), f.time_attr) for f in fields]
-    return Scan(table, tuple(fields))
+    node = Scan(table, tuple(fields))
+    return node, Scope.of(node.fields, alias or rel.name)
 
 
-def _expand_star(ctx: _Ctx, items: list[exp.Expression], fields) -> list[exp.Expression]:
-    out = []
-    for item in items:
+def _items(ctx: Ctx, expressions: list[exp.Expression], scope: Scope) -> Items:
+    """The SELECT list with ``*`` / ``t.*`` expanded, names as Flink gives them (duplicates
+    get a numeric suffix: ``id``, ``id0``), and column references resolved."""
+    named: Items = []
+    for i, item in enumerate(expressions):
         if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and item.is_star):
-            out.extend(exp.column(f.name, quoted=True) for f in fields)
+            qualifier = item.table if isinstance(item, exp.Column) else None
+            named.extend((c.name, exp.column(c.field, quoted=True))
+                         for c in scope.star(ctx, qualifier or None, item))
+            continue
+        body = item.this if isinstance(item, exp.Alias) else item
+        if isinstance(item, exp.Alias):
+            name = item.alias
+        elif isinstance(body, exp.Column):
+            name = body.name
         else:
-            out.append(item)
+            name = f"EXPR${i}"
+        named.append((name, scope.resolve(ctx, body)))
+    return [(n, e) for n, (_, e) in zip(uniquify([n for n, _ in named]), named)]
+
+
+def uniquify(names: list[str], taken: set[str] | None = None) -> list[str]:
+    """Flink's rule for clashing names: the second ``id`` becomes ``id0``, the next ``id1``."""
+    seen = {t.lower() for t in taken or ()}
+    out = []
+    for name in names:
+        new, k = name, 0
+        while new.lower() in seen:
+            new, k = f"{name}{k}", k + 1
+        seen.add(new.lower())
+        out.append(new)
     return out
 
 
-def _unqualify(node: exp.Expression) -> exp.Expression:
-    node = node.copy()
-    for col in node.find_all(exp.Column):
-        col.set("table", None)
-        col.set("db", None)
-    return node
-
-
-def _check_columns(ctx: _Ctx, node: exp.Expression, fields) -> None:
-    names = {f.name.lower() for f in fields}
-    for col in node.find_all(exp.Column):
-        if col.name and col.name.lower() not in names:
-            raise _err(ctx, f"unknown column {col.name} (available: "
-                            f"{', '.join(f.name for f in fields)})", col)
-
-
-def _output_name(item: exp.Expression, i: int) -> str:
-    if isinstance(item, exp.Alias):
-        return item.alias
-    if isinstance(item, exp.Column):
-        return item.name
-    return f"EXPR${i}"
-
-
-def _types(ctx: _Ctx, fields, exprs: list[str], node: exp.Expression | None) -> list[FlinkType]:
-    schema = T.StructType([T.StructField(f.name, f.type.spark()) for f in fields])
-    df = ctx.spark.createDataFrame([], schema)
-    try:
-        out = df.select(*[F.expr(e) for e in exprs]).schema
-    except AnalysisException as e:
-        first = str(e).splitlines()[0]
-        raise _err(ctx, f"invalid expression: {first}", node) from None
-    types = []
-    for f in out.fields:
-        try:
-            types.append(FlinkType.from_spark(f.dataType))
-        except ValueError as e:
-            raise _err(ctx, str(e), node) from None
-    return types
-
-
-def _project(ctx: _Ctx, child: Node, items: list[exp.Expression]) -> Node:
+def project(ctx: Ctx, child: Node, items: Items) -> Project:
     exprs, fields = [], []
-    by_name = {f.name.lower(): f for f in child.fields}
-    for i, item in enumerate(items):
-        _check_columns(ctx, item, child.fields)
-        body = item.this if isinstance(item, exp.Alias) else item
-        name = _output_name(item, i)
-        sql = to_spark_sql(_unqualify(body))
-        exprs.append((name, sql))
-        source = by_name.get(body.name.lower()) if isinstance(body, exp.Column) else None
+    by_name = {f.name: f for f in child.fields}
+    for name, body in items:
+        exprs.append((name, ctx.sql(body, child.fields)))
+        source = by_name.get(body.name) if isinstance(body, exp.Column) else None
         fields.append(Field(name, source.type, source.time_attr) if source else None)
     missing = [i for i, f in enumerate(fields) if f is None]
     if missing:
-        types = _types(ctx, child.fields, [exprs[i][1] for i in missing], items[missing[0]])
+        types = ctx.types(child.fields, [exprs[i][1] for i in missing], items[missing[0]][1])
         for i, t in zip(missing, types):
             fields[i] = Field(exprs[i][0], t)
-    names = [n.lower() for n, _ in exprs]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise _err(ctx, f"duplicate output column name(s) {dup}; use AS to rename", items[0])
     return Project(child, tuple(exprs), tuple(fields))
-
-
-def _window_def(ctx: _Ctx, win: exp.Window, windows: dict[str, exp.Window]) -> exp.Window:
-    """Resolve ``OVER w`` to its ``WINDOW w AS (...)`` definition."""
-    if win.args.get("partition_by") or win.args.get("order") or win.args.get("spec"):
-        return win
-    name = win.args.get("alias") or win.args.get("this")
-    name = name.name if isinstance(name, exp.Expression) else None
-    if not name or name.lower() not in windows:
-        raise _err(ctx, f"unknown window {name!r} (declare it with WINDOW {name} AS (...))", win)
-    return windows[name.lower()]
-
-
-def _frame(ctx: _Ctx, win: exp.Window) -> Frame:
-    spec = win.args.get("spec")
-    if spec is None:
-        # Flink's default with ORDER BY is RANGE UNBOUNDED PRECEDING AND CURRENT ROW.
-        return Frame("RANGE", None)
-    kind = spec.args.get("kind", "").upper()
-    end = str(spec.args.get("end", "")).upper()
-    if spec.args.get("end_side") or end != "CURRENT ROW":
-        raise _err(ctx, "OVER frames must end at CURRENT ROW (FOLLOWING is not supported)", win)
-    start = spec.args.get("start")
-    if str(spec.args.get("start_side", "")).upper() != "PRECEDING" and str(start).upper() != \
-            "CURRENT ROW":
-        raise _err(ctx, "OVER frames must start at a PRECEDING bound", win)
-    if str(start).upper() == "UNBOUNDED":
-        return Frame(kind, None)
-    if str(start).upper() == "CURRENT ROW":
-        return Frame(kind, 0)
-    if kind == "ROWS":
-        if isinstance(start, exp.Literal) and not start.is_string and start.name.isdigit():
-            return Frame("ROWS", int(start.name))
-        raise _err(ctx, f"ROWS frames need an integer row count, got {start.sql()}", win)
-    ms = interval_ms(start) if isinstance(start, exp.Interval) else None
-    if ms is None:
-        raise _err(ctx, f"RANGE frames need an INTERVAL, got {start.sql()}", win)
-    return Frame("RANGE", ms)
-
-
-def _definition_key(ctx: _Ctx, win: exp.Window) -> tuple:
-    parts = tuple(to_spark_sql(_unqualify(p)).lower() for p in win.args.get("partition_by") or [])
-    order = win.args.get("order")
-    orders = tuple(o.sql().lower() for o in order.expressions) if order else ()
-    return parts, orders, _frame(ctx, win)
-
-
-def _agg_type(ctx: _Ctx, func: str, arg: FlinkType | None, node) -> FlinkType:
-    if func == "COUNT":
-        return FlinkType("BIGINT")
-    if func in ("MIN", "MAX"):
-        return arg
-    if not arg.is_numeric:
-        raise _err(ctx, f"{func} needs a numeric argument, got {arg.sql()}", node)
-    if arg.name == "DECIMAL":
-        return FlinkType("DECIMAL", 38, arg.scale if func == "SUM" else max(arg.scale, 6))
-    return arg
-
-
-def _over(ctx: _Ctx, child: Node, items: list[exp.Expression], windows) -> Node:
-    """child -> Project(args, partition keys) -> Over -> Project(select list)."""
-    definition = None
-    calls: list[tuple[exp.Window, exp.Expression]] = []
-    for item in items:
-        _check_columns(ctx, item, child.fields)
-        for win in item.find_all(exp.Window):
-            func = win.this
-            name = func.key.upper() if isinstance(func, exp.AggFunc) else (
-                func.name.upper() if isinstance(func, exp.Anonymous) else func.key.upper())
-            if name not in AGGREGATES:
-                raise _err(ctx, f"{name}() OVER is not supported (supported: "
-                                f"{', '.join(sorted(AGGREGATES))})", win)
-            if func.args.get("distinct") or isinstance(func.this, exp.Distinct):
-                raise _err(ctx, f"{name}(DISTINCT ...) OVER is not supported", win)
-            resolved = _window_def(ctx, win, windows)
-            key = _definition_key(ctx, resolved)
-            if definition is None:
-                definition = (key, resolved)
-            elif key != definition[0]:
-                raise _err(ctx, "all OVER aggregates of a SELECT must use the same window "
-                                "(PARTITION BY, ORDER BY and frame), as in Flink", win)
-            calls.append((win, func))
-    win = definition[1]
-    frame = _frame(ctx, win)
-    order = win.args.get("order")
-    if not order or len(order.expressions) != 1:
-        raise _err(ctx, "OVER windows must ORDER BY exactly one time attribute", win)
-    ordered = order.expressions[0]
-    if ordered.args.get("desc"):
-        raise _err(ctx, "OVER windows must ORDER BY a time attribute ascending", ordered)
-    time_col = ordered.this
-    by_name = {f.name.lower(): f for f in child.fields}
-    tfield = by_name.get(time_col.name.lower()) if isinstance(time_col, exp.Column) else None
-    if tfield is None or tfield.time_attr is None:
-        raise _err(ctx, f"OVER windows must ORDER BY a time attribute (a rowtime column with a "
-                        f"WATERMARK, or PROCTIME()); {ordered.sql()} is not one", ordered)
-
-    # Pre-projection: every input column, plus partition keys and aggregate arguments.
-    pre = [(f.name, f"`{f.name}`") for f in child.fields]
-    pre_fields = list(child.fields)
-    partition = []
-    for i, p in enumerate(win.args.get("partition_by") or []):
-        _check_columns(ctx, p, child.fields)
-        if isinstance(p, exp.Column):
-            partition.append(by_name[p.name.lower()].name)
-            continue
-        sql = to_spark_sql(_unqualify(p))
-        pre.append((f"tw__p{i}", sql))
-        pre_fields.append(Field(f"tw__p{i}", _types(ctx, child.fields, [sql], p)[0]))
-        partition.append(f"tw__p{i}")
-    aggs = []
-    for i, (w, func) in enumerate(calls):
-        name = func.key.upper() if not isinstance(func, exp.Anonymous) else func.name.upper()
-        arg_node = func.this if not isinstance(func.this, exp.Star) else None
-        arg, arg_type = None, None
-        if arg_node is not None:
-            sql = to_spark_sql(_unqualify(arg_node))
-            arg_type = _types(ctx, child.fields, [sql], arg_node)[0]
-            arg = f"tw__a{i}"
-            pre.append((arg, sql))
-            pre_fields.append(Field(arg, arg_type))
-        elif name != "COUNT":
-            raise _err(ctx, f"{name}(*) is not valid", w)
-        aggs.append(AggCall(name, arg, arg_type, f"tw__o{i}", _agg_type(ctx, name, arg_type, w)))
-    pre_node = Project(child, tuple(pre), tuple(pre_fields))
-    source = _single_scan(ctx, child, win)
-    over = Over(pre_node, tuple(partition), tfield.name, tfield.time_attr, frame, tuple(aggs),
-                source, tuple(pre_fields) + tuple(Field(a.name, a.type) for a in aggs))
-
-    # Final projection: each OVER call replaced by its output column.
-    replaced = []
-    for item in items:
-        item = item.copy()
-        for w in list(item.find_all(exp.Window)):
-            idx = next(i for i, (orig, _) in enumerate(calls) if orig == w)
-            w.replace(exp.column(f"tw__o{idx}", quoted=True))
-        replaced.append(item)
-    return _project(ctx, over, replaced)
-
-
-def _single_scan(ctx: _Ctx, node: Node, where: exp.Expression):
-    from operators_lib.plan import scans
-
-    found = scans(node)
-    if len(found) != 1:
-        raise _err(ctx, "OVER over more than one input table is not supported", where)
-    return found[0].table

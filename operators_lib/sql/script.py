@@ -18,6 +18,24 @@ from operators_lib.errors import InputError, SqlError
 from operators_lib.sql.ddl import parse_create_table
 from operators_lib.sql.dialect import READ
 
+STATE_TTL = "table.exec.state.ttl"
+_DURATION = re.compile(r"^\s*(\d+)\s*([a-z]*)\s*$", re.IGNORECASE)
+_DURATION_UNITS = {
+    "": 1, "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
+    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
+    "min": 60_000, "m": 60_000, "minute": 60_000, "minutes": 60_000,
+    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
+    "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
+}
+
+
+def parse_duration_ms(text: str) -> int | None:
+    """A Flink duration option (``'1 h'``, ``'30 min'``, ``'10s'``, ``'500'`` = ms)."""
+    m = _DURATION.match(text)
+    if not m or m.group(2).lower() not in _DURATION_UNITS:
+        return None
+    return int(m.group(1)) * _DURATION_UNITS[m.group(2).lower()]
+
 
 @dataclass(frozen=True)
 class Statement:
@@ -141,6 +159,12 @@ def load_script(paths: list[str | Path]) -> Script:
             catalog.views[name.lower()] = ViewDef(name, node, stmt.line)
         elif m := _SET.match(head):
             catalog.settings[m.group(1)] = m.group(2)
+            if m.group(1) == STATE_TTL:
+                ms = parse_duration_ms(m.group(2))
+                if ms is None:
+                    raise stmt.error(f"{STATE_TTL}: cannot read the duration {m.group(2)!r} "
+                                     "(examples: '1 h', '30 min', '10 s', '500 ms')")
+                catalog.state_ttl_ms = ms or None  # 0 disables TTL, as in Flink
         elif _QUERY.match(head):
             query, query_stmt = parse_select(stmt), stmt
         else:

@@ -8,16 +8,32 @@ with Flink's rules and report late rows instead of losing them silently.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from operators_lib.plan import EMIT_TS, OP, ROWNUM, Node, Over, Scan
-from operators_lib.relational import build
+from operators_lib.plan import (
+    EMIT_TS,
+    OP,
+    ROWNUM,
+    Aggregate,
+    Cond,
+    Join,
+    Node,
+    Over,
+    Scan,
+    quote,
+    unique_key,
+)
+from operators_lib.relational import build, spark_join, with_ttl_key
 from operators_lib.scan import staged_schema, with_columns
+from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
+from operators_lib.stream.join import LAYOUTS, NULL_KEY, SIDE, JoinProcessor, JoinSpec, SideSpec
 from operators_lib.stream.over import TIME_MS, OverProcessor, OverSpec
+from operators_lib.stream.rows import NOW, value_kind
 
 _WM = "tw__wm"
 _GLOBAL = "tw__global"
@@ -37,9 +53,11 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path]) -> 
                   .withWatermark(_WM, f"{wm.delay_ms} milliseconds").drop(_WM))
         return with_columns(df, table)
 
-    df = build(plan, scan, over_stream)
-    if OP not in df.columns:  # a stateless query: every row is an insert, in arrival order
-        df = df.select("*", F.lit("+I").alias(OP), F.lit(0).cast("long").alias(EMIT_TS))
+    df = build(plan, scan, {Over: over_stream, Join: join_stream, Aggregate: aggregate_stream})
+    if OP not in df.columns:  # append-only (stateless, inner joins): every row is an insert
+        df = df.withColumn(OP, F.lit("+I"))
+    if EMIT_TS not in df.columns:
+        df = df.withColumn(EMIT_TS, F.lit(0).cast("long"))
     return df
 
 
@@ -62,9 +80,7 @@ def over_stream(node: Over, df: DataFrame) -> DataFrame:
         + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
            T.StructField(ROWNUM, T.LongType())])
     keyed = safe.select("*", F.unix_millis(F.col(spec.time_col)).alias(TIME_MS))
-    if not node.partition_by:  # no PARTITION BY: one global partition, as in Flink
-        keyed = keyed.withColumn(_GLOBAL, F.lit(0))
-    keys = [alias.get(p, p) for p in node.partition_by] or [_GLOBAL]
+    keyed, keys = grouping_keys(keyed, [alias.get(p, p) for p in node.partition_by])
     result = keyed.groupBy(*keys).transformWithStateInPandas(
         OverProcessor(spec), out, "Append", "None" if spec.proctime else "EventTime")
     original = {v: k for k, v in alias.items()}
@@ -77,3 +93,135 @@ def _pandas_dtype(t) -> str:
     if t.is_floating:
         return "float64"
     return "object"
+
+
+def _default(dtype: T.DataType):
+    if isinstance(dtype, T.StringType):
+        return F.lit("")
+    if isinstance(dtype, T.BooleanType):
+        return F.lit(False)
+    if isinstance(dtype, T.DateType):
+        return F.expr("DATE'1970-01-01'")
+    return F.lit(0).cast(dtype)
+
+
+def grouping_keys(df: DataFrame, cols: list[str]) -> tuple[DataFrame, list[str]]:
+    """Grouping columns for transformWithState that are never NULL: a NULL flag plus the value
+    with NULL replaced by a default. (pyspark hands a nullable integer key to Python as float64
+    once a NULL is in the batch, and then files state under the wrong key.) No columns: one
+    global key, as Flink runs an operator without keys on one partition."""
+    if not cols:
+        return df.withColumn(_GLOBAL, F.lit(0)), [_GLOBAL]
+    extra, names = [], []
+    for i, c in enumerate(cols):
+        col = F.col(quote(c))
+        extra += [col.isNull().alias(f"tw__kn{i}"),
+                  F.coalesce(col, _default(df.schema[c].dataType)).alias(f"tw__kv{i}")]
+        names += [f"tw__kn{i}", f"tw__kv{i}"]
+    return df.select("*", *extra), names
+
+
+def _changelog_columns(df: DataFrame, ttl_ms: int | None) -> tuple[list, list]:
+    """(op, rownum [+ the TTL clock]) columns of an input: append-only inputs are all +I."""
+    op = F.col(OP) if OP in df.columns else F.lit("+I")
+    now = [F.unix_millis(F.current_timestamp()).alias(NOW)] if ttl_ms else []
+    return [op.alias(OP)], [F.col(ROWNUM), *now]
+
+
+def join_layout(node: Join, side: str) -> tuple[str, tuple[int, ...]]:
+    """The state layout of one join input (see stream/join.py) and its unique key positions."""
+    child = node.left if side == "L" else node.right
+    keys = node.left_keys if side == "L" else node.right_keys
+    uk = unique_key(child)
+    if uk is None:
+        return LAYOUTS[2], ()
+    if set(uk) <= set(keys):
+        return LAYOUTS[0], ()
+    names = [f.name for f in child.fields]
+    return LAYOUTS[1], tuple(names.index(k) for k in uk)
+
+
+def join_stream(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
+    if (node.kind == "INNER" and node.left_keys and not node.ttl_ms
+            and OP not in left.columns and OP not in right.columns):
+        # Append-only inputs, no TTL: Spark's stream-stream inner join keeps every row in state
+        # and emits each match once, exactly Flink's regular inner join: the same join as batch.
+        return spark_join(node, left, right)
+    lf, rf = node.left.fields, node.right.fields
+    lcols = tuple(f"l{i}" for i in range(len(lf)))
+    rcols = tuple(f"r{i}" for i in range(len(rf)))
+    nkeys = max(1, len(node.left_keys))
+
+    def side(df: DataFrame, tag: int, keys, mine, theirs, names, other_fields) -> DataFrame:
+        key_cols = [F.col(quote(k)).alias(f"k{i}") for i, k in enumerate(keys)] or [
+            F.lit(0).alias("k0")]  # no equality key: one global partition, as in Flink
+        ops, rownum = _changelog_columns(df, node.ttl_ms)
+        return df.select(
+            *key_cols,
+            *[F.col(quote(n)).alias(c) for n, c in zip(names, mine)],
+            *[F.lit(None).cast(f.type.spark()).alias(c) for f, c in zip(other_fields, theirs)],
+            *ops, *rownum, F.lit(tag).alias(SIDE))
+
+    lside = side(left, 0, node.left_keys, lcols, rcols, [f.name for f in lf], rf)
+    rside = side(right, 1, node.right_keys, rcols, lcols, [f.name for f in rf], lf)
+    rside = rside.select(*lside.columns)
+    (llayout, luk), (rlayout, ruk) = join_layout(node, "L"), join_layout(node, "R")
+    rename = {**dict(zip(lcols, [f.name for f in lf])), **dict(zip(rcols, [f.name for f in rf]))}
+    lnames, rnames = [f.name for f in lf], [f.name for f in rf]
+    spec = JoinSpec(
+        node.kind,
+        SideSpec(lcols, tuple(value_kind(f.type) for f in lf), node.kind in ("LEFT", "FULL"),
+                 llayout, luk, tuple(lnames.index(k) for k in node.left_keys)),
+        SideSpec(rcols, tuple(value_kind(f.type) for f in rf), node.kind in ("RIGHT", "FULL"),
+                 rlayout, ruk, tuple(rnames.index(k) for k in node.right_keys)),
+        _renamed_cond(node.residual, {v: k for k, v in rename.items()}), node.ttl_ms)
+    shown = (lcols, lf) if node.kind in ("SEMI", "ANTI") else (lcols + rcols, lf + rf)
+    out = T.StructType(
+        [T.StructField(c, f.type.spark()) for c, f in zip(*shown)]
+        + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
+           T.StructField(ROWNUM, T.LongType())])
+    keys = [f"k{i}" for i in range(nkeys)]
+    union = lside.unionByName(rside)
+    # NULL never matches: all rows with a NULL key share one group, flagged for the processor.
+    null_key = F.greatest(*[F.col(k).isNull() for k in keys]) if len(keys) > 1 else F.col(
+        keys[0]).isNull()
+    union = union.select(*[c for c in union.columns if c not in keys], null_key.alias(NULL_KEY),
+                         *[F.coalesce(F.col(k), _default(union.schema[k].dataType)).alias(k)
+                           for k in keys])
+    result = union.groupBy(NULL_KEY, *keys).transformWithStateInPandas(
+        JoinProcessor(spec), out, "Append", "None")
+    return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
+                                              for c in result.columns]))
+
+
+def _renamed_cond(cond, mapping: dict[str, str]):
+    if cond is None:
+        return None
+    if cond.op in ("AND", "OR", "NOT"):
+        return Cond(cond.op, tuple(_renamed_cond(c, mapping) for c in cond.args))
+    return Cond(cond.op, tuple(mapping[a] for a in cond.args))
+
+
+def aggregate_stream(node: Aggregate, df: DataFrame) -> DataFrame:
+    fields = {f.name: f for f in node.child.fields}
+    keys = tuple(f"g{i}" for i in range(len(node.group_by)))
+    args = {a.arg: f"a{i}" for i, a in enumerate(node.aggs) if a.arg}
+    outputs = tuple(f"o{i}" for i in range(len(node.aggs)))
+    ops, rownum = _changelog_columns(df, node.ttl_ms)
+    safe = df.select(*[F.col(quote(g)).alias(k) for g, k in zip(node.group_by, keys)],
+                     *[F.col(quote(a)).alias(c) for a, c in args.items()], *ops, *rownum)
+    safe, group = grouping_keys(safe, list(keys))
+    spec = AggSpec(keys, tuple(value_kind(fields[g].type) for g in node.group_by),
+                   tuple(replace(a, arg=args.get(a.arg)) for a in node.aggs),
+                   tuple(value_kind(a.arg_type) if a.arg else "" for a in node.aggs), outputs,
+                   node.ttl_ms)
+    out = T.StructType(
+        [T.StructField(k, fields[g].type.spark()) for k, g in zip(keys, node.group_by)]
+        + [T.StructField(o, a.type.spark()) for o, a in zip(outputs, node.aggs)]
+        + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
+           T.StructField(ROWNUM, T.LongType())])
+    result = safe.groupBy(*group).transformWithStateInPandas(
+        GroupAggProcessor(spec), out, "Append", "None")
+    rename = {**dict(zip(keys, node.group_by)), **{o: a.name for o, a in zip(outputs, node.aggs)}}
+    return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
+                                              for c in result.columns]))

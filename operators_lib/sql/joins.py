@@ -1,0 +1,167 @@
+"""Regular joins: ``[INNER | LEFT | RIGHT | FULL [OUTER]] JOIN .. ON`` and comma joins.
+
+The ON condition is split into equality keys (``left_expr = right_expr``, each side reading one
+input) and a residual ``Cond``. Every expression that reads a single side is computed by Spark
+before the join, as a hidden column; what remains for the join operator is comparisons between
+a left and a right column and AND/OR/NOT, which both modes evaluate with SQL's NULL rules. Keys
+and compared columns of different types are cast to their common type (Spark's coercion).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from operators_lib.plan import Cond, Field, Join, Node, Project, quote
+from operators_lib.sql.context import Ctx, Scope, referenced
+
+JOIN_KINDS = ("INNER", "LEFT", "RIGHT", "FULL")  # SEMI and ANTI come from subqueries
+_CMP = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
+        exp.NullSafeEQ: "<=>"}
+_FLIP = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<=", "<=>": "<=>"}
+
+
+def split_and(node: exp.Expression) -> list[exp.Expression]:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.And):
+        return split_and(node.this) + split_and(node.expression)
+    return [node]
+
+
+class _Sides:
+    """Collects the hidden pre-join columns of the two inputs."""
+
+    def __init__(self, ctx: Ctx, left: Node, right: Node):
+        self.ctx = ctx
+        self.nodes = {"L": left, "R": right}
+        self.names = {"L": {f.name for f in left.fields}, "R": {f.name for f in right.fields}}
+        self.extra: dict[str, list[tuple[str, str, Field]]] = {"L": [], "R": []}
+        self.both = list(left.fields) + list(right.fields)
+
+    def side(self, node: exp.Expression) -> str:
+        cols = referenced(node)
+        if not cols:
+            return "C"
+        if cols <= self.names["L"]:
+            return "L"
+        if cols <= self.names["R"]:
+            return "R"
+        return "B"
+
+    def type_of(self, node: exp.Expression):
+        return self.ctx.types(self.both, [self.ctx.sql(node, self.both)], node)[0]
+
+    def column(self, side: str, node: exp.Expression, cast=None) -> str:
+        """The column of ``side`` holding ``node`` (cast to ``cast``): itself if it is one."""
+        if cast is None and isinstance(node, exp.Column):
+            return node.name
+        text = self.ctx.sql(node, self.nodes[side].fields)
+        if cast is not None:
+            text = f"CAST({text} AS {cast.spark().simpleString()})"
+        for name, existing, _ in self.extra[side]:
+            if existing == text:
+                return name
+        name = self.ctx.hidden("j")
+        t = cast or self.ctx.types(self.nodes[side].fields, [text], node)[0]
+        self.extra[side].append((name, text, Field(name, t)))
+        return name
+
+    def pair(self, a: exp.Expression, b: exp.Expression) -> tuple[str, str]:
+        """Left and right columns for ``a`` (left side) vs ``b`` (right side), one type."""
+        ta, tb = self.type_of(a), self.type_of(b)
+        common = None
+        if ta != tb:
+            common = self.ctx.types(self.both, [
+                f"coalesce({self.ctx.sql(a, self.both)}, {self.ctx.sql(b, self.both)})"], a)[0]
+        return (self.column("L", a, None if common == ta else common),
+                self.column("R", b, None if common == tb else common))
+
+    def child(self, side: str) -> Node:
+        node, extra = self.nodes[side], self.extra[side]
+        if not extra:
+            return node
+        exprs = [(f.name, quote(f.name)) for f in node.fields] + [(n, t) for n, t, _ in extra]
+        return Project(node, tuple(exprs), tuple(node.fields) + tuple(f for _, _, f in extra))
+
+
+Condition = exp.Expression | Callable[[Scope, Scope], exp.Expression]
+
+
+def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, kind: str,
+              conds: list[Condition], where: exp.Expression) -> tuple[Join, Scope]:
+    """A Join node and the scope after it. ``conds``: ON conjuncts, or functions that build a
+    resolved conjunct from the (left, right) scopes (subquery predicates). SEMI/ANTI joins
+    output the left columns only."""
+    from operators_lib.sql.planner import uniquify
+
+    # Right columns whose names clash with left ones are renamed (Flink: id -> id0).
+    names = [f.name for f in right.fields]
+    new_names = uniquify(names, {f.name for f in left.fields})
+    mapping = {a: b for a, b in zip(names, new_names) if a != b}
+    if mapping:
+        fields = tuple(Field(mapping.get(f.name, f.name), f.type, f.time_attr)
+                       for f in right.fields)
+        right = Project(right, tuple((f.name, quote(o.name)) for f, o in zip(fields,
+                                                                           right.fields)), fields)
+        rscope = rscope.renamed(mapping)
+    scope = lscope + rscope
+    sides = _Sides(ctx, left, right)
+    lkeys, rkeys, residual = [], [], []
+    for cond in conds:
+        resolved = cond(lscope, rscope) if callable(cond) else scope.resolve(ctx, cond)
+        while isinstance(resolved, exp.Paren):
+            resolved = resolved.this
+        if isinstance(resolved, exp.EQ):
+            a, b = resolved.this, resolved.expression
+            sa, sb = sides.side(a), sides.side(b)
+            if (sa, sb) in (("L", "R"), ("R", "L")):
+                if sa == "R":
+                    a, b = b, a
+                lcol, rcol = sides.pair(a, b)
+                lkeys.append(lcol)
+                rkeys.append(rcol)
+                continue
+        residual.append(resolved)
+    cond = _cond(ctx, sides, exp.and_(*residual) if len(residual) > 1 else residual[0]) \
+        if residual else None
+    left, right = sides.child("L"), sides.child("R")
+    ttl = ctx.catalog.state_ttl_ms
+    if kind in ("SEMI", "ANTI"):
+        return Join(left, right, kind, tuple(lkeys), tuple(rkeys), cond, left.fields,
+                    ttl), lscope
+    # Time attributes do not survive a regular join (Flink makes them plain timestamps).
+    fields = tuple(Field(f.name, f.type) for f in left.fields + right.fields)
+    return Join(left, right, kind, tuple(lkeys), tuple(rkeys), cond, fields, ttl), scope
+
+
+def _cond(ctx: Ctx, sides: _Sides, node: exp.Expression) -> Cond:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    side = sides.side(node)
+    if side != "B":
+        if sides.type_of(node).name != "BOOLEAN":
+            raise ctx.err(f"join condition {node.sql()} is not a boolean", node)
+        return Cond("COL", (sides.column("R" if side == "R" else "L", node),))
+    if isinstance(node, (exp.And, exp.Or)):
+        return Cond(node.key.upper(), (_cond(ctx, sides, node.this),
+                                       _cond(ctx, sides, node.expression)))
+    if isinstance(node, exp.Not):
+        return Cond("NOT", (_cond(ctx, sides, node.this),))
+    if isinstance(node, exp.Between):
+        low = exp.GTE(this=node.this.copy(), expression=node.args["low"].copy())
+        high = exp.LTE(this=node.this.copy(), expression=node.args["high"].copy())
+        return Cond("AND", (_cond(ctx, sides, low), _cond(ctx, sides, high)))
+    op = _CMP.get(type(node))
+    if op is not None:
+        a, b = node.this, node.expression
+        sa, sb = sides.side(a), sides.side(b)
+        if {sa, sb} in ({"L", "R"}, {"L", "C"}, {"R", "C"}) and "B" not in (sa, sb):
+            if sa == "R" or sb == "L":
+                a, b, op = b, a, _FLIP[op]
+            lcol, rcol = sides.pair(a, b)
+            return Cond(op, (lcol, rcol))
+    raise ctx.err(f"join condition {node.sql()}: {node.key.upper()} combines columns of both "
+                  "inputs; twinflow evaluates =, <>, <, <=, >, >=, <=>, BETWEEN, AND, OR, NOT "
+                  "between expressions that each read one input", node)

@@ -1,0 +1,1 @@
+CREATE TABLE events (eid INT, k STRING);

@@ -1,0 +1,1 @@
+CREATE TABLE metrics (k STRING, x INT, d DOUBLE);

@@ -1,0 +1,1 @@
+CREATE TABLE clicks (k STRING, x INT, s STRING);

@@ -1,0 +1,1 @@
+CREATE TABLE samples (k STRING, a INT, b DOUBLE);

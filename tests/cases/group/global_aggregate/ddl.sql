@@ -1,0 +1,1 @@
+CREATE TABLE readings (rid INT, x INT, tag STRING);

@@ -1,0 +1,1 @@
+CREATE TABLE sales (sid INT, region STRING, channel STRING, amount INT);

@@ -1,0 +1,1 @@
+CREATE TABLE amounts (k STRING, i INT, b BIGINT, m DECIMAL(10,2));

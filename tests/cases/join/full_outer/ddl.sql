@@ -1,0 +1,2 @@
+CREATE TABLE lefts (k INT, lv STRING);
+CREATE TABLE rights (k INT, rv STRING);

@@ -1,0 +1,2 @@
+CREATE TABLE orders (oid INT, cust STRING, amount INT);
+CREATE TABLE payments (pid INT, cust STRING, paid INT);

@@ -1,0 +1,2 @@
+CREATE TABLE bins (bname STRING, lo INT, hi INT);
+CREATE TABLE readings (rid INT, v INT);

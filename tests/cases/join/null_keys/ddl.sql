@@ -1,0 +1,2 @@
+CREATE TABLE items (id INT, k STRING, n INT, x INT);
+CREATE TABLE tags (k STRING, n INT, tag STRING);

@@ -1,0 +1,2 @@
+CREATE TABLE customers (id INT, cname STRING, region STRING, PRIMARY KEY (id) NOT ENFORCED);
+CREATE TABLE managers (mid INT, mname STRING, region STRING, PRIMARY KEY (mid) NOT ENFORCED);

@@ -1,0 +1,2 @@
+CREATE TABLE customers (id INT, cname STRING);
+CREATE TABLE orders (oid INT, cust INT, amount INT);

@@ -1,0 +1,2 @@
+CREATE TABLE customers (id INT, cname STRING, tier INT);
+CREATE TABLE orders (oid INT, cust INT, amount INT);
