@@ -30,15 +30,15 @@ from decimal import ROUND_HALF_UP, Decimal
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessorHandle
 
-from operators_lib.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
-from operators_lib.plan import OP, AggCall
+from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
+from operators_lib.plan import AggCall
 from operators_lib.stream.rows import (
     TTL,
     BlobState,
     ChangelogProcessor,
+    KeyRows,
     clock,
     output,
-    rows_of,
 )
 
 
@@ -105,9 +105,9 @@ class GroupAggProcessor(ChangelogProcessor):
         self.state = BlobState(handle, "group")
         self.cols = list(self.spec.keys + self.spec.outputs)
 
-    def process(self, key: tuple, data: pd.DataFrame) -> Iterator[pd.DataFrame]:
+    def process(self, key: tuple, data: KeyRows) -> Iterator[pd.DataFrame]:
         spec = self.spec
-        group = rows_of(data.iloc[:1], spec.keys, spec.key_kinds)[0]
+        group = data.rows(spec.keys, spec.key_kinds)[0]
         st = self.state.get(None)
         now = clock(data, spec.ttl_ms)
         if st is not None and now is not None and st[2] < now - spec.ttl_ms:
@@ -116,12 +116,12 @@ class GroupAggProcessor(ChangelogProcessor):
         st = st or [0, [_new_acc(c) for c in spec.aggs], now]
         st[2] = now
         before = self._row(group, st)
-        adds = data[OP].isin(ADDS).to_numpy()
-        st[0] += int(adds.sum()) - int((~adds).sum())
+        adds = data.adds
+        st[0] += 2 * sum(adds) - len(adds)
         for i, (call, kind) in enumerate(zip(spec.aggs, spec.arg_kinds)):
             if call.arg is None:
                 continue
-            values = [r[0] for r in rows_of(data, [call.arg], [kind])]
+            values = [r[0] for r in data.rows([call.arg], [kind])]
             st[1][i] = self._apply(call, st[1][i], values, adds)
         after = self._row(group, st)
         if st[0] > 0:

@@ -47,17 +47,15 @@ from dataclasses import dataclass
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessorHandle
 
-from operators_lib.changelog import ADDS
-from operators_lib.plan import OP, Cond
+from operators_lib.plan import Cond
 from operators_lib.stream.rows import (
     TTL,
     BlobState,
     ChangelogProcessor,
+    KeyRows,
     clock,
-    is_null,
     net_changes,
     output,
-    rows_of,
 )
 
 SIDE = "tw__side"  # 0 = left input, 1 = right input
@@ -183,7 +181,7 @@ def compile_cond(cond: Cond, left: dict[str, int], right: dict[str, int]) -> Cal
         return lambda lr, rr: (lr[i] is None and rr[j] is None) or (
             lr[i] is not None and rr[j] is not None and lr[i] == rr[j])
     op = _OPS[cond.op]
-    return lambda lr, rr: None if is_null(lr[i]) or is_null(rr[j]) else op(lr[i], rr[j])
+    return lambda lr, rr: None if lr[i] is None or rr[j] is None else op(lr[i], rr[j])
 
 
 class JoinProcessor(ChangelogProcessor):
@@ -202,7 +200,7 @@ class JoinProcessor(ChangelogProcessor):
                                      {c: i for i, c in enumerate(spec.left.cols)},
                                      {c: i for i, c in enumerate(spec.right.cols)})
 
-    def process(self, key: tuple, data: pd.DataFrame) -> Iterator[pd.DataFrame]:
+    def process(self, key: tuple, data: KeyRows) -> Iterator[pd.DataFrame]:
         delta: Counter = Counter()
         null_key = bool(key[0])
         now = self._now = clock(data, self.spec.ttl_ms)
@@ -213,20 +211,16 @@ class JoinProcessor(ChangelogProcessor):
             expired = [v.expire(now - self.spec.ttl_ms) for v in views]
             if any(expired):
                 yield self._ttl_marker(key[1:])
-        for s in (0, 1):
-            part = data[data[SIDE].to_numpy() == s]
-            if not len(part):
-                continue
-            side = self.sides[s]
-            adds = part[OP].isin(ADDS).to_numpy()
-            for row, add in zip(rows_of(part, side.cols, side.kinds), adds):
-                if null_key:
-                    if self.spec.kind == "ANTI" and s == 0:  # no match: visible
-                        delta[row] += 1 if add else -1
-                    elif side.outer:
-                        delta[self._pad(s, row)] += 1 if add else -1
-                else:
-                    self._record(s, row, bool(add), views, delta)
+        sides = [data.values(SIDE)[i] for i in data.order]
+        rows = {s: data.rows(self.sides[s].cols, self.sides[s].kinds) for s in set(sides)}
+        for i, (s, add) in enumerate(zip(sides, data.adds)):
+            row = rows[s][i]
+            if not null_key:
+                self._record(s, row, add, views, delta)
+            elif self.spec.kind == "ANTI" and s == 0:  # no match: visible
+                delta[row] += 1 if add else -1
+            elif self.sides[s].outer:
+                delta[self._pad(s, row)] += 1 if add else -1
         if views is not None:
             self.state.put((views[0].data, views[1].data))
         changes, ops = net_changes({r: n for r, n in delta.items() if n})
