@@ -1,6 +1,7 @@
 """``twinflow demo``: the main job on embedded defaults (local Spark, Airflow on SQLite, GX).
 
-1. the seed OVER queries (examples/seed) on the seed data, batch + stream, parity checked;
+1. the seed OVER queries (examples/seed) on the seed data and a LEFT JOIN + GROUP BY query
+   (examples/shop), batch + stream, parity checked;
 2. a Great Expectations gate on one output;
 3. one run of the query DAG (dags/queries/tmall_max_price.json) with ``dag.test()``;
 then a summary of where every output and report is.
@@ -16,12 +17,19 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = REPO / "examples" / "seed"
-QUERIES = [
-    ("rows_max_price", "tmall_item.sql", "tmall_item"),
-    ("range_max_price", "tmall_item.sql", "tmall_item"),
-    ("behavior_rows_count", "user_behavior.sql", "user_behavior"),
-    ("behavior_range_count", "user_behavior.sql", "user_behavior"),
-]
+SHOP = REPO / "examples" / "shop"
+# name -> (SQL files, {table: CSV file or directory})
+QUERIES = {
+    **{name: ([SEED / ddl, SEED / f"{name}.sql"], {table: SEED / f"{table}.csv"})
+       for name, ddl, table in [
+           ("rows_max_price", "tmall_item.sql", "tmall_item"),
+           ("range_max_price", "tmall_item.sql", "tmall_item"),
+           ("behavior_rows_count", "user_behavior.sql", "user_behavior"),
+           ("behavior_range_count", "user_behavior.sql", "user_behavior")]},
+    # LEFT JOIN + GROUP BY: a changelog with retractions
+    "revenue_by_region": ([SHOP / "shop.sql", SHOP / "revenue_by_region.sql"],
+                          {t: SHOP / "incoming" / t for t in ("customers", "orders")}),
+}
 
 
 def run_demo(out: Path) -> int:
@@ -32,10 +40,9 @@ def run_demo(out: Path) -> int:
 
     spark = get_spark()
     lines, code = [], 0
-    for name, ddl, table in QUERIES:
+    for name, (sql, data) in QUERIES.items():
         target = out / name
-        result = run(RunConfig([SEED / ddl, SEED / f"{name}.sql"],
-                               {table: SEED / f"{table}.csv"}, "both", target), spark)
+        result = run(RunConfig(sql, data, "both", target), spark)
         r = result.report
         lines.append(f"  {name:22s} parity={r['parity']['verdict']:24s} "
                      f"batch={r['batch']['rows']} stream={r['stream']['rows']} "
