@@ -27,8 +27,11 @@ def main() -> None:
     ap.add_argument("--rows-per-key", type=int, default=5)
     args = ap.parse_args()
     cols = ("int", "int", "float")
-    spec = JoinSpec("LEFT", SideSpec(("l0", "l1", "l2"), cols, True, LAYOUTS[2], (), (1,)),
-                    SideSpec(("r0", "r1", "r2"), cols, False, LAYOUTS[2], (), (1,)), None)
+    spec = JoinSpec(
+        "LEFT", SideSpec(("l0", "l1", "l2"), ("oid", "k", "amount"), cols, True, LAYOUTS[2], (),
+                         (1,)),
+        SideSpec(("r0", "r1", "r2"), ("pid", "k0", "paid"), cols, False, LAYOUTS[2], (), (1,)),
+        None)
     processor, handle = JoinProcessor(spec), _Handle()
     processor.init(handle)
     rng = np.random.default_rng(1)
@@ -43,7 +46,7 @@ def main() -> None:
     start, out = time.perf_counter(), 0
     for k, df in enumerate(frames):
         handle.key = k
-        for o in processor.handleInputRows((False, k), iter([df]), None):
+        for o in processor.handleInputRows((False, k), iter([df]), None):  # (NULL flag, key)
             out += len(o)
     secs = time.perf_counter() - start
     print(f"{args.keys:,} keys x {n} rows: {secs:.2f} s, {secs / args.keys * 1000:.2f} ms per "

@@ -59,13 +59,13 @@ from operators_lib.stream.rows import (
 )
 
 SIDE = "tw__side"  # 0 = left input, 1 = right input
-NULL_KEY = "tw__knull"  # first grouping column: the join key has a NULL (never matches)
 LAYOUTS = ("join_key_contains_unique_key", "input_has_unique_key", "no_unique_key")
 
 
 @dataclass(frozen=True)
 class SideSpec:
     cols: tuple[str, ...]  # the side's columns in the processor's input (and output)
+    names: tuple[str, ...]  # their names in the plan (the residual condition's)
     kinds: tuple[str, ...]  # rows.value_kind per column
     outer: bool
     layout: str  # one of LAYOUTS
@@ -197,12 +197,12 @@ class JoinProcessor(ChangelogProcessor):
         self.cond = None
         if spec.residual is not None:
             self.cond = compile_cond(spec.residual,
-                                     {c: i for i, c in enumerate(spec.left.cols)},
-                                     {c: i for i, c in enumerate(spec.right.cols)})
+                                     {c: i for i, c in enumerate(spec.left.names)},
+                                     {c: i for i, c in enumerate(spec.right.names)})
 
     def process(self, key: tuple, data: KeyRows) -> Iterator[pd.DataFrame]:
         delta: Counter = Counter()
-        null_key = bool(key[0])
+        null_key = any(key[0::2])  # stream/planner.grouping_keys: (NULL flag, value) pairs
         now = self._now = clock(data, self.spec.ttl_ms)
         stored = None if null_key else self.state.get((None, None))
         views = None if null_key else (_View(self.spec.left, stored[0], now),
@@ -210,11 +210,14 @@ class JoinProcessor(ChangelogProcessor):
         if views is not None and now is not None:
             expired = [v.expire(now - self.spec.ttl_ms) for v in views]
             if any(expired):
-                yield self._ttl_marker(key[1:])
+                yield self._ttl_marker(key[1::2])
         sides = [data.values(SIDE)[i] for i in data.order]
-        rows = {s: data.rows(self.sides[s].cols, self.sides[s].kinds) for s in set(sides)}
-        for i, (s, add) in enumerate(zip(sides, data.adds)):
-            row = rows[s][i]
+        rows: list[tuple] = [()] * len(sides)
+        for s in set(sides):  # each row as a tuple of its own side's columns only
+            at = [i for i, x in enumerate(sides) if x == s]
+            for i, row in zip(at, data.rows(self.sides[s].cols, self.sides[s].kinds, at)):
+                rows[i] = row
+        for s, add, row in zip(sides, data.adds, rows):
             if not null_key:
                 self._record(s, row, add, views, delta)
             elif self.spec.kind == "ANTI" and s == 0:  # no match: visible

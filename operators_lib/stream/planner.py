@@ -20,7 +20,6 @@ from operators_lib.plan import (
     OP,
     ROWNUM,
     Aggregate,
-    Cond,
     Join,
     Node,
     Over,
@@ -31,7 +30,7 @@ from operators_lib.plan import (
 from operators_lib.relational import build, spark_join, with_ttl_key
 from operators_lib.scan import staged_schema, with_columns
 from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
-from operators_lib.stream.join import LAYOUTS, NULL_KEY, SIDE, JoinProcessor, JoinSpec, SideSpec
+from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, SideSpec
 from operators_lib.stream.over import TIME_MS, OverProcessor, OverSpec
 from operators_lib.stream.rows import NOW, value_kind
 
@@ -166,40 +165,29 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
     rside = side(right, 1, node.right_keys, rcols, lcols, [f.name for f in rf], lf)
     rside = rside.select(*lside.columns)
     (llayout, luk), (rlayout, ruk) = join_layout(node, "L"), join_layout(node, "R")
-    rename = {**dict(zip(lcols, [f.name for f in lf])), **dict(zip(rcols, [f.name for f in rf]))}
-    lnames, rnames = [f.name for f in lf], [f.name for f in rf]
+    lnames, rnames = tuple(f.name for f in lf), tuple(f.name for f in rf)
+    rename = {**dict(zip(lcols, lnames)), **dict(zip(rcols, rnames))}
     spec = JoinSpec(
         node.kind,
-        SideSpec(lcols, tuple(value_kind(f.type) for f in lf), node.kind in ("LEFT", "FULL"),
-                 llayout, luk, tuple(lnames.index(k) for k in node.left_keys)),
-        SideSpec(rcols, tuple(value_kind(f.type) for f in rf), node.kind in ("RIGHT", "FULL"),
-                 rlayout, ruk, tuple(rnames.index(k) for k in node.right_keys)),
-        _renamed_cond(node.residual, {v: k for k, v in rename.items()}), node.ttl_ms)
+        SideSpec(lcols, lnames, tuple(value_kind(f.type) for f in lf),
+                 node.kind in ("LEFT", "FULL"), llayout, luk,
+                 tuple(lnames.index(k) for k in node.left_keys)),
+        SideSpec(rcols, rnames, tuple(value_kind(f.type) for f in rf),
+                 node.kind in ("RIGHT", "FULL"), rlayout, ruk,
+                 tuple(rnames.index(k) for k in node.right_keys)),
+        node.residual, node.ttl_ms)
     shown = (lcols, lf) if node.kind in ("SEMI", "ANTI") else (lcols + rcols, lf + rf)
     out = T.StructType(
         [T.StructField(c, f.type.spark()) for c, f in zip(*shown)]
         + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
            T.StructField(ROWNUM, T.LongType())])
     keys = [f"k{i}" for i in range(nkeys)]
-    union = lside.unionByName(rside)
-    # NULL never matches: all rows with a NULL key share one group, flagged for the processor.
-    null_key = F.greatest(*[F.col(k).isNull() for k in keys]) if len(keys) > 1 else F.col(
-        keys[0]).isNull()
-    union = union.select(*[c for c in union.columns if c not in keys], null_key.alias(NULL_KEY),
-                         *[F.coalesce(F.col(k), _default(union.schema[k].dataType)).alias(k)
-                           for k in keys])
-    result = union.groupBy(NULL_KEY, *keys).transformWithStateInPandas(
+    # NULL never matches: the processor sees the NULL flags (and never stores such rows).
+    union, group = grouping_keys(lside.unionByName(rside), keys)
+    result = union.drop(*keys).groupBy(*group).transformWithStateInPandas(
         JoinProcessor(spec), out, "Append", "None")
     return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
                                               for c in result.columns]))
-
-
-def _renamed_cond(cond, mapping: dict[str, str]):
-    if cond is None:
-        return None
-    if cond.op in ("AND", "OR", "NOT"):
-        return Cond(cond.op, tuple(_renamed_cond(c, mapping) for c in cond.args))
-    return Cond(cond.op, tuple(mapping[a] for a in cond.args))
 
 
 def aggregate_stream(node: Aggregate, df: DataFrame) -> DataFrame:

@@ -51,18 +51,21 @@ class KeyRows:
             self._cols[col] = self.df[col].tolist()
         return self._cols[col]
 
-    def rows(self, cols: Iterable[str], kinds: Iterable[str]) -> list[tuple]:
-        """Rows as tuples of Python values, NULL as None (NaN, NaT), integers as int (a
-        nullable integer column reaches pandas as float64)."""
+    def rows(self, cols: Iterable[str], kinds: Iterable[str],
+             at: list[int] | None = None) -> list[tuple]:
+        """Rows (all, or those at positions ``at`` of the input order) as tuples of Python
+        values, NULL as None (NaN, NaT), integers as int (a nullable integer column reaches
+        pandas as float64)."""
+        order = self.order if at is None else [self.order[i] for i in at]
         columns = []
         for c, kind in zip(cols, kinds):
             raw = self.values(c)
             if kind == "int":
                 columns.append([None if raw[i] != raw[i] or raw[i] is None else int(raw[i])
-                                for i in self.order])
+                                for i in order])
             else:
-                columns.append([raw[i] if raw[i] == raw[i] else None for i in self.order])
-        return list(zip(*columns)) if columns else [()] * len(self.order)
+                columns.append([raw[i] if raw[i] == raw[i] else None for i in order])
+        return list(zip(*columns)) if columns else [()] * len(order)
 
 
 def read_input(frames: Iterable[pd.DataFrame]) -> tuple[KeyRows, pd.DataFrame | None]:
