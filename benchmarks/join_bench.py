@@ -1,6 +1,8 @@
 """Regular join benchmark: twinflow batch vs stream (1 and 10 micro-batches) vs real Flink.
 
     .venv/bin/python benchmarks/join_bench.py [--rows 500000] [--keys 100000] [--skip-flink]
+        [--skip-layouts] [--queries inner_join,left_join]
+        [--modes batch,stream_1_batch,stream_10_batches] [--out FILE]
 
 Data: benchmarks/data/join_{orders,payments}_<rows>_<keys>.csv and customers_<keys>.csv
 (generated once, not committed): orders(oid BIGINT, k INT, amount DOUBLE) and
@@ -53,6 +55,7 @@ CUSTOMERS_DDL = ("CREATE TABLE customers (\n  k INT,\n  name STRING,\n"
                  "  PRIMARY KEY (k) NOT ENFORCED\n)")
 JOIN = ("SELECT o.oid, o.k, o.amount, p.pid, p.paid FROM orders o {kind} payments p "
         "ON o.k = p.k")
+MODES = ["batch", "stream_1_batch", "stream_10_batches"]
 QUERIES = {"inner_join": JOIN.format(kind="JOIN"), "left_join": JOIN.format(kind="LEFT JOIN")}
 SINK = "oid BIGINT, k INT, amount DOUBLE, pid BIGINT, paid DOUBLE"
 # name -> (DDLs, query); the right side's layout is in the name, stream in 1 micro-batch.
@@ -261,7 +264,7 @@ def bench_twinflow(paths: dict[str, Path], skip_layouts: bool) -> dict:
             work = DATA / "work" / name  # one directory per query: Spark's state store
             plan, tables = bench.plan(work, [orders_ddl(), payments_ddl()], query)
             r = {}
-            for label in ("batch", "stream_1_batch", "stream_10_batches"):
+            for label in MODES:
                 r[label] = m = attempt(bench.run, plan, tables, work, label)
                 print(name, label, *result_line(m), flush=True)
             results[name] = r
@@ -311,7 +314,8 @@ def summary(result: dict) -> str:
     lines = ["| query | batch | stream, 1 micro-batch | stream, 10 micro-batches | Flink |",
              "|---|---|---|---|---|"]
     for name in QUERIES:
-        cells = [cell(tw[name][m]) for m in ("batch", "stream_1_batch", "stream_10_batches")]
+        cells = [cell(tw[name].get(m, {})) for m in ("batch", "stream_1_batch",
+                                                     "stream_10_batches")]
         cells.append(cell(fl.get(name, {})))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     if "layouts" in tw:
@@ -329,7 +333,13 @@ def main() -> None:
     ap.add_argument("--keys", type=int, default=100_000)
     ap.add_argument("--skip-flink", action="store_true")
     ap.add_argument("--skip-layouts", action="store_true")
+    ap.add_argument("--queries", default=",".join(QUERIES), help="comma-separated subset")
+    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated subset")
+    ap.add_argument("--out", type=Path, help="results file (default: results/join_<date>.json)")
     args = ap.parse_args()
+    for name in set(QUERIES) - set(args.queries.split(",")):
+        del QUERIES[name]
+    MODES[:] = [m for m in MODES if m in args.modes.split(",")]
     start = time.perf_counter()
     paths = generate(args.rows, args.keys)
     result = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, "
@@ -342,11 +352,11 @@ def main() -> None:
         result["flink"] = bench_flink(paths)
     result["wall_s"] = round(time.perf_counter() - start, 1)
     (HERE / "results").mkdir(exist_ok=True)
-    path = HERE / "results" / f"join_{result['date']}.json"
+    path = args.out or HERE / "results" / f"join_{result['date']}.json"
     path.write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
     print(summary(result))
-    print(f"written {path.relative_to(HERE.parent)} ({result['wall_s']} s in all)")
+    print(f"written {path} ({result['wall_s']} s in all)")
 
 
 if __name__ == "__main__":
