@@ -2,10 +2,10 @@
 
     .venv/bin/python benchmarks/join_processor_profile.py [--keys 20000] [--rows-per-key 5]
 
-Feeds JoinProcessor (LEFT JOIN, no unique keys) one micro-batch per key — rows of both sides,
-as transformWithState would hand them over — through the in-memory state handle of
-processor_profile.py, and prints the time per key. The rest of a real run is Spark's
-(file source, shuffle, Arrow transfer per key, state-store round trips, the sink).
+Feeds JoinProcessor (LEFT JOIN, no unique keys) one micro-batch: rows of both sides grouped by
+bucket, as transformWithState hands them over, with an in-memory MapState, and prints the time
+per join key. The rest of a real run is Spark's (file source, shuffle, Arrow transfer per
+bucket, state-store round trips, the sink).
 """
 
 from __future__ import annotations
@@ -15,10 +15,31 @@ import time
 
 import numpy as np
 import pandas as pd
-from processor_profile import _Handle  # same directory: run as a script
+from pyspark.sql import types as T
 
 from operators_lib.plan import OP, ROWNUM
 from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, SideSpec
+from operators_lib.stream.rows import BUCKETS
+
+
+class _Handle:
+    """An in-memory MapState: what transformWithState provides, minus the JVM."""
+
+    def getMapState(self, name, key_schema, value_schema):  # noqa: N802 - Spark's API name
+        class _Map(dict):
+            def exists(self):
+                return bool(self)
+
+            def getValue(self, key):  # noqa: N802
+                return self.get(key)
+
+            def updateValue(self, key, value):  # noqa: N802
+                self[key] = value
+
+            def removeKey(self, key):  # noqa: N802
+                self.pop(key, None)
+
+        return _Map()
 
 
 def main() -> None:
@@ -32,25 +53,29 @@ def main() -> None:
                          (1,)),
         SideSpec(("r0", "r1", "r2"), ("pid", "k0", "paid"), cols, False, LAYOUTS[2], (), (1,)),
         None)
-    processor, handle = JoinProcessor(spec), _Handle()
-    processor.init(handle)
+    key_schema = T.StructType([T.StructField("tw__kn0", T.BooleanType()),
+                               T.StructField("tw__kv0", T.LongType())])
+    processor = JoinProcessor(spec, key_schema)
+    processor.init(_Handle())
     rng = np.random.default_rng(1)
-    n = args.rows_per_key
-    side = np.arange(n) % 2
-    frames = [pd.DataFrame({
+    n = args.keys * args.rows_per_key
+    k = np.arange(n) % args.keys
+    side = (np.arange(n) // args.keys) % 2
+    df = pd.DataFrame({
         "l0": np.where(side == 0, np.arange(n), np.nan), "l1": np.where(side == 0, k, np.nan),
         "l2": np.where(side == 0, rng.random(n), np.nan),
         "r0": np.where(side == 1, np.arange(n), np.nan), "r1": np.where(side == 1, k, np.nan),
         "r2": np.where(side == 1, rng.random(n), np.nan),
-        OP: "+I", ROWNUM: np.arange(n), SIDE: side}) for k in range(args.keys)]
+        OP: "+I", ROWNUM: np.arange(n), SIDE: side, "tw__kn0": False, "tw__kv0": k})
+    buckets = [g for _, g in df.groupby(k % BUCKETS)]
     start, out = time.perf_counter(), 0
-    for k, df in enumerate(frames):
-        handle.key = k
-        for o in processor.handleInputRows((False, k), iter([df]), None):  # (NULL flag, key)
+    for frame in buckets:
+        for o in processor.handleInputRows((0,), iter([frame]), None):
             out += len(o)
     secs = time.perf_counter() - start
-    print(f"{args.keys:,} keys x {n} rows: {secs:.2f} s, {secs / args.keys * 1000:.2f} ms per "
-          f"key, {args.keys * n / secs:,.0f} input rows/s, {out:,} output rows")
+    print(f"{args.keys:,} keys x {args.rows_per_key} rows in {len(buckets)} buckets: "
+          f"{secs:.2f} s, {secs / args.keys * 1000:.3f} ms per key, {n / secs:,.0f} input "
+          f"rows/s, {out:,} output rows")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Unbounded GROUP BY aggregation as a transformWithState processor, one instance per group.
+"""Unbounded GROUP BY aggregation as a transformWithState processor over buckets of groups.
 
 Implements ``SELECT keys, agg(x), ... FROM input GROUP BY keys`` over an input that may be a
 changelog (Flink's GroupAggFunction with retraction):
@@ -15,30 +15,28 @@ State TTL (``table.exec.state.ttl``): a group idle longer than the TTL when it i
 starts afresh (its earlier result row stays emitted, as in Flink), and a ``TTL`` marker row with
 the group key is emitted for the parity report. Clock: the micro-batch's processing time.
 
-State per group (one pickled value): the number of rows and one accumulator per aggregate:
-a non-NULL count (COUNT), sum and count (SUM, AVG), or value -> copies (MIN, MAX and DISTINCT
-aggregates, so that retractions are exact).
+State per group (one pickled value, rows.KeyedState): the number of rows and one accumulator
+per aggregate: a non-NULL count (COUNT), sum and count (SUM, AVG), or value -> copies (MIN, MAX
+and DISTINCT aggregates, so that retractions are exact).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-import pandas as pd
+from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessorHandle
 
 from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from operators_lib.plan import AggCall
 from operators_lib.stream.rows import (
     TTL,
-    BlobState,
     ChangelogProcessor,
+    Changes,
+    KeyedState,
     KeyRows,
-    clock,
-    output,
 )
 
 
@@ -98,21 +96,22 @@ def _result(call: AggCall, acc, rows: int):
 
 
 class GroupAggProcessor(ChangelogProcessor):
-    def __init__(self, spec: AggSpec):
+    def __init__(self, spec: AggSpec, key_schema: T.StructType):
+        super().__init__(key_schema, spec.ttl_ms)
         self.spec = spec
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self.state = BlobState(handle, "group")
+        self.state = KeyedState(handle, "group", self.key_schema)
         self.cols = list(self.spec.keys + self.spec.outputs)
 
-    def process(self, key: tuple, data: KeyRows) -> Iterator[pd.DataFrame]:
+    def process(self, key: tuple, data: KeyRows, changes: Changes) -> None:
         spec = self.spec
-        group = data.rows(spec.keys, spec.key_kinds)[0]
-        st = self.state.get(None)
-        now = clock(data, spec.ttl_ms)
+        group = data.rows(spec.keys, spec.key_kinds, [0])[0]
+        st = self.state.get(key)
+        now = self.now
         if st is not None and now is not None and st[2] < now - spec.ttl_ms:
             st = None
-            yield output([group + (None,) * len(spec.aggs)], [TTL], self.cols)
+            changes.emit([group + (None,) * len(spec.aggs)], [TTL])
         st = st or [0, [_new_acc(c) for c in spec.aggs], now]
         st[2] = now
         before = self._row(group, st)
@@ -125,17 +124,17 @@ class GroupAggProcessor(ChangelogProcessor):
             st[1][i] = self._apply(call, st[1][i], values, adds)
         after = self._row(group, st)
         if st[0] > 0:
-            self.state.put(st)
+            self.state.put(key, st)
         else:
-            self.state.clear()
+            self.state.clear(key)
         if before == after:
             return
         if before is None:
-            yield output([after], [INSERT], self.cols)
+            changes.emit([after], [INSERT])
         elif after is None:
-            yield output([before], [DELETE], self.cols)
+            changes.emit([before], [DELETE])
         else:
-            yield output([before, after], [UPDATE_BEFORE, UPDATE_AFTER], self.cols)
+            changes.emit([before, after], [UPDATE_BEFORE, UPDATE_AFTER])
 
     def _apply(self, call: AggCall, acc, values: list, adds):
         for v, add in zip(values, adds):

@@ -1,4 +1,4 @@
-"""Regular (unbounded) join as a transformWithState processor, one instance per join key.
+"""Regular (unbounded) join as a transformWithState processor over buckets of join keys.
 
 Implements ``left [INNER | LEFT | RIGHT | FULL] JOIN right ON left.k = right.k AND residual``
 over inputs that may themselves be changelogs, following Flink's StreamingJoinOperator.
@@ -34,28 +34,27 @@ State layout per side, chosen from the side's unique key (as Flink's JoinRecordS
 - InputSideHasUniqueKey: unique key -> record;
 - InputSideHasNoUniqueKey: record -> number of copies.
 Each stored record carries its number of matches (used by outer sides). Both sides of a key are
-one pickled value in one ValueState: read and written once per key and micro-batch.
+one pickled value (rows.KeyedState): read and written once per key and micro-batch.
 """
 
 from __future__ import annotations
 
 import operator
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
-import pandas as pd
+from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessorHandle
 
 from operators_lib.plan import Cond
 from operators_lib.stream.rows import (
     TTL,
-    BlobState,
     ChangelogProcessor,
+    Changes,
+    KeyedState,
     KeyRows,
-    clock,
     net_changes,
-    output,
 )
 
 SIDE = "tw__side"  # 0 = left input, 1 = right input
@@ -185,11 +184,12 @@ def compile_cond(cond: Cond, left: dict[str, int], right: dict[str, int]) -> Cal
 
 
 class JoinProcessor(ChangelogProcessor):
-    def __init__(self, spec: JoinSpec):
+    def __init__(self, spec: JoinSpec, key_schema: T.StructType):
+        super().__init__(key_schema, spec.ttl_ms)
         self.spec = spec
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self.state = BlobState(handle, "join")
+        self.state = KeyedState(handle, "join", self.key_schema)
         spec = self.spec
         self.sides = (spec.left, spec.right)
         self.cols = list(spec.left.cols if spec.semi_anti else spec.left.cols + spec.right.cols)
@@ -200,17 +200,17 @@ class JoinProcessor(ChangelogProcessor):
                                      {c: i for i, c in enumerate(spec.left.names)},
                                      {c: i for i, c in enumerate(spec.right.names)})
 
-    def process(self, key: tuple, data: KeyRows) -> Iterator[pd.DataFrame]:
+    def process(self, key: tuple, data: KeyRows, changes: Changes) -> None:
         delta: Counter = Counter()
         null_key = any(key[0::2])  # stream/planner.grouping_keys: (NULL flag, value) pairs
-        now = self._now = clock(data, self.spec.ttl_ms)
-        stored = None if null_key else self.state.get((None, None))
+        now = self.now
+        stored = None if null_key else self.state.get(key, (None, None))
         views = None if null_key else (_View(self.spec.left, stored[0], now),
                                        _View(self.spec.right, stored[1], now))
         if views is not None and now is not None:
             expired = [v.expire(now - self.spec.ttl_ms) for v in views]
             if any(expired):
-                yield self._ttl_marker(key[1::2])
+                changes.emit([self._ttl_marker(key[1::2])], [TTL])
         sides = [data.values(SIDE)[i] for i in data.order]
         rows: list[tuple] = [()] * len(sides)
         for s in set(sides):  # each row as a tuple of its own side's columns only
@@ -224,11 +224,11 @@ class JoinProcessor(ChangelogProcessor):
                 delta[row] += 1 if add else -1
             elif self.sides[s].outer:
                 delta[self._pad(s, row)] += 1 if add else -1
-        if views is not None:
-            self.state.put((views[0].data, views[1].data))
-        changes, ops = net_changes({r: n for r, n in delta.items() if n})
-        if changes:
-            yield output(changes, ops, self.cols)
+        if views is not None and any(v.entries() for v in views):
+            self.state.put(key, (views[0].data, views[1].data))
+        elif views is not None:
+            self.state.clear(key)
+        changes.emit(*net_changes({r: n for r, n in delta.items() if n}))
 
     # -- the per-record rules (module docstring) ---------------------------------------------
     def _record(self, s: int, row: tuple, add: bool, views, delta: Counter) -> None:
@@ -267,14 +267,14 @@ class JoinProcessor(ChangelogProcessor):
             if e[2] == (0 if sign > 0 else 1):
                 delta[e[0]] += (sign if semi else -sign) * e[1]
             e[2] += sign
-            e[3] = self._now
+            e[3] = self.now
 
-    def _ttl_marker(self, key: tuple) -> pd.DataFrame:
+    def _ttl_marker(self, key: tuple) -> tuple:
         """A row carrying the expired join key in the left key columns."""
         row = [None] * len(self.cols)
         for pos, value in zip(self.spec.left.key_pos, key):
             row[pos] = value
-        return output([tuple(row)], [TTL], self.cols)
+        return tuple(row)
 
     def _matches(self, s: int, row: tuple, other: tuple) -> bool:
         if self.cond is None:
