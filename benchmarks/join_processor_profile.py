@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/join_processor_profile.py [--keys 20000] [--rows-per-key 5]
 
 Feeds JoinProcessor (LEFT JOIN, no unique keys) one micro-batch: rows of both sides grouped by
-bucket, as transformWithState hands them over, with an in-memory MapState, and prints the time
-per join key. The rest of a real run is Spark's (file source, shuffle, Arrow transfer per
+bucket, as transformWithState hands them over, with an in-memory MapState of slot pages, and
+prints the time per join key. The rest of a real run is Spark's (file source, shuffle, Arrow transfer per
 bucket, state-store round trips, the sink).
 """
 
@@ -15,11 +15,10 @@ import time
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import types as T
 
 from operators_lib.plan import OP, ROWNUM
 from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, SideSpec
-from operators_lib.stream.rows import BUCKETS
+from operators_lib.stream.rows import BUCKETS, SLOT, SLOTS
 
 
 class _Handle:
@@ -53,9 +52,7 @@ def main() -> None:
                          (1,)),
         SideSpec(("r0", "r1", "r2"), ("pid", "k0", "paid"), cols, False, LAYOUTS[2], (), (1,)),
         None)
-    key_schema = T.StructType([T.StructField("tw__kn0", T.BooleanType()),
-                               T.StructField("tw__kv0", T.LongType())])
-    processor = JoinProcessor(spec, key_schema)
+    processor = JoinProcessor(spec, ["tw__kn0", "tw__kv0"])
     processor.init(_Handle())
     rng = np.random.default_rng(1)
     n = args.keys * args.rows_per_key
@@ -66,8 +63,9 @@ def main() -> None:
         "l2": np.where(side == 0, rng.random(n), np.nan),
         "r0": np.where(side == 1, np.arange(n), np.nan), "r1": np.where(side == 1, k, np.nan),
         "r2": np.where(side == 1, rng.random(n), np.nan),
-        OP: "+I", ROWNUM: np.arange(n), SIDE: side, "tw__kn0": False, "tw__kv0": k})
-    buckets = [g for _, g in df.groupby(k % BUCKETS)]
+        OP: "+I", ROWNUM: np.arange(n), SIDE: side, "tw__kn0": False, "tw__kv0": k,
+        SLOT: k % SLOTS})
+    buckets = [g for _, g in df.groupby(k % SLOTS % BUCKETS)]
     start, out = time.perf_counter(), 0
     for frame in buckets:
         for o in processor.handleInputRows((0,), iter([frame]), None):

@@ -15,9 +15,9 @@ State TTL (``table.exec.state.ttl``): a group idle longer than the TTL when it i
 starts afresh (its earlier result row stays emitted, as in Flink), and a ``TTL`` marker row with
 the group key is emitted for the parity report. Clock: the micro-batch's processing time.
 
-State per group (one pickled value, rows.KeyedState): the number of rows and one accumulator
-per aggregate: a non-NULL count (COUNT), sum and count (SUM, AVG), or value -> copies (MIN, MAX
-and DISTINCT aggregates, so that retractions are exact).
+State per group (one value in its state page, rows.SlotState): the number of rows and one
+accumulator per aggregate: a non-NULL count (COUNT), sum and count (SUM, AVG), or value ->
+copies (MIN, MAX and DISTINCT aggregates, so that retractions are exact).
 """
 
 from __future__ import annotations
@@ -26,16 +26,12 @@ from collections import Counter
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from pyspark.sql import types as T
-from pyspark.sql.streaming import StatefulProcessorHandle
-
 from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from operators_lib.plan import AggCall
 from operators_lib.stream.rows import (
     TTL,
     ChangelogProcessor,
     Changes,
-    KeyedState,
     KeyRows,
 )
 
@@ -96,18 +92,16 @@ def _result(call: AggCall, acc, rows: int):
 
 
 class GroupAggProcessor(ChangelogProcessor):
-    def __init__(self, spec: AggSpec, key_schema: T.StructType):
-        super().__init__(key_schema, spec.ttl_ms)
+    name = "group"
+
+    def __init__(self, spec: AggSpec, key_cols: list[str]):
+        super().__init__(key_cols, spec.ttl_ms)
         self.spec = spec
+        self.cols = list(spec.keys + spec.outputs)
 
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.state = KeyedState(handle, "group", self.key_schema)
-        self.cols = list(self.spec.keys + self.spec.outputs)
-
-    def process(self, key: tuple, data: KeyRows, changes: Changes) -> None:
+    def process(self, key: tuple, data: KeyRows, st, changes: Changes):
         spec = self.spec
         group = data.rows(spec.keys, spec.key_kinds, [0])[0]
-        st = self.state.get(key)
         now = self.now
         if st is not None and now is not None and st[2] < now - spec.ttl_ms:
             st = None
@@ -123,18 +117,13 @@ class GroupAggProcessor(ChangelogProcessor):
             values = [r[0] for r in data.rows([call.arg], [kind])]
             st[1][i] = self._apply(call, st[1][i], values, adds)
         after = self._row(group, st)
-        if st[0] > 0:
-            self.state.put(key, st)
-        else:
-            self.state.clear(key)
-        if before == after:
-            return
-        if before is None:
+        if before is None and after is not None:
             changes.emit([after], [INSERT])
-        elif after is None:
+        elif after is None and before is not None:
             changes.emit([before], [DELETE])
-        else:
+        elif before != after:
             changes.emit([before, after], [UPDATE_BEFORE, UPDATE_AFTER])
+        return st if st[0] > 0 else None
 
     def _apply(self, call: AggCall, acc, values: list, adds):
         for v, add in zip(values, adds):

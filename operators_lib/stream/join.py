@@ -34,7 +34,7 @@ State layout per side, chosen from the side's unique key (as Flink's JoinRecordS
 - InputSideHasUniqueKey: unique key -> record;
 - InputSideHasNoUniqueKey: record -> number of copies.
 Each stored record carries its number of matches (used by outer sides). Both sides of a key are
-one pickled value (rows.KeyedState): read and written once per key and micro-batch.
+one value in the key's state page (rows.SlotState): read and written once per micro-batch.
 """
 
 from __future__ import annotations
@@ -44,15 +44,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pyspark.sql import types as T
-from pyspark.sql.streaming import StatefulProcessorHandle
-
 from operators_lib.plan import Cond
 from operators_lib.stream.rows import (
     TTL,
     ChangelogProcessor,
     Changes,
-    KeyedState,
     KeyRows,
     net_changes,
 )
@@ -184,12 +180,14 @@ def compile_cond(cond: Cond, left: dict[str, int], right: dict[str, int]) -> Cal
 
 
 class JoinProcessor(ChangelogProcessor):
-    def __init__(self, spec: JoinSpec, key_schema: T.StructType):
-        super().__init__(key_schema, spec.ttl_ms)
+    name = "join"
+
+    def __init__(self, spec: JoinSpec, key_cols: list[str]):
+        super().__init__(key_cols, spec.ttl_ms)
         self.spec = spec
 
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.state = KeyedState(handle, "join", self.key_schema)
+    def init(self, handle) -> None:
+        super().init(handle)
         spec = self.spec
         self.sides = (spec.left, spec.right)
         self.cols = list(spec.left.cols if spec.semi_anti else spec.left.cols + spec.right.cols)
@@ -200,11 +198,11 @@ class JoinProcessor(ChangelogProcessor):
                                      {c: i for i, c in enumerate(spec.left.names)},
                                      {c: i for i, c in enumerate(spec.right.names)})
 
-    def process(self, key: tuple, data: KeyRows, changes: Changes) -> None:
+    def process(self, key: tuple, data: KeyRows, stored, changes: Changes):
         delta: Counter = Counter()
         null_key = any(key[0::2])  # stream/planner.grouping_keys: (NULL flag, value) pairs
         now = self.now
-        stored = None if null_key else self.state.get(key, (None, None))
+        stored = stored or (None, None)
         views = None if null_key else (_View(self.spec.left, stored[0], now),
                                        _View(self.spec.right, stored[1], now))
         if views is not None and now is not None:
@@ -224,11 +222,10 @@ class JoinProcessor(ChangelogProcessor):
                 delta[row] += 1 if add else -1
             elif self.sides[s].outer:
                 delta[self._pad(s, row)] += 1 if add else -1
-        if views is not None and any(v.entries() for v in views):
-            self.state.put(key, (views[0].data, views[1].data))
-        elif views is not None:
-            self.state.clear(key)
         changes.emit(*net_changes({r: n for r, n in delta.items() if n}))
+        if views is not None and any(v.entries() for v in views):
+            return views[0].data, views[1].data
+        return None
 
     # -- the per-record rules (module docstring) ---------------------------------------------
     def _record(self, s: int, row: tuple, add: bool, views, delta: Counter) -> None:

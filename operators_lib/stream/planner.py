@@ -32,7 +32,7 @@ from operators_lib.scan import staged_schema, with_columns
 from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
 from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, SideSpec
 from operators_lib.stream.over import TIME_MS, OverProcessor, OverSpec
-from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, value_kind
+from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_kind
 
 _WM = "tw__wm"
 _GLOBAL = "tw__global"
@@ -120,12 +120,14 @@ def grouping_keys(df: DataFrame, cols: list[str]) -> tuple[DataFrame, list[str]]
     return df.select("*", *extra), names
 
 
-def bucketed(df: DataFrame, cols: list[str]) -> tuple[DataFrame, T.StructType]:
-    """``df`` with the bucket of its operator key (``grouping_keys`` of ``cols``) to group by
-    (stream/rows.py: one Python call per bucket, not per key), and the key's schema."""
+def bucketed(df: DataFrame, cols: list[str]) -> tuple[DataFrame, list[str]]:
+    """``df`` with the state slot and the bucket of its operator key (``grouping_keys`` of
+    ``cols``; stream/rows.py: one Python call per bucket, one state value per slot), and the
+    key's columns."""
     df, keys = grouping_keys(df, cols)
-    schema = T.StructType([df.schema[k] for k in keys])
-    return df.withColumn(BUCKET, F.pmod(F.xxhash64(*keys), F.lit(BUCKETS))), schema
+    slot = F.pmod(F.xxhash64(*keys), F.lit(SLOTS))
+    return (df.withColumn(SLOT, slot).withColumn(BUCKET, F.pmod(F.col(SLOT), F.lit(BUCKETS))),
+            keys)
 
 
 def _changelog_columns(df: DataFrame, ttl_ms: int | None) -> tuple[list, list]:
@@ -191,9 +193,9 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
            T.StructField(ROWNUM, T.LongType())])
     keys = [f"k{i}" for i in range(nkeys)]
     # NULL never matches: the processor sees the NULL flags (and never stores such rows).
-    union, key_schema = bucketed(lside.unionByName(rside), keys)
+    union, key_cols = bucketed(lside.unionByName(rside), keys)
     result = union.drop(*keys).groupBy(BUCKET).transformWithStateInPandas(
-        JoinProcessor(spec, key_schema), out, "Append", "None")
+        JoinProcessor(spec, key_cols), out, "Append", "None")
     return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
                                               for c in result.columns]))
 
@@ -206,7 +208,7 @@ def aggregate_stream(node: Aggregate, df: DataFrame) -> DataFrame:
     ops, rownum = _changelog_columns(df, node.ttl_ms)
     safe = df.select(*[F.col(quote(g)).alias(k) for g, k in zip(node.group_by, keys)],
                      *[F.col(quote(a)).alias(c) for a, c in args.items()], *ops, *rownum)
-    safe, key_schema = bucketed(safe, list(keys))
+    safe, key_cols = bucketed(safe, list(keys))
     spec = AggSpec(keys, tuple(value_kind(fields[g].type) for g in node.group_by),
                    tuple(replace(a, arg=args.get(a.arg)) for a in node.aggs),
                    tuple(value_kind(a.arg_type) if a.arg else "" for a in node.aggs), outputs,
@@ -217,7 +219,7 @@ def aggregate_stream(node: Aggregate, df: DataFrame) -> DataFrame:
         + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
            T.StructField(ROWNUM, T.LongType())])
     result = safe.groupBy(BUCKET).transformWithStateInPandas(
-        GroupAggProcessor(spec, key_schema), out, "Append", "None")
+        GroupAggProcessor(spec, key_cols), out, "Append", "None")
     rename = {**dict(zip(keys, node.group_by)), **{o: a.name for o, a in zip(outputs, node.aggs)}}
     return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
                                               for c in result.columns]))

@@ -1,12 +1,15 @@
 """What the changelog processors (join, group aggregation) share: rows as hashable tuples of
 Python values (NULL = None), input order, output frames, and keyed state.
 
-Keys and buckets: transformWithState calls Python once per grouping key, and that call costs
-~0.3 ms of Spark's own machinery (measured: 1M rows over 100,000 keys take 30 s with a processor
-that does nothing). So the changelog operators group by a *bucket* of keys
-(``pmod(xxhash64(key), BUCKETS)``) and split a bucket's rows by operator key in Python; each
-operator key has its own entry in a MapState of the bucket, read and written once per key and
-micro-batch. The number of buckets is part of the checkpoint's state layout.
+Keys, slots and buckets: transformWithState calls Python once per grouping key, and that call
+costs ~0.3 ms of Spark's own machinery (measured: 1M rows over 100,000 keys take 30 s with a
+processor that does nothing), and every state call is a round trip to the JVM (~0.1-0.3 ms).
+So an operator key hashes to a *slot* (``pmod(xxhash64(key), SLOTS)``), a slot to a *bucket*
+(``slot % BUCKETS``); Spark groups by bucket, Python splits a bucket's rows by slot and key, and
+the state of all keys of a slot is one value (a page), read and written once per slot and
+micro-batch. A micro-batch thus costs at most BUCKETS calls and 2 x SLOTS state calls per
+operator, however many keys it touches; a key's update rewrites its slot's page (state size /
+SLOTS). SLOTS is part of the checkpoint's state layout.
 
 Input order within a key and micro-batch: retractions first, then additions, each in arrival
 order. Every retraction refers to a row emitted in an *earlier* micro-batch (upstream operators
@@ -31,6 +34,7 @@ from operators_lib.types import FlinkType
 LATE, TTL, TTL_UPSTREAM = MARKERS
 NOW = "tw__now"  # the micro-batch's processing time (epoch ms): the state TTL clock
 _STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType())])
+_SLOT_SCHEMA = T.StructType([T.StructField("slot", T.LongType())])
 
 
 def value_kind(t: FlinkType) -> str:
@@ -41,8 +45,9 @@ def value_kind(t: FlinkType) -> str:
     return "other"
 
 
-BUCKET = "tw__bucket"
-BUCKETS = 1024  # buckets per changelog operator (part of the checkpoint's state layout)
+BUCKET, SLOT = "tw__bucket", "tw__slot"
+BUCKETS = 1024  # Python calls per changelog operator and micro-batch, at most
+SLOTS = 4 * BUCKETS  # state pages per changelog operator (part of the checkpoint's layout)
 
 
 class Columns:
@@ -99,9 +104,9 @@ class KeyRows:
 
 
 def read_input(frames: Iterable[pd.DataFrame], key_cols: list[str]
-               ) -> tuple[Columns, dict[tuple, KeyRows], pd.DataFrame | None]:
-    """A bucket's micro-batch as (its columns, data rows per operator key, marker rows); drops
-    end-of-input markers. Keys are tuples of the ``key_cols`` values."""
+               ) -> tuple[Columns, dict[int, dict[tuple, KeyRows]], pd.DataFrame | None]:
+    """A bucket's micro-batch as (its columns, data rows per slot and operator key, marker
+    rows); drops end-of-input markers. Keys are tuples of the ``key_cols`` values."""
     frames = list(frames)
     df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
     cols = Columns(df)
@@ -109,12 +114,13 @@ def read_input(frames: Iterable[pd.DataFrame], key_cols: list[str]
     ops = cols[OP] if OP in cols else [INSERT] * len(rownum)
     data = [i for i, (r, o) in enumerate(zip(rownum, ops)) if r >= 0 and o not in MARKERS]
     data.sort(key=lambda i: (ops[i] in ADDS, rownum[i]))
-    keys = list(zip(*(cols[c] for c in key_cols)))
-    by_key: dict[tuple, list[int]] = {}
+    keys, slots = list(zip(*(cols[c] for c in key_cols))), cols[SLOT]
+    by_slot: dict[int, dict[tuple, list[int]]] = {}
     for i in data:
-        by_key.setdefault(keys[i], []).append(i)
+        by_slot.setdefault(slots[i], {}).setdefault(keys[i], []).append(i)
     markers = [i for i, o in enumerate(ops) if o in MARKERS]
-    return (cols, {k: KeyRows(cols, order) for k, order in by_key.items()},
+    return (cols, {s: {k: KeyRows(cols, order) for k, order in by_key.items()}
+                   for s, by_key in by_slot.items()},
             df.iloc[markers] if markers else None)
 
 
@@ -162,57 +168,68 @@ def net_changes(delta: dict[tuple, int]) -> tuple[list[tuple], list[str]]:
     return minus + plus, [DELETE] * len(minus) + [INSERT] * len(plus)
 
 
-class KeyedState:
-    """One pickled Python value per operator key, in a MapState of the key's bucket: read and
-    written once per key and micro-batch (every state call is a round trip to the JVM, so a
-    bucket without state is asked once, not once per key)."""
+class SlotState:
+    """The operator keys' state, one pickled ``{key: value}`` page per slot in a MapState of
+    the bucket: read and written once per slot and micro-batch. Every state call is a round
+    trip to the JVM (~0.1-0.3 ms), so keys share a call per slot, and a bucket without state
+    is asked once (``exists``), not once per slot."""
 
-    def __init__(self, handle, name: str, key_schema: T.StructType):
-        self.map = handle.getMapState(name, key_schema, _STATE_SCHEMA)
+    def __init__(self, handle, name: str):
+        self.map = handle.getMapState(name, _SLOT_SCHEMA, _STATE_SCHEMA)
         self.empty = True
 
     def open_bucket(self) -> None:
         self.empty = not self.map.exists()
 
-    def get(self, key: tuple, default=None):
-        value = None if self.empty else self.map.getValue(key)
-        return default if value is None else pickle.loads(value[0])
+    def get(self, slot: int) -> dict:
+        value = None if self.empty else self.map.getValue((slot,))
+        return {} if value is None else pickle.loads(value[0])
 
-    def put(self, key: tuple, value) -> None:
-        self.map.updateValue(key, (pickle.dumps(value, protocol=5),))
-
-    def clear(self, key: tuple) -> None:
-        if not self.empty:
-            self.map.removeKey(key)
+    def put(self, slot: int, page: dict) -> None:
+        if page:
+            self.map.updateValue((slot,), (pickle.dumps(page, protocol=5),))
+        elif not self.empty:
+            self.map.removeKey((slot,))
 
 
 class ChangelogProcessor(StatefulProcessor):
     """Base of the changelog operators, grouped by bucket: marker rows pass through to the
-    sink, each operator key's data rows (retractions first) go to ``process``."""
+    sink, each operator key's data rows (retractions first) and stored value go to
+    ``process``, which returns the key's new value (None: nothing to keep)."""
 
+    name: str  # the state variable's name
     cols: list[str]  # output columns
-    state: KeyedState
     now: int | None  # the TTL clock of the micro-batch (None without TTL)
 
-    def __init__(self, key_schema: T.StructType, ttl_ms: int | None):
-        self.key_schema = key_schema  # the operator key's columns (planner.grouping_keys)
+    def __init__(self, key_cols: list[str], ttl_ms: int | None):
+        self.key_cols = key_cols  # the operator key's columns (planner.grouping_keys)
         self.ttl_ms = ttl_ms
 
+    def init(self, handle) -> None:
+        self.state = SlotState(handle, self.name)
+
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        cols, by_key, markers = read_input(rows, self.key_schema.fieldNames())
+        cols, by_slot, markers = read_input(rows, self.key_cols)
         if markers is not None:
             yield marker_output(markers, self.cols)
-        if not by_key:
+        if not by_slot:
             return
         self.now = clock(cols, self.ttl_ms)
         self.state.open_bucket()
         changes = Changes()
-        for k, data in by_key.items():
-            self.process(k, data, changes)
+        for slot, by_key in by_slot.items():
+            page = self.state.get(slot)
+            for k, data in by_key.items():
+                value = self.process(k, data, page.get(k), changes)
+                if value is None:
+                    page.pop(k, None)
+                else:
+                    page[k] = value
+            self.state.put(slot, page)
         if changes.rows:
             yield output(changes.rows, changes.ops, self.cols)
 
-    def process(self, key: tuple, data: KeyRows, changes: Changes) -> None:
+    def process(self, key: tuple, data: KeyRows, stored, changes: Changes):
         raise NotImplementedError
 
     def close(self) -> None:
