@@ -4,8 +4,8 @@
 
 Feeds JoinProcessor (LEFT JOIN, no unique keys) one micro-batch: rows of both sides grouped by
 bucket, as transformWithState hands them over, with an in-memory MapState of slot pages, and
-prints the time per join key. The rest of a real run is Spark's (file source, shuffle, Arrow transfer per
-bucket, state-store round trips, the sink).
+prints the time per join key. The rest of a real run is Spark's (file source, shuffle, Arrow
+transfer per bucket, state-store round trips, the sink).
 """
 
 from __future__ import annotations
