@@ -139,7 +139,39 @@ class Aggregate:
     ttl_ms: int | None = None  # state idle longer than this is dropped (table.exec.state.ttl)
 
 
-Node = Scan | Filter | Project | Over | Join | Aggregate
+@dataclass(frozen=True)
+class SortKey:
+    col: str
+    desc: bool
+    nulls_first: bool  # Flink's default: ASC NULLS FIRST, DESC NULLS LAST
+
+
+@dataclass(frozen=True)
+class Rank:
+    """TopN: ``func() OVER (PARTITION BY .. ORDER BY ..)`` kept to the ranks ``start..end``
+    (Flink's Rank node: a ranking function filtered by the enclosing WHERE).
+
+    ``rank_field`` holds the rank number; ``rank_output`` says whether anything above reads it,
+    which decides the changelog form (stream/topn.py). ``dedup`` is ``"first"``/``"last"``
+    when Flink runs the query as its Deduplicate operator instead (ROW_NUMBER, rank 1 only,
+    ORDER BY one time attribute); ``time_kind`` is that attribute's kind.
+    """
+
+    child: Node
+    func: str  # ROW_NUMBER | RANK | DENSE_RANK
+    partition_by: tuple[str, ...]
+    order_by: tuple[SortKey, ...]
+    start: int
+    end: int | None  # None until the enclosing WHERE bounds it (sql/topn.py)
+    rank_field: str
+    rank_output: bool
+    fields: tuple[Field, ...]  # the child's fields, then the rank number
+    dedup: str | None = None
+    time_kind: str | None = None
+    source: TableDef | None = None  # dedup keep-first drops late rows of this table
+
+
+Node = Scan | Filter | Project | Over | Join | Aggregate | Rank
 
 
 def children(node: Node) -> list[Node]:
@@ -174,6 +206,10 @@ def unique_key(node: Node) -> tuple[str, ...] | None:
         return node.group_by
     if isinstance(node, (Filter, Over)):
         return unique_key(node.child)
+    if isinstance(node, Rank):
+        # Its rows are some of the child's; a top-1 keeps one row per partition.
+        return node.partition_by if node.func == "ROW_NUMBER" and node.end == 1 else \
+            unique_key(node.child)
     if isinstance(node, Project):
         key = unique_key(node.child)
         if key is None:

@@ -83,6 +83,20 @@ def normalize(rows: list[list[str]], types: dict[str, str]) -> tuple[list[str], 
     return header, [tuple(_value(v, k) for v, k in zip(r, kinds)) for r in body]
 
 
+def typed_pair(case: Case, out: Path, ours: str, flink: str) -> tuple[list[tuple], list[tuple]]:
+    """Our output file and Flink's expected one, typed by our result's column types."""
+    types = column_types(out)
+    h1, a = normalize(read_csv(out / ours), types)
+    h2, b = normalize(case.expected(flink), types)
+    assert h1 == h2, f"{case.id}: columns {h1} != Flink's {h2}"
+    return a, b
+
+
+def assert_final(case: Case, out: Path, ours: str, flink: str) -> None:
+    a, b = typed_pair(case, out, ours, flink)
+    assert as_multiset(a) == as_multiset(b), f"{case.id}: {ours} differs from Flink's {flink}"
+
+
 def as_multiset(rows: list[tuple]) -> list[tuple]:
     return sorted(rows, key=lambda r: tuple((v is None, str(v)) for v in r))
 

@@ -18,24 +18,11 @@ import pytest
 from operators_lib.changelog import ADDS
 from operators_lib.plan import OP
 from operators_lib.stream.runner import read_changelog
-from tests.caselib import all_cases, as_multiset, column_types, normalize, read_csv
+from tests.caselib import all_cases, assert_final, typed_pair
 
 CASES = all_cases("join") + all_cases("group") + all_cases("semi_anti")
 RESTART = ["join/join_retracting_view", "join/full_outer", "group/agg_over_agg",
            "semi_anti/not_in_with_null"]
-
-
-def _rows(case, out, ours: str, flink: str):
-    types = column_types(out)
-    h1, a = normalize(read_csv(out / ours), types)
-    h2, b = normalize(case.expected(flink), types)
-    assert h1 == h2, f"{case.id}: columns {h1} != Flink's {h2}"
-    return a, b
-
-
-def _assert_final(case, out, ours: str, flink: str) -> None:
-    a, b = _rows(case, out, ours, flink)
-    assert as_multiset(a) == as_multiset(b), f"{case.id}: {ours} differs from Flink's {flink}"
 
 
 def _assert_churn_free(out) -> None:
@@ -60,13 +47,13 @@ def test_finals_equal_flink_and_changelog_is_well_formed(spark, tmp_path, case):
     assert result.report["parity"]["verdict"] == "equal", result.report["parity"]
     assert result.report["stream"]["changelog_problems"] == []
     assert result.report["stream"]["micro_batches_this_run"] >= 3
-    _assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
-    _assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
+    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
+    assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
     _assert_churn_free(tmp_path)
     if case.id in ("join/no_equi_key", "semi_anti/not_in_with_null"):
         assert "single partition" in result.report["warnings"][0]
     if exact:
-        ours, flink = _rows(case, tmp_path, "changelog.csv", "changelog.csv")
+        ours, flink = typed_pair(case, tmp_path, "changelog.csv", "changelog.csv")
         assert ours == flink, f"{case.id}: changelog differs from Flink's"
 
 
@@ -80,5 +67,5 @@ def test_restart_from_checkpoint(spark, tmp_path, case):
     assert second.report["stream"]["complete"]
     assert second.report["parity"]["verdict"] == "equal"
     assert second.report["stream"]["changelog_problems"] == []
-    _assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
+    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
     assert read_changelog(tmp_path / "_state" / "changelog") is not None

@@ -62,6 +62,14 @@ def _fails(spark, capsys, args, *needles) -> str:
      ["CURRENT ROW"]),
     ("SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts) AS a,\n"
      "  MAX(v) OVER (ORDER BY ts) AS b FROM t", ["same window", "line 2"]),
+    ("SELECT k,\n ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM t",
+     ["needs a filter on its result", "line 2"]),
+    ("SELECT * FROM (SELECT k, ROW_NUMBER() OVER (ORDER BY v) AS rn FROM t)\nWHERE rn >= 2",
+     ["upper bound", "line 2"]),
+    ("SELECT * FROM (SELECT k,\n ROW_NUMBER() OVER (ORDER BY v) + 1 AS rn FROM t)\n"
+     "WHERE rn <= 2", ["column of its own", "line 2"]),
+    ("SELECT * FROM (SELECT k, RANK() OVER (ORDER BY v) AS rn,\n"
+     " SUM(v) OVER (ORDER BY ts) AS s FROM t) WHERE rn <= 2", ["only OVER call", "line 2"]),
     ("INSERT INTO x SELECT * FROM t", ["unsupported statement 'INSERT INTO'", "line 1"]),
     ("SELECT k FROM t;\nSELECT v FROM t", ["after the final SELECT", "line 2"]),
     ("SELECT k FROM (SELECT k FROM t", ["cannot parse query"]),

@@ -24,6 +24,7 @@ from operators_lib.plan import (
     Join,
     Node,
     Over,
+    Rank,
     Scan,
     quote,
 )
@@ -47,7 +48,8 @@ def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[P
             df = df.where(~F.col(ROWNUM).isin([int(r) for r in drop]))
         return with_columns(df, node.table)
 
-    return build(plan, scan, {Over: over_batch, Join: spark_join, Aggregate: aggregate_batch})
+    return build(plan, scan, {Over: over_batch, Join: spark_join, Aggregate: aggregate_batch,
+                              Rank: rank_batch})
 
 
 def over_batch(node: Over, df: DataFrame) -> DataFrame:
@@ -66,11 +68,36 @@ def over_batch(node: Over, df: DataFrame) -> DataFrame:
     return df.select("*", *aggs, emit.cast("long").alias(EMIT_TS))
 
 
+def rank_batch(node: Rank, df: DataFrame) -> DataFrame:
+    """The ranking function over the partition, ties in arrival order (as the stream ranks
+    them; dedup keep-last: the later row first), then kept to the ranks start..end."""
+    arrival = F.col(ROWNUM).desc() if node.dedup == "last" else F.col(ROWNUM).asc()
+    order = [] if node.dedup and node.time_kind == "proctime" else [
+        (F.col(quote(k.col)).desc_nulls_first() if k.nulls_first else
+         F.col(quote(k.col)).desc_nulls_last()) if k.desc else
+        (F.col(quote(k.col)).asc_nulls_first() if k.nulls_first else
+         F.col(quote(k.col)).asc_nulls_last()) for k in node.order_by]
+    w = Window.partitionBy(*[F.col(quote(p)) for p in node.partition_by])
+    func = {"ROW_NUMBER": F.row_number, "RANK": F.rank, "DENSE_RANK": F.dense_rank}[node.func]
+    # RANK / DENSE_RANK: arrival must not split peers, so only ROW_NUMBER orders by it.
+    rank = func().over(w.orderBy(*order, arrival) if node.func == "ROW_NUMBER" else
+                       w.orderBy(*order))
+    ranked = df.select("*", rank.alias(node.rank_field))
+    kept = ranked.where(F.col(node.rank_field).between(node.start, node.end))
+    if not node.rank_output:
+        kept = kept.withColumn(node.rank_field, F.lit(None).cast("long"))
+    return kept.select(*[F.col(quote(f.name)) for f in node.fields], ROWNUM,
+                       F.lit(0).cast("long").alias(EMIT_TS))
+
+
 def aggregate_batch(node: Aggregate, df: DataFrame) -> DataFrame:
     aggs = [agg_column(a).alias(a.name) for a in node.aggs]
-    out = df.groupBy(*[F.col(quote(g)) for g in node.group_by]).agg(*aggs)
+    # A group's row "arrives" with its last input row, as in stream mode (ties in a TopN).
+    out = df.groupBy(*[F.col(quote(g)) for g in node.group_by]).agg(
+        *aggs, F.max(ROWNUM).alias(ROWNUM))
     out = out.select(*[F.col(quote(f.name)) for f in node.fields],
-                     F.lit(0).cast("long").alias(ROWNUM), F.lit(0).cast("long").alias(EMIT_TS))
+                     F.coalesce(F.col(ROWNUM), F.lit(0)).cast("long").alias(ROWNUM),
+                     F.lit(0).cast("long").alias(EMIT_TS))
     return with_ttl_key(node, out)
 
 

@@ -1,7 +1,8 @@
 """Compile the final SELECT (and the views it reads) into a logical plan (``operators_lib.plan``).
 
 Supported: projections, WHERE, views and subqueries in FROM, regular joins (``sql/joins.py``),
-GROUP BY aggregation with HAVING (``sql/aggregate.py``) and OVER aggregates (``sql/over.py``).
+GROUP BY aggregation with HAVING (``sql/aggregate.py``), OVER aggregates (``sql/over.py``) and
+TopN / deduplication (``sql/topn.py``).
 Anything else raises SqlError naming the construct and its line. Column references are resolved
 once (``Scope``) to plan fields; expression types are resolved by Spark itself (an empty
 DataFrame of the input schema), so a type in the plan is exactly what both planners compute.
@@ -20,6 +21,13 @@ from operators_lib.sql.joins import JOIN_KINDS, plan_join, split_and
 from operators_lib.sql.over import plan_over
 from operators_lib.sql.script import Script, Statement
 from operators_lib.sql.subqueries import has_subquery, plan_subquery_predicate
+from operators_lib.sql.topn import (
+    fold_rank_filter,
+    has_ranking,
+    mark_rank_outputs,
+    plan_rank,
+    unbounded_rank,
+)
 
 _UNSUPPORTED_CLAUSES = {
     "order": "ORDER BY", "limit": "LIMIT", "distinct": "DISTINCT",
@@ -32,7 +40,14 @@ Items = list[tuple[str, exp.Expression]]  # (output name, resolved expression)
 
 def compile_query(script: Script, spark: SparkSession) -> Node:
     ctx = Ctx(script.catalog, spark, script.query_stmt)
-    return _select(ctx, script.query)
+    plan = _select(ctx, script.query)
+    if unbounded_rank(plan):
+        win = next((w for w in script.query.find_all(exp.Window)), script.query)
+        raise ctx.err("a ranking function (ROW_NUMBER, RANK, DENSE_RANK) needs a filter on its "
+                      "result in the enclosing query (e.g. SELECT * FROM (SELECT .., "
+                      "ROW_NUMBER() OVER (..) AS rownum FROM t) WHERE rownum <= 10), as in "
+                      "Flink's TopN", win)
+    return mark_rank_outputs(plan)
 
 
 def _clause_node(value) -> exp.Expression | None:
@@ -61,6 +76,7 @@ def _select(ctx: Ctx, node: exp.Expression) -> Node:
         for bad in cond.find_all(exp.Window, exp.AggFunc):
             raise ctx.err(f"{bad.key.upper()} in WHERE is not allowed", bad)
     child, scope, conjuncts = _from(ctx, from_.this, node.args.get("joins") or [], conjuncts)
+    child, conjuncts = fold_rank_filter(ctx, child, scope, conjuncts, where or node)
     if conjuncts:
         cond = scope.resolve(ctx, exp.and_(*conjuncts) if len(conjuncts) > 1 else conjuncts[0])
         child = Filter(child, ctx.sql(cond, child.fields), child.fields)
@@ -71,6 +87,12 @@ def _select(ctx: Ctx, node: exp.Expression) -> Node:
             raise ctx.err("subqueries in the SELECT list are not supported", item)
     items = _items(ctx, node.expressions, scope)
     group, having = node.args.get("group"), node.args.get("having")
+    if has_ranking(items):
+        if group or having:
+            raise ctx.err("a ranking function together with GROUP BY / HAVING is not "
+                          "supported; rank the grouped result in an enclosing query",
+                          group or having)
+        return plan_rank(ctx, child, items, scope, project)
     if any(e.find(exp.Window) for _, e in items):
         if group or having:
             raise ctx.err("OVER aggregates together with GROUP BY / HAVING are not supported",

@@ -15,9 +15,13 @@ State TTL (``table.exec.state.ttl``): a group idle longer than the TTL when it i
 starts afresh (its earlier result row stays emitted, as in Flink), and a ``TTL`` marker row with
 the group key is emitted for the parity report. Clock: the micro-batch's processing time.
 
-State per group (one value in its state page, rows.SlotState): the number of rows and one
-accumulator per aggregate: a non-NULL count (COUNT), sum and count (SUM, AVG), or value ->
-copies (MIN, MAX and DISTINCT aggregates, so that retractions are exact).
+Each output row carries the arrival (``tw__rownum``) of the last input row that changed it: a
+TopN downstream ranks ties by it, as Flink ranks an updated row after its equals.
+
+State per group (one value in its state page, rows.SlotState): the number of rows, the arrival
+of the current result row and one accumulator per aggregate: a non-NULL count (COUNT), sum and
+count (SUM, AVG), or value -> copies (MIN, MAX and DISTINCT aggregates, so that retractions are
+exact).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
-from operators_lib.plan import AggCall
+from operators_lib.plan import ROWNUM, AggCall
 from operators_lib.stream.rows import (
     TTL,
     ChangelogProcessor,
@@ -106,9 +110,9 @@ class GroupAggProcessor(ChangelogProcessor):
         if st is not None and now is not None and st[2] < now - spec.ttl_ms:
             st = None
             changes.emit([group + (None,) * len(spec.aggs)], [TTL])
-        st = st or [0, [_new_acc(c) for c in spec.aggs], now]
+        st = st or [0, [_new_acc(c) for c in spec.aggs], now, 0]
         st[2] = now
-        before = self._row(group, st)
+        before, old_rownum = self._row(group, st), st[3]
         adds = data.adds
         st[0] += 2 * sum(adds) - len(adds)
         for i, (call, kind) in enumerate(zip(spec.aggs, spec.arg_kinds)):
@@ -117,12 +121,16 @@ class GroupAggProcessor(ChangelogProcessor):
             values = [r[0] for r in data.rows([call.arg], [kind])]
             st[1][i] = self._apply(call, st[1][i], values, adds)
         after = self._row(group, st)
+        if after != before:
+            # A changed row arrives anew downstream (a TopN ranks ties by arrival).
+            rownums = data.values(ROWNUM)
+            st[3] = max(int(rownums[i]) for i in data.order)
         if before is None and after is not None:
-            changes.emit([after], [INSERT])
+            changes.emit([after], [INSERT], [st[3]])
         elif after is None and before is not None:
-            changes.emit([before], [DELETE])
+            changes.emit([before], [DELETE], [old_rownum])
         elif before != after:
-            changes.emit([before, after], [UPDATE_BEFORE, UPDATE_AFTER])
+            changes.emit([before, after], [UPDATE_BEFORE, UPDATE_AFTER], [old_rownum, st[3]])
         return st if st[0] > 0 else None
 
     def _apply(self, call: AggCall, acc, values: list, adds):

@@ -17,13 +17,16 @@ from pyspark.sql import types as T
 
 from operators_lib.plan import (
     EMIT_TS,
+    MARKERS,
     OP,
     ROWNUM,
     Aggregate,
     Join,
     Node,
     Over,
+    Rank,
     Scan,
+    find,
     quote,
     unique_key,
 )
@@ -33,6 +36,7 @@ from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
 from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, SideSpec
 from operators_lib.stream.over import TIME_MS, OverProcessor, OverSpec
 from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_kind
+from operators_lib.stream.topn import TopNProcessor, TopNSpec
 
 _WM = "tw__wm"
 _GLOBAL = "tw__global"
@@ -52,9 +56,15 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path]) -> 
                   .withWatermark(_WM, f"{wm.delay_ms} milliseconds").drop(_WM))
         return with_columns(df, table)
 
-    df = build(plan, scan, {Over: over_stream, Join: join_stream, Aggregate: aggregate_stream})
+    df = build(plan, scan, {Over: over_stream, Join: join_stream, Aggregate: aggregate_stream,
+                            Rank: rank_stream})
     if OP not in df.columns:  # append-only (stateless, inner joins): every row is an insert
         df = df.withColumn(OP, F.lit("+I"))
+    elif not find(plan, Over):
+        # Below the sink tw__rownum is a row's arrival (TopN ranks ties by it); the sink orders
+        # rows by it, and a changelog's rows must keep the order they were emitted in.
+        df = df.withColumn(ROWNUM, F.when(F.col(OP).isin(*MARKERS), F.col(ROWNUM))
+                           .otherwise(F.lit(0).cast("long")))
     if EMIT_TS not in df.columns:
         df = df.withColumn(EMIT_TS, F.lit(0).cast("long"))
     return df
@@ -223,3 +233,27 @@ def aggregate_stream(node: Aggregate, df: DataFrame) -> DataFrame:
     rename = {**dict(zip(keys, node.group_by)), **{o: a.name for o, a in zip(outputs, node.aggs)}}
     return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
                                               for c in result.columns]))
+
+
+def rank_stream(node: Rank, df: DataFrame) -> DataFrame:
+    fields = node.child.fields
+    cols = tuple(f"c{i}" for i in range(len(fields)))
+    alias = {f.name: c for f, c in zip(fields, cols)}
+    ops, rownum = _changelog_columns(df, None)
+    safe = df.select(*[F.col(quote(f.name)).alias(c) for f, c in zip(fields, cols)],
+                     *ops, *rownum)
+    safe, key_cols = bucketed(safe, [alias[p] for p in node.partition_by])
+    # Deduplication by processing time: the order is arrival (batch has no processing time).
+    order = () if node.dedup and node.time_kind == "proctime" else tuple(
+        replace(k, col=alias[k.col]) for k in node.order_by)
+    spec = TopNSpec(cols, tuple(value_kind(f.type) for f in fields), order, node.func,
+                    node.start, node.end, node.rank_output, OP in df.columns,
+                    latest_first=node.dedup == "last")
+    out = T.StructType(
+        [T.StructField(c, f.type.spark()) for c, f in zip(cols, fields)]
+        + [T.StructField("rank", T.LongType()), T.StructField(OP, T.StringType()),
+           T.StructField(EMIT_TS, T.LongType()), T.StructField(ROWNUM, T.LongType())])
+    result = safe.groupBy(BUCKET).transformWithStateInPandas(
+        TopNProcessor(spec, key_cols, "rank"), out, "Append", "None")
+    return result.select(*[F.col(c).alias(f.name) for c, f in zip(cols, fields)],
+                         F.col("rank").alias(node.rank_field), OP, EMIT_TS, ROWNUM)

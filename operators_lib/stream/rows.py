@@ -130,19 +130,23 @@ class Changes:
     def __init__(self):
         self.rows: list[tuple] = []
         self.ops: list[str] = []
+        self.rownums: list[int] = []
 
-    def emit(self, rows: list[tuple], ops: list[str]) -> None:
+    def emit(self, rows: list[tuple], ops: list[str], rownums: list[int] | None = None) -> None:
+        """``rownums``: each row's arrival order, for a TopN downstream (default 0)."""
         self.rows += rows
         self.ops += ops
+        self.rownums += rownums or [0] * len(rows)
 
 
-def output(rows: list[tuple], ops: list[str], cols: list[str]) -> pd.DataFrame:
+def output(changes: Changes, cols: list[str]) -> pd.DataFrame:
     # One object block: pandas builds it far faster than one array per column.
-    block = np.empty((len(rows), len(cols) + 3), dtype=object)
-    for i, (row, op) in enumerate(zip(rows, ops)):
+    block = np.empty((len(changes.rows), len(cols) + 3), dtype=object)
+    for i, (row, op, rownum) in enumerate(zip(changes.rows, changes.ops, changes.rownums)):
         block[i, :len(cols)] = row
         block[i, len(cols)] = op
-    block[:, len(cols) + 1:] = 0
+        block[i, len(cols) + 2] = rownum
+    block[:, len(cols) + 1] = 0
     return pd.DataFrame(block, columns=[*cols, OP, EMIT_TS, ROWNUM])
 
 
@@ -227,7 +231,7 @@ class ChangelogProcessor(StatefulProcessor):
                     page[k] = value
             self.state.put(slot, page)
         if changes.rows:
-            yield output(changes.rows, changes.ops, self.cols)
+            yield output(changes, self.cols)
 
     def process(self, key: tuple, data: KeyRows, stored, changes: Changes):
         raise NotImplementedError

@@ -1,0 +1,189 @@
+"""TopN (``Rank``) as a transformWithState processor over buckets of partitions.
+
+Implements ``ROW_NUMBER() | RANK() | DENSE_RANK() OVER (PARTITION BY p ORDER BY k..)`` kept to
+the ranks ``start..end``, record by record as Flink's TopN operators do (AppendOnlyTopNFunction,
+RetractableTopNFunction), so that one input row per micro-batch gives Flink's changelog exactly:
+
+- Order: the ORDER BY keys (ASC NULLS FIRST / DESC NULLS LAST unless written), then arrival
+  (``tw__rownum``; an updated aggregate row arrives anew, as in Flink). Dedup keep-last (ORDER BY
+  a time attribute DESC, rank 1) lets the later of two equal times win.
+- After each input row the visible ranks are compared before and after:
+  * ROW_NUMBER with the rank number read above, or a range not starting at 1, or rank 1 only:
+    per changed position ascending, ``-U`` old + ``+U`` new, ``+I`` for a position that was
+    empty, ``-D`` for one that empties (rows without the number still come as -U/+U pairs);
+  * ROW_NUMBER ``rownum <= N`` (N > 1) without the number: ``-D`` for the rows that left, then
+    ``+I`` for the rows that entered;
+  * RANK, DENSE_RANK (Flink 2.3 streaming rejects them; twinflow runs them): ``-D`` for rows
+    (with their rank) that left or changed rank, then ``+I`` for the new ones.
+- Retractions (-U/-D from an aggregate or join) remove the matching row first (per key, within a
+  micro-batch), then additions are applied in arrival order.
+- Rows without the rank number carry NULL in the rank column.
+
+State per partition (one value in its slot page, rows.SlotState): the ordered rows. An
+append-only input keeps only the rows that can still rank (ROW_NUMBER: ``end`` rows; RANK /
+DENSE_RANK: ranks <= ``end``); a retracting input keeps every row (a retraction may pull a
+lower row back up), as Flink does.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import Counter
+from dataclasses import dataclass
+
+from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
+from operators_lib.plan import ROWNUM, SortKey
+from operators_lib.stream.rows import ChangelogProcessor, Changes, KeyRows
+
+
+@dataclass(frozen=True)
+class TopNSpec:
+    cols: tuple[str, ...]  # input columns (the output: these, then the rank)
+    kinds: tuple[str, ...]  # rows.value_kind per input column
+    order: tuple[SortKey, ...]  # ``col`` = a name in ``cols``
+    func: str
+    start: int
+    end: int
+    rank_output: bool
+    retracting: bool  # the input has retractions: keep every row
+    latest_first: bool = False  # dedup keep-last: of equal times, the later row wins
+
+
+class _Desc:
+    """A value ordered in reverse (DESC on a non-numeric column)."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __lt__(self, other: _Desc) -> bool:
+        return other.v < self.v
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Desc) and self.v == other.v
+
+    def __reduce__(self):
+        return (_Desc, (self.v,))
+
+
+def _sort_value(v, key: SortKey, numeric: bool) -> tuple:
+    if v is None:
+        return (0 if key.nulls_first else 2, 0)
+    if key.desc:
+        return (1, -v if numeric else _Desc(v))
+    return (1, v)
+
+
+class TopNProcessor(ChangelogProcessor):
+    name = "topn"
+
+    def __init__(self, spec: TopNSpec, key_cols: list[str], rank_col: str):
+        super().__init__(key_cols, None)
+        self.spec = spec
+        self.cols = [*spec.cols, rank_col]
+        index = {c: i for i, c in enumerate(spec.cols)}
+        self.order = [(index[k.col], k, spec.kinds[index[k.col]] in ("int", "float"))
+                      for k in spec.order]
+        self.sign = -1 if spec.latest_first else 1
+        self.positional = spec.func == "ROW_NUMBER" and (
+            spec.rank_output or spec.start > 1 or spec.end == 1)
+
+    def _key(self, row: tuple, rownum: int) -> tuple:
+        return (tuple(_sort_value(row[i], k, num) for i, k, num in self.order),
+                self.sign * rownum)
+
+    def process(self, key: tuple, data: KeyRows, stored, changes: Changes):
+        spec = self.spec
+        entries: list[tuple] = stored or []  # (sort key, row), in rank order
+        rows = data.rows(spec.cols, spec.kinds)
+        rownums = data.values(ROWNUM)
+        for row, add, i in zip(rows, data.adds, data.order):
+            if add:
+                k = self._key(row, int(rownums[i]))
+                at = bisect_right(entries, k, key=lambda e: e[0])
+                if not spec.retracting and spec.func == "ROW_NUMBER" and at >= spec.end:
+                    continue  # below the last rank kept: it can never rank
+                before = self._visible(entries)
+                entries.insert(at, (k, row))
+            else:
+                before = self._visible(entries)
+                if not self._remove(entries, row, int(rownums[i])):
+                    continue
+            after = self._visible(entries)
+            self._emit(before, after, changes)
+            if not spec.retracting:
+                del entries[self._kept(entries):]
+        return entries or None
+
+    def _remove(self, entries: list[tuple], row: tuple, rownum: int) -> bool:
+        """Remove ``row`` (preferring the copy that arrived as ``rownum``)."""
+        k = self._key(row, rownum)
+        at = bisect_right(entries, k, key=lambda e: e[0]) - 1
+        if 0 <= at < len(entries) and entries[at] == (k, row):
+            del entries[at]
+            return True
+        for j in range(len(entries) - 1, -1, -1):
+            if entries[j][1] == row:
+                del entries[j]
+                return True
+        return False  # never stored (an append-only TopN dropped it, or its state expired)
+
+    def _ranks(self, entries: list[tuple], limit: int) -> list[int]:
+        """Rank of each leading entry while the rank is <= ``limit``."""
+        func, out, prev, rank = self.spec.func, [], None, 0
+        for n, (k, _) in enumerate(entries):
+            if func == "ROW_NUMBER":
+                rank = n + 1
+            elif k[0] != prev:
+                rank = n + 1 if func == "RANK" else rank + 1
+            prev = k[0]
+            if rank > limit:
+                break
+            out.append(rank)
+        return out
+
+    def _kept(self, entries: list[tuple]) -> int:
+        if self.spec.func == "ROW_NUMBER":
+            return self.spec.end
+        return len(self._ranks(entries, self.spec.end))
+
+    def _visible(self, entries: list[tuple]) -> list[tuple]:
+        """(rank, output row, its arrival) of the ranks start..end."""
+        spec = self.spec
+        ranks = self._ranks(entries, spec.end)
+        return [((*row, r if spec.rank_output else None), r, self.sign * k[1])
+                for r, (k, row) in zip(ranks, entries) if r >= spec.start]
+
+    def _emit(self, before: list[tuple], after: list[tuple], changes: Changes) -> None:
+        if self.positional:
+            old = {r: (row, n) for row, r, n in before}
+            new = {r: (row, n) for row, r, n in after}
+            for r in sorted(set(old) | set(new)):
+                a, b = old.get(r), new.get(r)
+                if a == b:
+                    continue
+                if a is not None and b is not None:
+                    changes.emit([a[0], b[0]], [UPDATE_BEFORE, UPDATE_AFTER], [a[1], b[1]])
+                elif b is not None:
+                    changes.emit([b[0]], [INSERT], [b[1]])
+                else:
+                    changes.emit([a[0]], [DELETE], [a[1]])
+            return
+        old = [(row, n) for row, _, n in before]
+        new = [(row, n) for row, _, n in after]
+        left = _taken(old, Counter(old) - Counter(new))
+        entered = _taken(new, Counter(new) - Counter(old))
+        changes.emit([r for r, _ in left + entered],
+                     [DELETE] * len(left) + [INSERT] * len(entered),
+                     [n for _, n in left + entered])
+
+
+def _taken(rows: list[tuple], wanted: Counter) -> list[tuple]:
+    """The rows counted in ``wanted``, in the order of ``rows``."""
+    out = []
+    for r in rows:
+        if wanted[r] > 0:
+            wanted[r] -= 1
+            out.append(r)
+    return out

@@ -1,0 +1,4 @@
+CREATE TABLE names (
+  s STRING,
+  n INT
+);
