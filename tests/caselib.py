@@ -97,6 +97,20 @@ def assert_final(case: Case, out: Path, ours: str, flink: str) -> None:
     assert as_multiset(a) == as_multiset(b), f"{case.id}: {ours} differs from Flink's {flink}"
 
 
+def assert_resumes(case: Case, spark, out: Path, rows_per_batch: int, stop_after: int) -> None:
+    """A stream stopped after ``stop_after`` micro-batches and resumed from its checkpoint
+    completes, with parity and Flink's final result."""
+    first = case.run(spark, out, "stream", rows_per_batch=rows_per_batch, stop_after=stop_after)
+    assert first.exit_code == 0
+    assert not first.report["stream"]["complete"]
+    second = case.run(spark, out, "both", rows_per_batch=rows_per_batch)
+    assert second.exit_code == 0, second.message
+    assert second.report["stream"]["complete"]
+    assert second.report["parity"]["verdict"] == "equal"
+    assert second.report["stream"]["changelog_problems"] == []
+    assert_final(case, out, "stream.csv", "stream_final.csv")
+
+
 def as_multiset(rows: list[tuple]) -> list[tuple]:
     return sorted(rows, key=lambda r: tuple((v is None, str(v)) for v in r))
 

@@ -18,7 +18,7 @@ import pytest
 from operators_lib.changelog import ADDS
 from operators_lib.plan import OP
 from operators_lib.stream.runner import read_changelog
-from tests.caselib import all_cases, assert_final, typed_pair
+from tests.caselib import all_cases, assert_final, assert_resumes, typed_pair
 
 CASES = all_cases("join") + all_cases("group") + all_cases("semi_anti")
 RESTART = ["join/join_retracting_view", "join/full_outer", "group/agg_over_agg",
@@ -59,13 +59,5 @@ def test_finals_equal_flink_and_changelog_is_well_formed(spark, tmp_path, case):
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in RESTART], ids=lambda c: c.id)
 def test_restart_from_checkpoint(spark, tmp_path, case):
-    first = case.run(spark, tmp_path, "stream", rows_per_batch=1, stop_after=2)
-    assert first.exit_code == 0
-    assert not first.report["stream"]["complete"]
-    second = case.run(spark, tmp_path, "both", rows_per_batch=1)
-    assert second.exit_code == 0, second.message
-    assert second.report["stream"]["complete"]
-    assert second.report["parity"]["verdict"] == "equal"
-    assert second.report["stream"]["changelog_problems"] == []
-    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
+    assert_resumes(case, spark, tmp_path, rows_per_batch=1, stop_after=2)
     assert read_changelog(tmp_path / "_state" / "changelog") is not None

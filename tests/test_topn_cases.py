@@ -13,7 +13,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.caselib import all_cases, as_multiset, assert_final, read_csv, typed_pair
+from tests.caselib import (
+    all_cases,
+    as_multiset,
+    assert_final,
+    assert_resumes,
+    read_csv,
+    typed_pair,
+)
 
 CASES = all_cases("topn")
 RESTART = ["topn/grouped_rownum", "topn/leaderboard_sum", "topn/nested_seed"]
@@ -51,12 +58,4 @@ def test_nested_topn_equals_single_level():
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in RESTART], ids=lambda c: c.id)
 def test_topn_restart_from_checkpoint(spark, tmp_path, case):
-    first = case.run(spark, tmp_path, "stream", rows_per_batch=2, stop_after=3)
-    assert first.exit_code == 0
-    assert not first.report["stream"]["complete"]
-    second = case.run(spark, tmp_path, "both", rows_per_batch=2)
-    assert second.exit_code == 0, second.message
-    assert second.report["stream"]["complete"]
-    assert second.report["parity"]["verdict"] == "equal"
-    assert second.report["stream"]["changelog_problems"] == []
-    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
+    assert_resumes(case, spark, tmp_path, rows_per_batch=2, stop_after=3)

@@ -73,10 +73,8 @@ def rank_batch(node: Rank, df: DataFrame) -> DataFrame:
     them; dedup keep-last: the later row first), then kept to the ranks start..end."""
     arrival = F.col(ROWNUM).desc() if node.dedup == "last" else F.col(ROWNUM).asc()
     order = [] if node.dedup and node.time_kind == "proctime" else [
-        (F.col(quote(k.col)).desc_nulls_first() if k.nulls_first else
-         F.col(quote(k.col)).desc_nulls_last()) if k.desc else
-        (F.col(quote(k.col)).asc_nulls_first() if k.nulls_first else
-         F.col(quote(k.col)).asc_nulls_last()) for k in node.order_by]
+        getattr(F.col(quote(k.col)), ("desc" if k.desc else "asc") + "_nulls_"
+                + ("first" if k.nulls_first else "last"))() for k in node.order_by]
     w = Window.partitionBy(*[F.col(quote(p)) for p in node.partition_by])
     func = {"ROW_NUMBER": F.row_number, "RANK": F.rank, "DENSE_RANK": F.dense_rank}[node.func]
     # RANK / DENSE_RANK: arrival must not split peers, so only ROW_NUMBER orders by it.

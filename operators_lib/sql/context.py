@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from operators_lib.catalog import Catalog
 from operators_lib.errors import SqlError
-from operators_lib.plan import Field
+from operators_lib.plan import Field, Node, Project, quote
 from operators_lib.sql.dialect import line_of, to_spark_sql
 from operators_lib.sql.script import Statement
 from operators_lib.types import FlinkType
@@ -78,6 +78,33 @@ class Ctx:
             except ValueError as e:
                 raise self.err(str(e), node) from None
         return types
+
+
+class PreProjection:
+    """Every column of ``child`` plus computed ones (partition keys, sort keys, aggregate
+    arguments) as hidden columns, so that a stateful operator reads only plain columns."""
+
+    def __init__(self, ctx: Ctx, child: Node):
+        self.ctx, self.child = ctx, child
+        self.exprs = [(f.name, quote(f.name)) for f in child.fields]
+        self.fields = list(child.fields)
+
+    def add(self, node: exp.Expression, prefix: str) -> Field:
+        """A new hidden column computing ``node``."""
+        name, text = self.ctx.hidden(prefix), self.ctx.sql(node, self.child.fields)
+        field = Field(name, self.ctx.types(self.child.fields, [text], node)[0])
+        self.exprs.append((name, text))
+        self.fields.append(field)
+        return field
+
+    def column(self, node: exp.Expression, prefix: str) -> str:
+        """``node``'s column: the child's own when it is a plain column reference."""
+        if isinstance(node, exp.Column) and any(f.name == node.name for f in self.child.fields):
+            return node.name
+        return self.add(node, prefix).name
+
+    def node(self) -> Project:
+        return Project(self.child, tuple(self.exprs), tuple(self.fields))
 
 
 def is_hidden(name: str) -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from operators_lib.plan import AggCall, Field, Frame, Node, Over, Project, quote, scans
-from operators_lib.sql.context import Ctx, Scope, sql
+from operators_lib.plan import AggCall, Field, Frame, Node, Over, scans
+from operators_lib.sql.context import Ctx, PreProjection, Scope, sql
 from operators_lib.sql.ddl import interval_ms
 from operators_lib.types import FlinkType
 
@@ -114,40 +114,26 @@ def plan_over(ctx: Ctx, child: Node, items, windows, scope: Scope, project) -> N
                       f"WATERMARK, or PROCTIME()); {ordered.sql()} is not one", ordered)
 
     # Pre-projection: every input column, plus partition keys and aggregate arguments.
-    pre = [(f.name, quote(f.name)) for f in child.fields]
-    pre_fields = list(child.fields)
-    partition = []
-    for p in win.args.get("partition_by") or []:
-        if isinstance(p, exp.Column):
-            partition.append(p.name)
-            continue
-        name = ctx.hidden("p")
-        text = ctx.sql(p, child.fields)
-        pre.append((name, text))
-        pre_fields.append(Field(name, ctx.types(child.fields, [text], p)[0]))
-        partition.append(name)
+    pre = PreProjection(ctx, child)
+    partition = [pre.column(p, "p") for p in win.args.get("partition_by") or []]
     aggs, outputs = [], []
     for w, func in calls:
         name = agg_name(func)
-        arg_node = func.this if not isinstance(func.this, exp.Star) else None
         arg, arg_type = None, None
-        if arg_node is not None:
-            text = ctx.sql(arg_node, child.fields)
-            arg_type = ctx.types(child.fields, [text], arg_node)[0]
-            arg = ctx.hidden("a")
-            pre.append((arg, text))
-            pre_fields.append(Field(arg, arg_type))
+        if not isinstance(func.this, exp.Star):
+            arg_field = pre.add(func.this, "a")
+            arg, arg_type = arg_field.name, arg_field.type
         elif name != "COUNT":
             raise ctx.err(f"{name}(*) is not valid", w)
         out = ctx.hidden("o")
         outputs.append(out)
         aggs.append(AggCall(name, arg, arg_type, out, agg_type(ctx, name, arg_type, w)))
-    pre_node = Project(child, tuple(pre), tuple(pre_fields))
+    pre_node = pre.node()
     found = scans(child)
     if len(found) != 1:
         raise ctx.err("OVER over more than one input table is not supported", win)
     over = Over(pre_node, tuple(partition), tfield.name, tfield.time_attr, frame, tuple(aggs),
-                found[0].table, tuple(pre_fields) + tuple(Field(a.name, a.type) for a in aggs))
+                found[0].table, tuple(pre.fields) + tuple(Field(a.name, a.type) for a in aggs))
 
     # Final projection: each OVER call replaced by its output column.
     replaced = []

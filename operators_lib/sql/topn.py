@@ -30,7 +30,7 @@ from operators_lib.plan import (
     quote,
     scans,
 )
-from operators_lib.sql.context import Ctx, Scope
+from operators_lib.sql.context import Ctx, PreProjection, Scope
 from operators_lib.types import FlinkType
 
 RANKING = {"ROW_NUMBER", "RANK", "DENSE_RANK"}
@@ -65,33 +65,21 @@ def plan_rank(ctx: Ctx, child: Node, items, scope: Scope, project) -> Node:
     if not order or not order.expressions:
         raise ctx.err(f"{func}() OVER needs an ORDER BY", win)
     by_name = {f.name: f for f in child.fields}
-    pre = [(f.name, quote(f.name)) for f in child.fields]
-    pre_fields = list(child.fields)
-
-    def column(node: exp.Expression, prefix: str) -> str:
-        if isinstance(node, exp.Column) and node.name in by_name:
-            return node.name
-        name = ctx.hidden(prefix)
-        text = ctx.sql(node, child.fields)
-        pre.append((name, text))
-        pre_fields.append(Field(name, ctx.types(child.fields, [text], node)[0]))
-        return name
-
-    partition = tuple(column(p, "p") for p in win.args.get("partition_by") or [])
+    pre = PreProjection(ctx, child)
+    partition = tuple(pre.column(p, "p") for p in win.args.get("partition_by") or [])
     keys = []
     for o in order.expressions:
         desc = bool(o.args.get("desc"))
         nulls_first = o.args.get("nulls_first")
-        keys.append(SortKey(column(o.this, "s"), desc,
+        keys.append(SortKey(pre.column(o.this, "s"), desc,
                             (not desc) if nulls_first is None else bool(nulls_first)))
     time_kind = None
     if func == "ROW_NUMBER" and len(keys) == 1 and keys[0].col in by_name:
         time_kind = by_name[keys[0].col].time_attr
     rank_field = ctx.hidden("rank")
     found = scans(child)
-    rank = Rank(Project(child, tuple(pre), tuple(pre_fields)), func, partition, tuple(keys), 1,
-                None, rank_field, True,
-                tuple(pre_fields) + (Field(rank_field, FlinkType("BIGINT")),),
+    rank = Rank(pre.node(), func, partition, tuple(keys), 1, None, rank_field, True,
+                tuple(pre.fields) + (Field(rank_field, FlinkType("BIGINT")),),
                 time_kind=time_kind, source=found[0].table if len(found) == 1 else None)
     replaced = [(n, exp.column(rank_field, quoted=True) if e is win else e) for n, e in items]
     return project(ctx, rank, replaced)

@@ -21,12 +21,13 @@ from operators_lib.plan import (
     OP,
     ROWNUM,
     Aggregate,
+    Filter,
     Join,
     Node,
     Over,
+    Project,
     Rank,
     Scan,
-    find,
     quote,
     unique_key,
 )
@@ -60,7 +61,7 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path]) -> 
                             Rank: rank_stream})
     if OP not in df.columns:  # append-only (stateless, inner joins): every row is an insert
         df = df.withColumn(OP, F.lit("+I"))
-    elif not find(plan, Over):
+    elif isinstance(_last_stateful(plan), (Join, Aggregate, Rank)):
         # Below the sink tw__rownum is a row's arrival (TopN ranks ties by it); the sink orders
         # rows by it, and a changelog's rows must keep the order they were emitted in.
         df = df.withColumn(ROWNUM, F.when(F.col(OP).isin(*MARKERS), F.col(ROWNUM))
@@ -68,6 +69,12 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path]) -> 
     if EMIT_TS not in df.columns:
         df = df.withColumn(EMIT_TS, F.lit(0).cast("long"))
     return df
+
+
+def _last_stateful(plan: Node) -> Node:
+    while isinstance(plan, (Filter, Project)):
+        plan = plan.child
+    return plan
 
 
 def over_stream(node: Over, df: DataFrame) -> DataFrame:

@@ -142,11 +142,11 @@ class Changes:
 def output(changes: Changes, cols: list[str]) -> pd.DataFrame:
     # One object block: pandas builds it far faster than one array per column.
     block = np.empty((len(changes.rows), len(cols) + 3), dtype=object)
-    for i, (row, op, rownum) in enumerate(zip(changes.rows, changes.ops, changes.rownums)):
+    for i, row in enumerate(changes.rows):
         block[i, :len(cols)] = row
-        block[i, len(cols)] = op
-        block[i, len(cols) + 2] = rownum
+    block[:, len(cols)] = changes.ops
     block[:, len(cols) + 1] = 0
+    block[:, len(cols) + 2] = changes.rownums
     return pd.DataFrame(block, columns=[*cols, OP, EMIT_TS, ROWNUM])
 
 
