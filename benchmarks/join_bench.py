@@ -309,15 +309,21 @@ def bench_flink(paths: dict[str, Path]) -> dict:
     return out
 
 
-def summary(result: dict) -> str:
-    tw, fl = result["twinflow"], result.get("flink", {})
+def mode_table(names, tw: dict, fl: dict) -> list[str]:
+    """A markdown table: per query, rows/s of each twinflow mode and of Flink."""
     lines = ["| query | batch | stream, 1 micro-batch | stream, 10 micro-batches | Flink |",
              "|---|---|---|---|---|"]
-    for name in QUERIES:
+    for name in names:
         cells = [cell(tw[name].get(m, {})) for m in ("batch", "stream_1_batch",
                                                      "stream_10_batches")]
         cells.append(cell(fl.get(name, {})))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def summary(result: dict) -> str:
+    tw, fl = result["twinflow"], result.get("flink", {})
+    lines = mode_table(QUERIES, tw, fl)
     if "layouts" in tw:
         lines += ["", "| right side (layouts L/R) | stream, 1 micro-batch | state |",
                   "|---|---|---|"]
@@ -331,33 +337,48 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=500_000)
     ap.add_argument("--keys", type=int, default=100_000)
-    ap.add_argument("--skip-flink", action="store_true")
     ap.add_argument("--skip-layouts", action="store_true")
-    ap.add_argument("--queries", default=",".join(QUERIES), help="comma-separated subset")
-    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated subset")
-    ap.add_argument("--out", type=Path, help="results file (default: results/join_<date>.json)")
-    args = ap.parse_args()
-    for name in set(QUERIES) - set(args.queries.split(",")):
-        del QUERIES[name]
-    MODES[:] = [m for m in MODES if m in args.modes.split(",")]
+    args = parse(ap, QUERIES, MODES, "join")
     start = time.perf_counter()
     paths = generate(args.rows, args.keys)
-    result = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, "
-              f"{os.cpu_count()} cores, {platform.python_version()}",
-              "rows": args.rows, "keys": args.keys,
-              "input_rows": {n: csv_rows(p) for n, p in paths.items()},
-              "command": " ".join(["benchmarks/join_bench.py", *sys.argv[1:]]),
-              "twinflow": bench_twinflow(paths, args.skip_layouts)}
+    result = header("join_bench", rows=args.rows, keys=args.keys,
+                    input_rows={n: csv_rows(p) for n, p in paths.items()})
+    result["twinflow"] = bench_twinflow(paths, args.skip_layouts)
     if not args.skip_flink:
         result["flink"] = bench_flink(paths)
+    finish(result, start, args.out, summary(result))
+
+
+def parse(ap: argparse.ArgumentParser, queries: dict, modes: list, bench: str):
+    """Parse with the options every benchmark has; keep only the chosen queries and modes."""
+    ap.add_argument("--skip-flink", action="store_true")
+    ap.add_argument("--queries", default=",".join(queries), help="comma-separated subset")
+    ap.add_argument("--modes", default=",".join(modes), help="comma-separated subset")
+    ap.add_argument("--out", type=Path, help=f"results file (default: results/{bench}_<date>.json)")
+    args = ap.parse_args()
+    for name in set(queries) - set(args.queries.split(",")):
+        del queries[name]
+    modes[:] = [m for m in modes if m in args.modes.split(",")]
+    return args
+
+
+def header(bench: str, **facts) -> dict:
+    """What every results file starts with: date, machine, the command, the run's facts."""
+    return {"date": date.today().isoformat(), "machine": f"{platform.machine()}, "
+            f"{os.cpu_count()} cores, {platform.python_version()}", **facts,
+            "command": " ".join([f"benchmarks/{bench}.py", *sys.argv[1:]])}
+
+
+def finish(result: dict, start: float, out: Path | None, table: str) -> None:
+    """Write results/<bench>_<date>.json (or ``out``) and print the results and the table."""
     result["wall_s"] = round(time.perf_counter() - start, 1)
     (HERE / "results").mkdir(exist_ok=True)
-    path = args.out or HERE / "results" / f"join_{result['date']}.json"
+    bench = Path(result["command"].split()[0]).stem.removesuffix("_bench")
+    path = out or HERE / "results" / f"{bench}_{result['date']}.json"
     path.write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
-    print(summary(result))
+    print(table)
     print(f"written {path} ({result['wall_s']} s in all)")
-
 
 if __name__ == "__main__":
     main()

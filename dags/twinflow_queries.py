@@ -17,16 +17,13 @@ The DAG only wires tasks; the work is in ``jobs/`` and ``operators_lib/``.
 from __future__ import annotations
 
 import json
-import sys
-from datetime import datetime, timedelta
 from pathlib import Path
 
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, task
 
+from jobs.dag_parts import spark_step, twinflow_dag
 from operators_lib.paths import home, queries_dir
 
-JOB = str(Path(__file__).resolve().parents[1] / "jobs" / "twinflow_job.py")
 RUN_KEY = "{{ ts_nodash }}"
 
 
@@ -34,28 +31,9 @@ def build_dag(config_path: Path) -> DAG:
     cfg = json.loads(config_path.read_text())
     name = cfg["name"]
     run_dir = f"{home() / 'runs' / name}/{RUN_KEY}"
-    env = {"PYSPARK_PYTHON": sys.executable, "TWINFLOW_HOME": str(home())}
-    spark_args = {"conn_id": cfg.get("spark_conn_id", "spark_default"), "application": JOB,
-                  "env_vars": env, "name": f"twinflow-{name}",
-                  "conf": {"spark.sql.session.timeZone": "UTC"}}
-    with DAG(
-        dag_id=f"twinflow_{name}",
-        schedule=cfg.get("schedule"),
-        start_date=datetime(2024, 1, 1),
-        catchup=False,
-        max_active_runs=1,  # runs share one checkpoint: never two at once
-        default_args={"retries": cfg.get("retries", 1), "retry_delay": timedelta(minutes=1)},
-        doc_md=__doc__,
-        tags=["twinflow"],
-    ) as dag:
-        stream = SparkSubmitOperator(
-            task_id="stream_increment",
-            application_args=["stream-increment", "--config", str(config_path), "--run-dir",
-                              run_dir], **spark_args)
-        batch = SparkSubmitOperator(
-            task_id="batch_parity",
-            application_args=["batch-parity", "--config", str(config_path), "--run-dir",
-                              run_dir], **spark_args)
+    with twinflow_dag(f"twinflow_{name}", cfg.get("schedule"), cfg, __doc__, ["twinflow"]) as dag:
+        stream = spark_step("stream_increment", "stream-increment", config_path, run_dir, cfg)
+        batch = spark_step("batch_parity", "batch-parity", config_path, run_dir, cfg)
 
         @task(retries=0)
         def validate(run: str) -> dict:

@@ -1,7 +1,7 @@
 """The ``twinflow`` command line.
 
     twinflow run --sql FILE [--sql FILE ...] --data TABLE=PATH [--data ...] \
-                 --mode {batch,stream,both} --out DIR [--rows-per-batch N]
+                 --mode {batch,stream,both} --out DIR [--rows-per-batch N] [--topn-split S]
 
 Exit codes: 0 success (in ``both`` mode: finals equal, or every difference explained by late
 rows); 1 parity failed (the diff is printed); 2 bad input or unsupported SQL; 3 internal error.
@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--stop-after-batches", type=int, default=None,
                      help="stream: stop after K micro-batches; the same command again resumes "
                           "from the checkpoint")
+    run.add_argument("--topn-split", type=int, default=1, metavar="S",
+                     help="split every TopN's partitions in S sub-partitions (a two-level "
+                          "TopN with the same result) to spread a hot partition; default 1")
     run.add_argument("--master", default=None, help="Spark master (default local[2])")
     demo = sub.add_parser("demo", help="the seed queries in both modes, a GX gate and a DAG run")
     demo.add_argument("--out", type=Path, default=Path("runs") / "demo")
@@ -59,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 
     data = dict(args.data)
     cfg = RunConfig(args.sql, data, args.mode, args.out, args.rows_per_batch,
-                    args.stop_after_batches)
+                    args.stop_after_batches, args.topn_split)
     try:
         spark = get_spark(args.master)
         result = run(cfg, spark)

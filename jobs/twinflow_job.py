@@ -2,6 +2,10 @@
 
     spark-submit jobs/twinflow_job.py stream-increment --config Q.json --run-dir DIR
     spark-submit jobs/twinflow_job.py batch-parity     --config Q.json --run-dir DIR
+    spark-submit jobs/twinflow_job.py measure-skew     --config Q.json --run-dir DIR
+
+measure-skew writes DIR/skew.json: the TopN's partition skew over the recent input
+(operators_lib/hotspot.py), which the hotspot DAG turns into a split factor.
 
 Exit codes as for ``twinflow run``: 1 parity failed, 2 bad input / unsupported SQL.
 """
@@ -11,9 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 from operators_lib.errors import TwinflowError
+from operators_lib.hotspot import measure_skew
 from operators_lib.incremental import QueryConfig, batch_parity, stream_increment
 from operators_lib.paths import state_dir
 
@@ -21,7 +27,7 @@ from operators_lib.paths import state_dir
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="twinflow_job", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["stream-increment", "batch-parity"])
+    ap.add_argument("step", choices=["stream-increment", "batch-parity", "measure-skew"])
     ap.add_argument("--config", type=Path, required=True)
     ap.add_argument("--run-dir", type=Path, required=True)
     args = ap.parse_args(argv)
@@ -30,8 +36,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = QueryConfig.load(args.config)
         spark = get_spark(app=f"twinflow-{cfg.name}-{args.step}")
-        step = stream_increment if args.step == "stream-increment" else batch_parity
-        report = step(cfg, spark, state_dir(cfg.name), args.run_dir)
+        state = state_dir(cfg.name)
+        if args.step == "measure-skew":
+            report = asdict(measure_skew(cfg, spark, state))
+            args.run_dir.mkdir(parents=True, exist_ok=True)
+            (args.run_dir / "skew.json").write_text(json.dumps(report, indent=2))
+        else:
+            step = stream_increment if args.step == "stream-increment" else batch_parity
+            report = step(cfg, spark, state, args.run_dir)
     except TwinflowError as e:
         print(f"twinflow_job: error: {e}", file=sys.stderr)
         return e.exit_code

@@ -7,6 +7,15 @@ A query's state directory holds everything that must survive between runs::
     <state>/source/<table>/ what the streaming query's file source has been offered
     <state>/checkpoint/     Spark's checkpoint (offsets, commits, RocksDB state)
     <state>/changelog/      the changelog, one file per micro-batch id
+    <state>/retired/        the previous checkpoint, changelog and source after a rebuild
+
+The checkpoint is bound to the TopN split factor it was written with (``manifest.json``
+records it): the split changes the TopN's operator keys. When the query's config asks for
+another factor (the hotspot DAG changed it), ``stream_increment`` retires the checkpoint and its
+changelog (one generation is kept under ``retired/``, for a manual rollback) and rebuilds the
+state by replaying every staged input file into a new checkpoint before the new files: the
+materialized result is then exactly that of an uninterrupted run with the new factor, and
+``batch_parity`` checks it as after any run. Cost: one replay of the retained input.
 
 Each ``stream_increment`` stages only input files that arrived since the last run, and runs the
 streaming query with ``availableNow`` from the checkpoint: results whose event time the
@@ -20,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,9 +43,9 @@ from operators_lib.changelog import materialize
 from operators_lib.errors import InputError, ParityError
 from operators_lib.output import write_csv
 from operators_lib.parity import compare
-from operators_lib.plan import MARKERS, OP, ROWNUM, Node, Over, find, scans
+from operators_lib.pipeline import late_source, plan_query
+from operators_lib.plan import MARKERS, OP, ROWNUM, Node, scans
 from operators_lib.sql import load_script
-from operators_lib.sql.planner import compile_query
 from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.runner import read_changelog, run_available_now
 
@@ -52,6 +62,11 @@ class QueryConfig:
     schedule: str | None = None
     extra: dict = field(default_factory=dict)
 
+    @property
+    def topn_split(self) -> int:
+        """The TopN split factor the config asks for (``hotspot.split``; 1: single level)."""
+        return int((self.extra.get("hotspot") or {}).get("split", 1))
+
     @staticmethod
     def load(path: Path, base: Path | None = None) -> QueryConfig:
         raw = json.loads(Path(path).read_text())
@@ -67,8 +82,14 @@ class QueryConfig:
                 "name", "sql", "inputs", "expectations", "rows_per_batch", "schedule"}})
 
 
-def _plan(cfg: QueryConfig, spark: SparkSession) -> Node:
-    return compile_query(load_script(cfg.sql), spark)
+def plan_for(cfg: QueryConfig, spark: SparkSession, split: int | None = None) -> Node:
+    """The query's plan with its TopNs split by ``split`` (default: the config's factor)."""
+    return plan_query(load_script(cfg.sql), spark, cfg.topn_split if split is None else split)
+
+
+def staged_files(state: Path, table: str) -> list[Path]:
+    """A table's staged micro-batch files, oldest first."""
+    return sorted((state / "staged" / table).glob("part-*.parquet"))
 
 
 def _manifest(state: Path) -> dict:
@@ -115,10 +136,43 @@ def stage_new_inputs(cfg: QueryConfig, plan: Node, state: Path) -> tuple[dict, l
     return added, rejected
 
 
+def bind_split(cfg: QueryConfig, state: Path) -> dict | None:
+    """Bind the state to the config's TopN split factor: on a change, retire the checkpoint
+    and changelog and offer every staged file to a new one (see the module docstring). Each
+    step can be repeated after a crash: the checkpoint moves last, the manifest is saved last."""
+    manifest = _manifest(state)
+    old, new = int(manifest.get("topn_split", 1)), cfg.topn_split
+    if old == new:
+        return None
+    retired = state / "retired"
+    if (state / "checkpoint").exists():
+        shutil.rmtree(retired, ignore_errors=True)
+        retired.mkdir(parents=True)
+        for name in ("changelog", "source", "checkpoint"):
+            if (state / name).exists():
+                os.replace(state / name, retired / name)
+        (retired / "topn_split").write_text(f"{old}\n")
+    for table in manifest["tables"]:
+        source = state / "source" / table
+        source.mkdir(parents=True, exist_ok=True)
+        for part in staged_files(state, table):
+            if not (source / part.name).exists():
+                os.link(part, source / part.name)
+    manifest["topn_split"] = new
+    state.mkdir(parents=True, exist_ok=True)
+    _save_json(state / "manifest.json", manifest)
+    replayed = sum(t["rows"] for t in manifest["tables"].values())
+    if not replayed:
+        return None  # nothing staged yet: the first run starts with the new factor
+    return {"from_split": old, "to_split": new, "retired": str(retired),
+            "replayed_input_rows": replayed}
+
+
 def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Path) -> dict:
     """Stage new input, run the stream from its checkpoint, write the candidate output."""
     t0 = time.perf_counter()
-    plan = _plan(cfg, spark)
+    plan = plan_for(cfg, spark)
+    rebuilt = bind_split(cfg, state)
     added, rejected = stage_new_inputs(cfg, plan, state)
     sources = {s.table.name.lower(): state / "source" / s.table.name.lower()
                for s in scans(plan)}
@@ -142,6 +196,7 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     progress = srun.progress[-1] if srun.progress else {}
     report = {
         "query": cfg.name, "new_input_rows": added, "rejected_rows": len(rejected),
+        "topn_split": cfg.topn_split, "state_rebuilt": rebuilt,
         "micro_batches": srun.micro_batches, "stream_seconds": round(srun.seconds, 3),
         "emitted_rows": len(final), "late_rows": len(late),
         "input_rows_total": sum(t["rows"] for t in manifest["tables"].values()),
@@ -158,21 +213,24 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
 def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Path) -> dict:
     """Batch over all staged input, compared with what the stream has emitted.
 
-    OVER (one table): every emitted row must equal its batch row; the other input rows are late
-    or still pending behind the watermark. Joins and GROUP BY emit every change at once: the
-    materialized changelog must equal the batch result over the same input."""
-    plan = _plan(cfg, spark)
-    over = find(plan, Over)
-    if over and (len(scans(plan)) != 1 or len(over) != 1):
-        raise InputError("incremental parity for OVER is implemented for single-table queries")
+    OVER and keep-first deduplication by event time (one table): every emitted row must equal
+    its batch row; the other input rows are late or still pending behind the watermark. Joins,
+    GROUP BY and TopN emit every change at once: the materialized changelog must equal the
+    batch result over the same input."""
+    # The split the state was built with (the config may have changed since): same result.
+    plan = plan_for(cfg, spark, int(_manifest(state).get("topn_split", 1)))
+    waits = late_source(plan) is not None  # results wait for the watermark
+    if waits and len(scans(plan)) != 1:
+        raise InputError("incremental parity for OVER / keep-first deduplication is implemented "
+                         "for single-table queries")
     tables = sorted({s.table.name.lower() for s in scans(plan)})
-    files = {t: sorted((state / "staged" / t).glob("part-*.parquet")) for t in tables}
+    files = {t: staged_files(state, t) for t in tables}
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
     stream = _typed(pd.read_csv(run_dir / "stream.csv", keep_default_na=False, dtype=str),
                     types, columns)
     input_rows = sum(_manifest(state)["tables"][t]["rows"] for t in tables)
-    if over:
+    if waits:
         key = tables[0]
         late = set(pd.read_parquet(run_dir / "late_rows.parquet")[ROWNUM])
         emitted = set(pd.read_parquet(run_dir / "emitted_rows.parquet")[ROWNUM])

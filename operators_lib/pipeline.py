@@ -26,6 +26,7 @@ from pyspark.sql import SparkSession
 
 from operators_lib import ingest
 from operators_lib.batch import batch_dataframe
+from operators_lib.catalog import TableDef
 from operators_lib.changelog import materialize
 from operators_lib.errors import InputError
 from operators_lib.output import write_csv
@@ -40,6 +41,7 @@ from operators_lib.plan import (
     Join,
     Node,
     Over,
+    Rank,
     find,
     scans,
 )
@@ -47,6 +49,7 @@ from operators_lib.sql import load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.runner import read_changelog, run_available_now
+from operators_lib.topn_split import split_topn, splittable
 
 MAX_DEFAULT_BATCH = 100_000
 LATE_ROW = "input_row"  # late.csv: the row's 0-based position in its table's (valid) input
@@ -60,6 +63,7 @@ class RunConfig:
     out: Path = Path("out")
     rows_per_batch: int | None = None
     stop_after_batches: int | None = None
+    topn_split: int = 1  # hotspot split factor for every TopN (topn_split.py); 1: none
 
 
 @dataclass
@@ -77,7 +81,7 @@ def default_rows_per_batch(largest_table: int) -> int:
 def run(cfg: RunConfig, spark: SparkSession) -> Result:
     t0 = time.perf_counter()
     script = load_script(cfg.sql)
-    plan = compile_query(script, spark)
+    plan = plan_query(script, spark, cfg.topn_split)
     tables = {s.table.name.lower(): s.table for s in scans(plan)}
     given = {k.lower(): v for k, v in cfg.data.items()}
     declared = set(script.catalog.tables)
@@ -116,6 +120,7 @@ def run(cfg: RunConfig, spark: SparkSession) -> Result:
     columns = [f.name for f in plan.fields]
     report: dict = {
         "sql": [str(p) for p in cfg.sql], "mode": cfg.mode, "rows_per_batch": n,
+        "topn_split": cfg.topn_split,
         "tables": {t.name: {"input_rows": len(inputs[k]) + sum(
             1 for r in rejected if r.table == t.name), "accepted_rows": len(inputs[k]),
             "rejected_rows": sum(1 for r in rejected if r.table == t.name),
@@ -156,7 +161,7 @@ def run(cfg: RunConfig, spark: SparkSession) -> Result:
             (state / "source" / k / ingest.EOF_FILE).exists() for k in tables)
         mat = materialize(changelog, OP, columns + ([TTL_KEY] if TTL_KEY in changelog else []))
         stream_final = mat.rows
-        late = _late_rows(late_rows, over, inputs)
+        late = _late_rows(late_rows, late_source(plan), inputs)
         report["stream"] = {
             "complete": done, "micro_batches_this_run": srun.micro_batches,
             "changelog_rows": len(changelog), "rows": len(stream_final),
@@ -206,6 +211,18 @@ def run(cfg: RunConfig, spark: SparkSession) -> Result:
     tmp.write_text(json.dumps(report, indent=2, default=str))
     tmp.replace(cfg.out / "report.json")
     return Result(exit_code, report, message)
+
+
+def plan_query(script, spark: SparkSession, topn_split: int) -> Node:
+    """The query's plan, its TopNs split in two levels by ``topn_split`` (> 1)."""
+    plan = compile_query(script, spark)
+    if topn_split < 1:
+        raise InputError(f"the TopN split factor must be at least 1, got {topn_split}")
+    if topn_split > 1 and not splittable(plan):
+        raise InputError(f"a TopN split factor ({topn_split}) was given, but the query has no "
+                         "TopN to split (ROW_NUMBER / RANK / DENSE_RANK .. WHERE rownum <= N, "
+                         "not a deduplication)")
+    return split_topn(plan, topn_split)
 
 
 def plan_warnings(plan: Node) -> list[str]:
@@ -270,10 +287,18 @@ def _parity(spark, plan: Node, pool, batch_final, stream_final, late, types, col
     return result, 1, "\n".join(lines)
 
 
-def _late_rows(late_rows: pd.DataFrame, over: list[Over], inputs) -> pd.DataFrame:
-    if not len(late_rows) or not over:
+def late_source(plan: Node) -> TableDef | None:
+    """The table whose late rows an operator drops: OVER's, or a keep-first deduplication's
+    by event time (queries with such an operator read one table)."""
+    for node in find(plan, Over) + find(plan, Rank):
+        if isinstance(node, Over) or (node.dedup == "first" and node.time_kind == "rowtime"):
+            return node.source
+    return None
+
+
+def _late_rows(late_rows: pd.DataFrame, table: TableDef | None, inputs) -> pd.DataFrame:
+    if not len(late_rows) or table is None:
         return pd.DataFrame(columns=["table", LATE_ROW])
-    table = over[0].source
     src = inputs[table.name.lower()]
     numbers = sorted(late_rows[ROWNUM].astype(int))
     picked = src.iloc[numbers].copy()
@@ -308,7 +333,7 @@ def _fingerprint(cfg: RunConfig, n: int) -> str:
         for f in ingest.input_files(Path(cfg.data[name])):
             h.update(f"{name}:{f.name}:{f.stat().st_size}".encode())
             h.update(f.read_bytes())
-    h.update(str(n).encode())
+    h.update(f"{n}:{cfg.topn_split}".encode())  # the split changes the state layout
     return h.hexdigest()
 
 

@@ -137,6 +137,7 @@ class Aggregate:
     aggs: tuple[AggCall, ...]
     fields: tuple[Field, ...]  # group columns, then aggregate outputs
     ttl_ms: int | None = None  # state idle longer than this is dropped (table.exec.state.ttl)
+    ranked: bool = False  # a TopN ranks the rows (ties by arrival: the last row that changed it)
 
 
 @dataclass(frozen=True)
@@ -220,4 +221,38 @@ def unique_key(node: Node) -> tuple[str, ...] | None:
                 if sql == quote(k) and k not in renamed:
                     renamed[k] = name
         return tuple(renamed[k] for k in key) if all(k in renamed for k in key) else None
+    return None
+
+
+def append_only(node: Node) -> bool:
+    """Does ``node`` only ever insert rows (no retractions) in stream mode?"""
+    if isinstance(node, (Scan, Over)):
+        return True
+    if isinstance(node, (Filter, Project)):
+        return append_only(node.child)
+    if isinstance(node, Join):
+        return node.kind == "INNER" and append_only(node.left) and append_only(node.right)
+    if isinstance(node, Rank):
+        return node.dedup == "first" and node.time_kind == "rowtime" and append_only(node.child)
+    return False
+
+
+_RISING = {"COUNT": "up", "MAX": "up", "MIN": "down"}
+
+
+def monotonicity(node: Node, col: str) -> str | None:
+    """How column ``col`` of a row (identified by ``unique_key``) can change as the input
+    grows: ``"const"``, ``"up"``, ``"down"``, or None (either way). As Flink's
+    FlinkRelMdModifiedMonotonicity, for what twinflow needs: GROUP BY keys are constant; COUNT
+    and MAX only rise and MIN only falls over an append-only input (SUM may do either). A
+    filter (HAVING) may retract a row: None."""
+    if isinstance(node, Project):
+        sql = dict(node.exprs).get(col)
+        fields = {quote(f.name): f.name for f in node.child.fields}
+        return monotonicity(node.child, fields[sql]) if sql in fields else None
+    if isinstance(node, Aggregate):
+        if col in node.group_by:
+            return "const"
+        call = next(a for a in node.aggs if a.name == col)
+        return _RISING.get(call.func) if append_only(node.child) else None
     return None

@@ -48,6 +48,9 @@ def test_dagbag_imports_the_query_dags(airflow_env):
     dag = bag.get_dag("twinflow_tmall_max_price")
     assert dag is not None
     assert set(dag.task_ids) == {"stream_increment", "batch_parity", "validate", "publish"}
+    hotspot = bag.get_dag("twinflow_hotspot_top_shops")  # top_shops.json has a hotspot section
+    assert hotspot is not None and set(hotspot.task_ids) == {"measure_skew", "choose_split"}
+    assert bag.get_dag("twinflow_hotspot_tmall_max_price") is None
 
 
 def test_passing_runs_publish_and_increments_stay_in_parity(airflow_env, tmp_path):
@@ -146,3 +149,58 @@ def test_join_and_group_by_query_runs_incrementally(airflow_env, tmp_path):
         "north,2,3,18.25", "south,2,3,33.00", "east,2,1,7.00"}
     report = json.loads((published / key / "stream_report.json").read_text())
     assert report["new_input_rows"] == {"customers": 2, "orders": 3}
+
+
+def _topn_config(tmp: Path) -> Path:
+    example = REPO / "examples" / "topn"
+    cfg = json.loads((REPO / "dags" / "queries" / "top_shops.json").read_text())
+    cfg.update(name="q_top", sql=[str(example / "shop_sales.sql"), str(example / "top_shops.sql")],
+               inputs={"shop_sales": str(tmp / "incoming")}, retries=0)
+    (tmp / "incoming").mkdir()
+    path = tmp / "queries" / "q_top.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+def test_hotspot_dag_raises_the_split_and_the_next_run_uses_it(airflow_env, tmp_path):
+    """Skewed input (18 of 20 rows in one category): the hotspot DAG raises the TopN split
+    factor with an audit record; the next query run rebuilds its state for it and stays in
+    parity, and its result is Flink's."""
+    from dags.twinflow_hotspot import build_hotspot_dag
+
+    config = _topn_config(tmp_path)
+    incoming = REPO / "examples" / "topn" / "incoming" / "shop_sales"
+    home = Path(airflow_env["TWINFLOW_HOME"])
+    published = home / "published" / "q_top"
+    shutil.copy(incoming / "2024-01-01T10.csv", tmp_path / "incoming")
+    assert _run(airflow_env, config, 10).state == "success"
+    first = published / (published / "LATEST").read_text().strip()
+    assert json.loads((first / "stream_report.json").read_text())["topn_split"] == 1
+
+    hotspot = build_hotspot_dag(config)
+    assert hotspot.test(logical_date=datetime(2024, 1, 1, 10, 30, tzinfo=UTC)).state == \
+        "success"
+    settings = json.loads(config.read_text())["hotspot"]
+    # 18/20 rows in 'phones' = 1.8 tasks' worth at parallelism 2: S = 2^ceil(log2(3.6)) = 4
+    assert settings["split"] == 4
+    assert (settings["last_change"]["old_split"], settings["last_change"]["new_split"]) == (1, 4)
+    audit = [json.loads(line) for line in
+             (home / "audit" / "q_top.jsonl").read_text().splitlines()]
+    assert len(audit) == 1 and audit[0]["changed"]
+    assert audit[0]["skew"]["rows"] == 20 and audit[0]["skew"]["largest_share"] == 0.9
+    assert audit[0]["skew"]["hot_keys"] == 1 and audit[0]["skew"]["top"][0] == ["phones", 18]
+
+    shutil.copy(incoming / "2024-01-01T11.csv", tmp_path / "incoming")
+    assert _run(airflow_env, config, 11).state == "success"
+    second = published / (published / "LATEST").read_text().strip()
+    report = json.loads((second / "stream_report.json").read_text())
+    assert report["topn_split"] == 4
+    assert report["state_rebuilt"]["from_split"] == 1
+    assert report["state_rebuilt"]["replayed_input_rows"] == 20
+    assert report["new_input_rows"] == {"shop_sales": 10}
+    assert json.loads((second / "parity.json").read_text())["verdict"] == "equal"
+    flink = REPO / "tests" / "cases" / "topn" / "skewed_categories" / "expected"
+    expected = (flink / "stream_final.csv").read_text().splitlines()
+    assert set((second / "stream.csv").read_text().splitlines()) == set(expected)
+    assert (home / "state" / "q_top" / "retired" / "checkpoint").is_dir()

@@ -23,7 +23,8 @@ from tests.caselib import (
 )
 
 CASES = all_cases("topn")
-RESTART = ["topn/grouped_rownum", "topn/leaderboard_sum", "topn/nested_seed"]
+RESTART = ["topn/dedup_keep_first", "topn/grouped_rownum", "topn/leaderboard_sum",
+           "topn/nested_seed"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
@@ -59,3 +60,19 @@ def test_nested_topn_equals_single_level():
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in RESTART], ids=lambda c: c.id)
 def test_topn_restart_from_checkpoint(spark, tmp_path, case):
     assert_resumes(case, spark, tmp_path, rows_per_batch=2, stop_after=3)
+
+
+SPLIT = ["topn/global_single", "topn/grouped_rownum", "topn/leaderboard_sum", "topn/rank_ties"]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.id in SPLIT], ids=lambda c: c.id)
+def test_split_topn_equals_flink(spark, tmp_path, case):
+    """Hotspot splitting (--topn-split): the two-level TopN gives Flink's single-level result
+    in both modes, with parity."""
+    result = case.run(spark, tmp_path, "both", rows_per_batch=3, topn_split=4)
+    assert result.exit_code == 0, result.message
+    assert result.report["parity"]["verdict"] == "equal"
+    assert result.report["stream"]["changelog_problems"] == []
+    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
+    assert_final(case, tmp_path, "batch.csv", "stream_final.csv" if case.meta.get(
+        "batch_ties") == "arrival" else "batch_final.csv")

@@ -11,6 +11,7 @@ toward zero).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window, WindowSpec
@@ -90,13 +91,50 @@ def rank_batch(node: Rank, df: DataFrame) -> DataFrame:
 
 def aggregate_batch(node: Aggregate, df: DataFrame) -> DataFrame:
     aggs = [agg_column(a).alias(a.name) for a in node.aggs]
-    # A group's row "arrives" with its last input row, as in stream mode (ties in a TopN).
+    # A group's row "arrives" with the last input row that changed it, as in stream mode (a
+    # TopN ranks ties by arrival); without a TopN above, its last input row.
+    arrival = F.max(ROWNUM)
+    if node.ranked:
+        df = _with_changes(node, df)
+        arrival = F.max(F.when(F.col(_CHANGED), F.col(ROWNUM)))
     out = df.groupBy(*[F.col(quote(g)) for g in node.group_by]).agg(
-        *aggs, F.max(ROWNUM).alias(ROWNUM))
+        *aggs, arrival.alias(ROWNUM))
     out = out.select(*[F.col(quote(f.name)) for f in node.fields],
                      F.coalesce(F.col(ROWNUM), F.lit(0)).cast("long").alias(ROWNUM),
                      F.lit(0).cast("long").alias(EMIT_TS))
     return with_ttl_key(node, out)
+
+
+_CHANGED = "tw__changed"
+
+
+def _with_changes(node: Aggregate, df: DataFrame) -> DataFrame:
+    """Each input row flagged with whether it changed its group's result row: the running
+    aggregates in arrival order differ from those before it (the first row creates the row)."""
+    groups = [F.col(quote(g)) for g in node.group_by]
+    w = Window.partitionBy(*groups).orderBy(ROWNUM).rowsBetween(Window.unboundedPreceding,
+                                                                  Window.currentRow)
+    running = [_running(a, w).alias(f"tw__run{i}") for i, a in enumerate(node.aggs)]
+    df = df.select("*", *running)
+    before = Window.partitionBy(*groups).orderBy(ROWNUM)
+    changed = F.lag(F.lit(1)).over(before).isNull()  # the group's first row
+    for i in range(len(node.aggs)):
+        c = F.col(f"tw__run{i}")
+        changed = changed | ~c.eqNullSafe(F.lag(c).over(before))
+    return df.withColumn(_CHANGED, changed)
+
+
+def _running(a: AggCall, w: WindowSpec) -> Column:
+    """``a`` over the window ``w`` (Spark has no DISTINCT window aggregates: those run over
+    the set of distinct values so far)."""
+    if not a.distinct or a.func in ("MIN", "MAX"):
+        return agg_column(replace(a, distinct=False), w)
+    values = F.collect_set(F.col(a.arg)).over(w)
+    if a.func == "COUNT":
+        return F.size(values)
+    t = a.type.spark()
+    total = F.aggregate(values, F.lit(0).cast(t), lambda acc, x: (acc + x).cast(t))
+    return total if a.func == "SUM" else total / F.greatest(F.size(values), F.lit(1))
 
 
 def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:

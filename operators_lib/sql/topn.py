@@ -175,9 +175,17 @@ def _refs(sql: str, fields) -> set[str]:
     return {f.name for f in fields if quote(f.name) in sql}
 
 
+def _ranked(node: Node) -> Node:
+    """Mark the GROUP BY whose rows a TopN ranks (through projections and filters)."""
+    if isinstance(node, (Project, Filter)):
+        return replace(node, child=_ranked(node.child))
+    return replace(node, ranked=True) if isinstance(node, Aggregate) else node
+
+
 def mark_rank_outputs(node: Node, need: set[str] | None = None) -> Node:
     """Set each Rank's ``rank_output``: does anything above read its number? (``need``: the
-    columns of ``node`` read above; None: all, as for the query's result.)"""
+    columns of ``node`` read above; None: all, as for the query's result.) Also marks the
+    GROUP BY a TopN ranks (``Aggregate.ranked``)."""
     def all_of(n: Node) -> set[str]:
         return {f.name for f in n.fields}
 
@@ -194,7 +202,7 @@ def mark_rank_outputs(node: Node, need: set[str] | None = None) -> Node:
     if isinstance(node, Rank):
         child_need = (need - {node.rank_field}) | set(node.partition_by) | {
             k.col for k in node.order_by}
-        return replace(node, child=mark_rank_outputs(node.child, child_need),
+        return replace(node, child=_ranked(mark_rank_outputs(node.child, child_need)),
                        rank_output=node.rank_field in need)
     if isinstance(node, Aggregate):
         return replace(node, child=mark_rank_outputs(

@@ -16,7 +16,9 @@ starts afresh (its earlier result row stays emitted, as in Flink), and a ``TTL``
 the group key is emitted for the parity report. Clock: the micro-batch's processing time.
 
 Each output row carries the arrival (``tw__rownum``) of the last input row that changed it: a
-TopN downstream ranks ties by it, as Flink ranks an updated row after its equals.
+TopN downstream ranks ties by it, as Flink ranks an updated row after its equals. Below a TopN
+(``Aggregate.ranked``) the rows of a key are applied one at a time to find that row exactly;
+elsewhere the key's last row of the micro-batch stands in for it.
 
 State per group (one value in its state page, rows.SlotState): the number of rows, the arrival
 of the current result row and one accumulator per aggregate: a non-NULL count (COUNT), sum and
@@ -48,6 +50,7 @@ class AggSpec:
     arg_kinds: tuple[str, ...]  # rows.value_kind per aggregate argument ("" for COUNT(*))
     outputs: tuple[str, ...]  # output column per aggregate
     ttl_ms: int | None = None
+    ranked: bool = False  # a TopN ranks the output: arrivals exact within a micro-batch
 
 
 def _uses_values(call: AggCall) -> bool:
@@ -114,17 +117,22 @@ class GroupAggProcessor(ChangelogProcessor):
         st[2] = now
         before, old_rownum = self._row(group, st), st[3]
         adds = data.adds
-        st[0] += 2 * sum(adds) - len(adds)
-        for i, (call, kind) in enumerate(zip(spec.aggs, spec.arg_kinds)):
-            if call.arg is None:
-                continue
-            values = [r[0] for r in data.rows([call.arg], [kind])]
-            st[1][i] = self._apply(call, st[1][i], values, adds)
+        values = [[r[0] for r in data.rows([c.arg], [kind])] if c.arg else None
+                  for c, kind in zip(spec.aggs, spec.arg_kinds)]
+        rownums = data.values(ROWNUM)
+        if spec.ranked and len(adds) > 1:
+            last = self._apply_each(group, st, values, adds, before)
+            arrival = int(rownums[data.order[last]])
+        else:
+            st[0] += 2 * sum(adds) - len(adds)
+            for i, call in enumerate(spec.aggs):
+                if values[i] is not None:
+                    st[1][i] = self._apply(call, st[1][i], values[i], adds)
+            arrival = max(int(rownums[i]) for i in data.order)
         after = self._row(group, st)
         if after != before:
             # A changed row arrives anew downstream (a TopN ranks ties by arrival).
-            rownums = data.values(ROWNUM)
-            st[3] = max(int(rownums[i]) for i in data.order)
+            st[3] = arrival
         if before is None and after is not None:
             changes.emit([after], [INSERT], [st[3]])
         elif after is None and before is not None:
@@ -148,6 +156,20 @@ class GroupAggProcessor(ChangelogProcessor):
             else:
                 acc += sign
         return acc
+
+    def _apply_each(self, group: tuple, st, values: list, adds: list[bool], before) -> int:
+        """Apply the rows one at a time; the position of the last one that changed the
+        result row (its arrival is the row's, exactly as batch mode computes it)."""
+        last, prev = len(adds) - 1, before
+        for j, add in enumerate(adds):
+            st[0] += 1 if add else -1
+            for i, call in enumerate(self.spec.aggs):
+                if values[i] is not None:
+                    st[1][i] = self._apply(call, st[1][i], [values[i][j]], [add])
+            row = self._row(group, st)
+            if row != prev:
+                last, prev = j, row
+        return last
 
     def _row(self, group: tuple, st) -> tuple | None:
         if st[0] <= 0:

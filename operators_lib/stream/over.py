@@ -93,7 +93,7 @@ class OverProcessor(StatefulProcessor):
 
     # -- callbacks -------------------------------------------------------------------------
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        wm = _watermark(timerValues)
+        wm = watermark(timerValues)
         st = self._load()
         out = [self._fire(st, wm)]
         frames = list(rows)
@@ -122,7 +122,7 @@ class OverProcessor(StatefulProcessor):
 
     def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
         st = self._load()
-        out = self._fire(st, _watermark(timerValues))
+        out = self._fire(st, watermark(timerValues))
         self._save(st, expired=expiredTimerInfo.getExpiryTimeInMs())
         if out is not None:
             yield out
@@ -208,6 +208,6 @@ class OverProcessor(StatefulProcessor):
         return pd.DataFrame(out)
 
 
-def _watermark(timer_values) -> int:
+def watermark(timer_values) -> int:
     wm = timer_values.getCurrentWatermarkInMs()
     return wm if wm > 0 else _NO_WATERMARK  # Spark reports 0 before the first watermark

@@ -28,11 +28,13 @@ from operators_lib.plan import (
     Project,
     Rank,
     Scan,
+    monotonicity,
     quote,
     unique_key,
 )
 from operators_lib.relational import build, spark_join, with_ttl_key
 from operators_lib.scan import staged_schema, with_columns
+from operators_lib.stream.dedup import FirstRowProcessor
 from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
 from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, SideSpec
 from operators_lib.stream.over import TIME_MS, OverProcessor, OverSpec
@@ -61,7 +63,7 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path]) -> 
                             Rank: rank_stream})
     if OP not in df.columns:  # append-only (stateless, inner joins): every row is an insert
         df = df.withColumn(OP, F.lit("+I"))
-    elif isinstance(_last_stateful(plan), (Join, Aggregate, Rank)):
+    elif _emits_changelog(_last_stateful(plan)):
         # Below the sink tw__rownum is a row's arrival (TopN ranks ties by it); the sink orders
         # rows by it, and a changelog's rows must keep the order they were emitted in.
         df = df.withColumn(ROWNUM, F.when(F.col(OP).isin(*MARKERS), F.col(ROWNUM))
@@ -69,6 +71,18 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path]) -> 
     if EMIT_TS not in df.columns:
         df = df.withColumn(EMIT_TS, F.lit(0).cast("long"))
     return df
+
+
+def _emits_changelog(node: Node) -> bool:
+    """Does the operator emit changes as they happen (not in event-time order, as OVER and
+    keep-first deduplication do)?"""
+    if isinstance(node, Rank):
+        return not _first_row(node)
+    return isinstance(node, (Join, Aggregate))
+
+
+def _first_row(node: Rank) -> bool:
+    return node.dedup == "first" and node.time_kind == "rowtime"
 
 
 def _last_stateful(plan: Node) -> Node:
@@ -229,7 +243,7 @@ def aggregate_stream(node: Aggregate, df: DataFrame) -> DataFrame:
     spec = AggSpec(keys, tuple(value_kind(fields[g].type) for g in node.group_by),
                    tuple(replace(a, arg=args.get(a.arg)) for a in node.aggs),
                    tuple(value_kind(a.arg_type) if a.arg else "" for a in node.aggs), outputs,
-                   node.ttl_ms)
+                   node.ttl_ms, node.ranked)
     out = T.StructType(
         [T.StructField(k, fields[g].type.spark()) for k, g in zip(keys, node.group_by)]
         + [T.StructField(o, a.type.spark()) for o, a in zip(outputs, node.aggs)]
@@ -246,6 +260,8 @@ def rank_stream(node: Rank, df: DataFrame) -> DataFrame:
     fields = node.child.fields
     cols = tuple(f"c{i}" for i in range(len(fields)))
     alias = {f.name: c for f, c in zip(fields, cols)}
+    if _first_row(node) and OP not in df.columns:
+        return _first_row_stream(node, df, cols, alias)
     ops, rownum = _changelog_columns(df, None)
     safe = df.select(*[F.col(quote(f.name)).alias(c) for f, c in zip(fields, cols)],
                      *ops, *rownum)
@@ -255,12 +271,51 @@ def rank_stream(node: Rank, df: DataFrame) -> DataFrame:
         replace(k, col=alias[k.col]) for k in node.order_by)
     spec = TopNSpec(cols, tuple(value_kind(f.type) for f in fields), order, node.func,
                     node.start, node.end, node.rank_output, OP in df.columns,
-                    latest_first=node.dedup == "last")
-    out = T.StructType(
+                    latest_first=node.dedup == "last",
+                    row_key=update_fast(node) if OP in df.columns else None)
+    result = safe.groupBy(BUCKET).transformWithStateInPandas(
+        TopNProcessor(spec, key_cols, "rank"), _rank_schema(cols, fields), "Append", "None")
+    return _rank_result(node, result, cols)
+
+
+def _rank_schema(cols: tuple[str, ...], fields) -> T.StructType:
+    """The output of a TopN processor: its input columns, the rank, the changelog columns."""
+    return T.StructType(
         [T.StructField(c, f.type.spark()) for c, f in zip(cols, fields)]
         + [T.StructField("rank", T.LongType()), T.StructField(OP, T.StringType()),
            T.StructField(EMIT_TS, T.LongType()), T.StructField(ROWNUM, T.LongType())])
-    result = safe.groupBy(BUCKET).transformWithStateInPandas(
-        TopNProcessor(spec, key_cols, "rank"), out, "Append", "None")
-    return result.select(*[F.col(c).alias(f.name) for c, f in zip(cols, fields)],
+
+
+def _rank_result(node: Rank, result: DataFrame, cols: tuple[str, ...]) -> DataFrame:
+    return result.select(*[F.col(c).alias(f.name) for c, f in zip(cols, node.child.fields)],
                          F.col("rank").alias(node.rank_field), OP, EMIT_TS, ROWNUM)
+
+
+def update_fast(node: Rank) -> tuple[int, ...] | None:
+    """The unique key's column positions when Flink would run this TopN as its update-fast
+    TopN (stream/topn.py): ROW_NUMBER over an input with a unique key that contains the
+    partition key, every ORDER BY key constant or moving only up the ranking."""
+    key = unique_key(node.child)
+    if node.func != "ROW_NUMBER" or not key or not set(node.partition_by) <= set(key):
+        return None
+    for k in node.order_by:
+        if monotonicity(node.child, k.col) not in ("const", "up" if k.desc else "down"):
+            return None
+    names = [f.name for f in node.child.fields]
+    return tuple(names.index(k) for k in key)
+
+
+def _first_row_stream(node: Rank, df: DataFrame, cols: tuple[str, ...], alias: dict[str, str]
+                      ) -> DataFrame:
+    """Deduplication keeping the first row by event time (stream/dedup.py): per key, with an
+    event-time timer that waits for the watermark."""
+    fields = node.child.fields
+    time_col = alias[node.order_by[0].col]
+    safe = df.select(*[F.col(quote(f.name)).alias(c) for f, c in zip(fields, cols)],
+                     F.col(ROWNUM), F.unix_millis(F.col(time_col)).alias(TIME_MS))
+    keyed, keys = grouping_keys(safe, [alias[p] for p in node.partition_by])
+    processor = FirstRowProcessor(cols, tuple(value_kind(f.type) for f in fields), "rank",
+                                  node.rank_output)
+    result = keyed.groupBy(*keys).transformWithStateInPandas(
+        processor, _rank_schema(cols, fields), "Append", "EventTime")
+    return _rank_result(node, result, cols)

@@ -48,6 +48,7 @@ def value_kind(t: FlinkType) -> str:
 BUCKET, SLOT = "tw__bucket", "tw__slot"
 BUCKETS = 1024  # Python calls per changelog operator and micro-batch, at most
 SLOTS = 4 * BUCKETS  # state pages per changelog operator (part of the checkpoint's layout)
+_VECTORIZE = 4096  # rows of a bucket from which grouping by key runs in numpy
 
 
 class Columns:
@@ -72,12 +73,10 @@ class Columns:
 
 class KeyRows:
     """One key's data rows of a micro-batch: positions in the bucket's ``Columns``,
-    retractions first."""
+    retractions first, and whether each row adds (+I, +U) or retracts (-U, -D)."""
 
-    def __init__(self, cols: Columns, order: list[int]):
-        self.cols, self.order = cols, order
-        ops = cols[OP] if OP in cols else None
-        self.adds = [True] * len(order) if ops is None else [ops[i] in ADDS for i in order]
+    def __init__(self, cols: Columns, order: list[int], adds: list[bool]):
+        self.cols, self.order, self.adds = cols, order, adds
 
     def __len__(self) -> int:
         return len(self.order)
@@ -85,6 +84,10 @@ class KeyRows:
     def values(self, col: str) -> list:
         """The column over the whole bucket (index it with ``order``)."""
         return self.cols[col]
+
+    def array(self, col: str) -> np.ndarray:
+        """This key's values of a column, in input order, as numpy."""
+        return self.cols.df[col].to_numpy()[self.order]
 
     def rows(self, cols: Iterable[str], kinds: Iterable[str],
              at: list[int] | None = None) -> list[tuple]:
@@ -110,18 +113,59 @@ def read_input(frames: Iterable[pd.DataFrame], key_cols: list[str]
     frames = list(frames)
     df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
     cols = Columns(df)
+    group = _group_rows if len(df) < _VECTORIZE else _group_arrays
+    by_key, add = group(df, cols, key_cols)
+    by_slot: dict[int, dict[tuple, KeyRows]] = {}
+    slots = cols[SLOT]
+    for k, order in by_key.items():
+        by_slot.setdefault(slots[order[0]], {})[k] = KeyRows(cols, order,
+                                                            [add[i] for i in order])
+    markers = [i for i, o in enumerate(cols[OP])
+               if o in MARKERS] if OP in cols else []
+    return cols, by_slot, df.iloc[markers] if markers else None
+
+
+def _group_rows(df: pd.DataFrame, cols: Columns, key_cols: list[str]
+                ) -> tuple[dict[tuple, list[int]], list[bool]]:
+    """Data rows per key, each in input order (retractions first, then by arrival), and
+    whether each row adds; in Python, cheapest for small buckets."""
     rownum = cols[ROWNUM]
-    ops = cols[OP] if OP in cols else [INSERT] * len(rownum)
-    data = [i for i, (r, o) in enumerate(zip(rownum, ops)) if r >= 0 and o not in MARKERS]
-    data.sort(key=lambda i: (ops[i] in ADDS, rownum[i]))
-    keys, slots = list(zip(*(cols[c] for c in key_cols))), cols[SLOT]
-    by_slot: dict[int, dict[tuple, list[int]]] = {}
+    ops = cols[OP] if OP in cols else None
+    add = [True] * len(rownum) if ops is None else [o in ADDS for o in ops]
+    data = [i for i, r in enumerate(rownum) if r >= 0 and (ops is None or ops[i] not in MARKERS)]
+    data.sort(key=lambda i: (add[i], rownum[i]))
+    keys = list(zip(*(cols[c] for c in key_cols)))
+    by_key: dict[tuple, list[int]] = {}
     for i in data:
-        by_slot.setdefault(slots[i], {}).setdefault(keys[i], []).append(i)
-    markers = [i for i, o in enumerate(ops) if o in MARKERS]
-    return (cols, {s: {k: KeyRows(cols, order) for k, order in by_key.items()}
-                   for s, by_key in by_slot.items()},
-            df.iloc[markers] if markers else None)
+        by_key.setdefault(keys[i], []).append(i)
+    return by_key, add
+
+
+def _group_arrays(df: pd.DataFrame, cols: Columns, key_cols: list[str]
+                  ) -> tuple[dict[tuple, list[int]], list[bool]]:
+    """``_group_rows`` in numpy: a bucket may hold a million rows."""
+    rownum = df[ROWNUM].to_numpy()
+    if OP in df.columns:
+        op = df[OP].to_numpy(dtype=object)
+        data, add = np.flatnonzero((rownum >= 0) & ~np.isin(op, MARKERS)), np.isin(op, ADDS)
+    else:
+        data, add = np.flatnonzero(rownum >= 0), np.ones(len(df), bool)
+    codes = _key_codes(df, key_cols)[data]
+    order = data[np.lexsort((rownum[data], add[data], codes))].tolist()
+    bounds = (np.flatnonzero(np.diff(np.sort(codes))) + 1).tolist()
+    keys = [cols[c] for c in key_cols]
+    return {tuple(c[order[a]] for c in keys): order[a:b]
+            for a, b in zip([0, *bounds], [*bounds, len(order)]) if a < b}, add.tolist()
+
+
+def _key_codes(df: pd.DataFrame, key_cols: list[str]) -> np.ndarray:
+    """A dense integer code per distinct key (pandas' hash factorization, column by column:
+    far cheaper than a groupby on the small frames of a bucket)."""
+    code = np.zeros(len(df), dtype=np.int64)
+    for c in key_cols:
+        inv, uniques = pd.factorize(df[c], sort=False)
+        code, _ = pd.factorize(code * len(uniques) + inv, sort=False)
+    return code
 
 
 class Changes:

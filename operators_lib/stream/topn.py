@@ -17,23 +17,34 @@ RetractableTopNFunction), so that one input row per micro-batch gives Flink's ch
     (with their rank) that left or changed rank, then ``+I`` for the new ones.
 - Retractions (-U/-D from an aggregate or join) remove the matching row first (per key, within a
   micro-batch), then additions are applied in arrival order.
+- Update-fast (Flink's UpdatableTopNFunction), for ROW_NUMBER over an input with a unique key
+  whose ORDER BY keys only move up the ranking (COUNT or MAX under DESC, MIN under ASC, of an
+  aggregate over append-only input; planner.update_fast): ``-U`` input rows are skipped, and an
+  update replaces its row in place. A row that was ranked stays ranked: ``-U`` old / ``+U`` new
+  (without the rank number too); one that enters pushes the last row out: ``-D`` it, ``+I``
+  the new one; with the rank number, changed positions as above.
 - Rows without the rank number carry NULL in the rank column.
 
 State per partition (one value in its slot page, rows.SlotState): the ordered rows. An
-append-only input keeps only the rows that can still rank (ROW_NUMBER: ``end`` rows; RANK /
-DENSE_RANK: ranks <= ``end``); a retracting input keeps every row (a retraction may pull a
-lower row back up), as Flink does.
+append-only or update-fast input keeps only the rows that can still rank (ROW_NUMBER: ``end``
+rows; RANK / DENSE_RANK: ranks <= ``end``); a retracting input keeps every row (a retraction
+may pull a lower row back up), as Flink does.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
-from operators_lib.plan import ROWNUM, SortKey
+from operators_lib.plan import OP, ROWNUM, SortKey
 from operators_lib.stream.rows import ChangelogProcessor, Changes, KeyRows
+
+_CHUNK = 256  # rows per threshold check (_chunks)
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,7 @@ class TopNSpec:
     rank_output: bool
     retracting: bool  # the input has retractions: keep every row
     latest_first: bool = False  # dedup keep-last: of equal times, the later row wins
+    row_key: tuple[int, ...] | None = None  # update-fast: the unique key's positions in cols
 
 
 class _Desc:
@@ -88,17 +100,55 @@ class TopNProcessor(ChangelogProcessor):
         self.sign = -1 if spec.latest_first else 1
         self.positional = spec.func == "ROW_NUMBER" and (
             spec.rank_output or spec.start > 1 or spec.end == 1)
+        # (column position, sort key) when rows can be skipped by a threshold (_chunks)
+        self.threshold_col = self.order[0][:2] if (
+            not spec.retracting and spec.func == "ROW_NUMBER" and not spec.latest_first
+            and len(self.order) == 1 and self.order[0][2]) else None
 
     def _key(self, row: tuple, rownum: int) -> tuple:
         return (tuple(_sort_value(row[i], k, num) for i, k, num in self.order),
                 self.sign * rownum)
 
     def process(self, key: tuple, data: KeyRows, stored, changes: Changes):
-        spec = self.spec
         entries: list[tuple] = stored or []  # (sort key, row), in rank order
-        rows = data.rows(spec.cols, spec.kinds)
+        for chunk in self._chunks(data, entries):
+            self._process(data, chunk, entries, changes)
+        return entries or None
+
+    def _chunks(self, data: KeyRows, entries: list[tuple]) -> Iterator[list[int]]:
+        """Positions (in ``data``'s order) of the rows to process, a chunk at a time. An
+        append-only ROW_NUMBER on one numeric key skips, before any per-row work, the rows
+        that sort after the current last kept row: they can never rank (the kept rows only
+        get better), so they change nothing and emit nothing, as record by record."""
+        if self.threshold_col is None or len(data) <= _CHUNK:
+            yield list(range(len(data)))
+            return
+        idx, key = self.threshold_col
+        values = data.array(self.spec.cols[idx]).astype(float)
+        scores = _scores(values, key)
+        for start in range(0, len(scores), _CHUNK):
+            chunk = scores[start:start + _CHUNK]
+            if len(entries) >= self.spec.end:
+                last = entries[self.spec.end - 1][1][idx]
+                bound = _scores(np.array([np.nan if last is None else last], float), key)[0]
+                picked = np.flatnonzero(chunk < bound)  # ties arrive later: they rank after
+            else:
+                picked = np.arange(len(chunk))
+            if len(picked):
+                yield (picked + start).tolist()
+
+    def _process(self, data: KeyRows, at: list[int], entries: list[tuple],
+                 changes: Changes) -> None:
+        spec = self.spec
+        rows = data.rows(spec.cols, spec.kinds, at)
         rownums = data.values(ROWNUM)
-        for row, add, i in zip(rows, data.adds, data.order):
+        ops = data.values(OP) if spec.row_key is not None else None
+        for row, j in zip(rows, at):
+            add, i = data.adds[j], data.order[j]
+            if ops is not None and ops[i] != DELETE:
+                if add:
+                    self._update_fast(entries, row, int(rownums[i]), changes)
+                continue  # -U: the +U that follows replaces the row
             if add:
                 k = self._key(row, int(rownums[i]))
                 at = bisect_right(entries, k, key=lambda e: e[0])
@@ -114,7 +164,60 @@ class TopNProcessor(ChangelogProcessor):
             self._emit(before, after, changes)
             if not spec.retracting:
                 del entries[self._kept(entries):]
-        return entries or None
+
+    def _update_fast(self, entries: list[tuple], row: tuple, rownum: int,
+                     changes: Changes) -> None:
+        """An insert or update of the row with ``row``'s unique key (see the docstring)."""
+        rk = [row[j] for j in self.spec.row_key]
+        old = next((n for n, (_, r) in enumerate(entries)
+                    if [r[j] for j in self.spec.row_key] == rk), None)
+        k = self._key(row, rownum)
+        if old is not None and entries[old][0][0] == k[0]:
+            k = entries[old][0]  # same sort key: the row keeps its place among its peers
+        at = bisect_right(entries, k, key=lambda e: e[0])
+        if old is None and at >= self.spec.end:
+            return  # below the last rank: it can never rank (its order only moves up)
+        before = self._visible(entries)
+        if old is not None:
+            del entries[old]
+            at = bisect_right(entries, k, key=lambda e: e[0])
+        entries.insert(at, (k, row))
+        after = self._visible(entries)
+        del entries[self._kept(entries):]
+        if old is None:
+            self._emit(before, after, changes)
+        elif not self.positional:
+            was = next(v for v in before if v[1] == old + 1)
+            now = next(v for v in after if v[1] == at + 1)
+            changes.emit([was[0], now[0]], [UPDATE_BEFORE, UPDATE_AFTER], [was[2], now[2]])
+        else:
+            self._emit_move(before, after, old + 1, at + 1, changes)
+
+    @staticmethod
+    def _emit_move(before: list[tuple], after: list[tuple], old_rank: int, new_rank: int,
+                   changes: Changes) -> None:
+        """Flink's update-fast order for a row that moved up from ``old_rank`` to
+        ``new_rank``: the row at the new rank and the moved row's old record are retracted
+        first, then each rank down to the old one gets its new row (``-U`` the row it held,
+        ``+U`` the new one); a row that kept its rank is ``-U`` old / ``+U`` new."""
+        old = {r: (row, n) for row, r, n in before}
+        new = {r: (row, n) for row, r, n in after}
+        rows, ops, nums = [], [], []
+
+        def put(entry, op):
+            if entry is not None:
+                rows.append(entry[0])
+                ops.append(op)
+                nums.append(entry[1])
+
+        for r in range(new_rank, old_rank + 1):
+            if r == new_rank and r != old_rank:
+                put(old.get(r), UPDATE_BEFORE)
+                put(old.get(old_rank), UPDATE_BEFORE)
+            elif r != old_rank or r == new_rank:
+                put(old.get(r), UPDATE_BEFORE)
+            put(new.get(r), UPDATE_AFTER)
+        changes.emit(rows, ops, nums)
 
     def _remove(self, entries: list[tuple], row: tuple, rownum: int) -> bool:
         """Remove ``row`` (preferring the copy that arrived as ``rownum``)."""
@@ -177,6 +280,13 @@ class TopNProcessor(ChangelogProcessor):
         changes.emit([r for r, _ in left + entered],
                      [DELETE] * len(left) + [INSERT] * len(entered),
                      [n for _, n in left + entered])
+
+
+def _scores(values: np.ndarray, key: SortKey) -> np.ndarray:
+    """Numeric sort values as scores, lower = ranked first (NULL as NaN: first or last)."""
+    scores = -values if key.desc else values.copy()
+    scores[np.isnan(values)] = -np.inf if key.nulls_first else np.inf
+    return scores
 
 
 def _taken(rows: list[tuple], wanted: Counter) -> list[tuple]:

@@ -1,0 +1,47 @@
+"""Hotspot DAGs, one per query config in ``dags/queries/*.json`` with a ``"hotspot"`` section.
+
+Each run of ``twinflow_hotspot_<query>``:
+
+1. ``measure_skew`` (spark-submit): rows per TopN partition key over the query's recent input;
+2. ``choose_split``: the documented rule (operators_lib/hotspot.py) turns the skew into a split
+   factor S; every decision is audited in ``$TWINFLOW_HOME/audit/<query>.jsonl`` and a changed S
+   is written into the query's config. The next ``twinflow_<query>`` run uses it: it rebuilds
+   the TopN state for the new S and proves parity with batch, as every run does.
+
+This DAG never touches the query's state, so it can run while the query's DAG runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from airflow.sdk import DAG, task
+
+from jobs.dag_parts import spark_step, twinflow_dag
+from operators_lib.paths import home, queries_dir
+
+
+def build_hotspot_dag(config_path: Path) -> DAG:
+    cfg = json.loads(config_path.read_text())
+    name = cfg["name"]
+    run_dir = f"{home() / 'runs' / ('hotspot_' + name)}/{{{{ ts_nodash }}}}"
+    with twinflow_dag(f"twinflow_hotspot_{name}", cfg["hotspot"].get("schedule", "@daily"), cfg,
+                      __doc__, ["twinflow", "maintenance"]) as dag:
+        measure = spark_step("measure_skew", "measure-skew", config_path, run_dir, cfg)
+
+        @task
+        def choose_split(run: str) -> dict:
+            from operators_lib.hotspot import Skew, decide
+
+            skew = json.loads((Path(run) / "skew.json").read_text())
+            return decide(config_path, Skew(**skew))
+
+        measure >> choose_split(run_dir)
+    return dag
+
+
+for _path in sorted(queries_dir().glob("*.json")):
+    if "hotspot" in json.loads(_path.read_text()):
+        _dag = build_hotspot_dag(_path)
+        globals()[_dag.dag_id] = _dag

@@ -1,0 +1,6 @@
+CREATE TABLE clicks (
+  user_id STRING,
+  url STRING,
+  ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
+);

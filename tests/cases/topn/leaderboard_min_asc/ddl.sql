@@ -1,0 +1,4 @@
+CREATE TABLE plays (
+  player STRING,
+  points INT
+);

@@ -1,0 +1,98 @@
+"""Processors on large micro-batches, where the TopN skips rows by a threshold and a bucket's
+rows are grouped in numpy (paths that one-row micro-batches never take), through pyspark's
+TwsTester. The TopN's changelog must be the one the same rows give one micro-batch each (the
+record-by-record path that matches Flink's changelog in tests/test_topn_cases.py), and its final
+top N a plain sort of the input (ties by arrival); GROUP BY's result the plain aggregates."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+from pyspark.sql.streaming.tws_tester import TwsTester
+
+from operators_lib.changelog import materialize
+from operators_lib.plan import OP, ROWNUM, SortKey
+from operators_lib.stream.rows import SLOT
+from operators_lib.stream.topn import TopNProcessor, TopNSpec
+
+KEYS = ["tw__kn0", "tw__kv0"]
+
+
+def _input(rows: int, partitions: int, seed: int) -> pd.DataFrame:
+    rng = random.Random(seed)
+    part = [rng.randrange(partitions) for _ in range(rows)]
+    return pd.DataFrame({
+        "c0": [f"shop-{i}" for i in range(rows)],
+        "c1": [None if rng.random() < 0.05 else float(rng.randrange(200)) for _ in range(rows)],
+        ROWNUM: np.arange(rows, dtype=np.int64), "tw__kn0": False, "tw__kv0": part,
+        SLOT: [p * 7 for p in part]})
+
+
+def _run(spec: TopNSpec, frames: list[pd.DataFrame]) -> list[tuple]:
+    tester = TwsTester(TopNProcessor(spec, KEYS, "rank"))
+    out = [tester.testInPandas(0, f) for f in frames]
+    out = pd.concat([o for o in out if len(o)], ignore_index=True)
+    return [tuple(r) for r in out[[OP, "c0", "c1", "rank"]].itertuples(index=False)]
+
+
+@pytest.mark.parametrize(("desc", "nulls_first", "end", "rank_output"), [
+    (True, False, 10, True), (True, False, 10, False), (False, True, 5, True),
+    (False, False, 1, False)])
+def test_large_micro_batch_equals_record_by_record(desc, nulls_first, end, rank_output):
+    df = _input(6000, 3, seed=end)
+    spec = TopNSpec(("c0", "c1"), ("other", "float"), (SortKey("c1", desc, nulls_first),),
+                    "ROW_NUMBER", 1, end, rank_output, False)
+    whole = _run(spec, [df])
+    one_by_one = _run(spec, [df.iloc[[i]] for i in range(len(df))])
+    # per partition (one micro-batch emits partition after partition)
+    part = dict(zip(df["c0"], df["tw__kv0"]))
+    for p in range(3):
+        assert [r for r in whole if part[r[1]] == p] == [r for r in one_by_one
+                                                         if part[r[1]] == p]
+    final = materialize(pd.DataFrame(whole, columns=[OP, "c0", "c1", "rank"]), OP,
+                        ["c0", "c1"]).rows
+    expected = []
+    for _, g in df.groupby("tw__kv0"):
+        nulls = g["c1"].isna()
+        score = -g["c1"] if desc else g["c1"]
+        score = score.where(~nulls, -np.inf if nulls_first else np.inf)
+        top = g.assign(s=score).sort_values(["s", ROWNUM], kind="stable").head(end)
+        expected += [(a, None if b != b else b) for a, b in zip(top["c0"], top["c1"])]
+    got = [(a, None if b != b else b) for a, b in zip(final["c0"], final["c1"])]
+    assert sorted(got, key=str) == sorted(expected, key=str)
+
+
+def test_large_bucket_with_retractions_groups_like_small_ones():
+    """GROUP BY fed a bucket of 6,000 rows (numpy grouping) whose second micro-batch retracts
+    half of the first: the result is the plain count and sum of what remains."""
+    from operators_lib.plan import AggCall
+    from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
+    from operators_lib.types import FlinkType
+
+    bigint = FlinkType("BIGINT")
+    spec = AggSpec(("g0",), ("int",), (AggCall("COUNT", None, None, "n", bigint),
+                                       AggCall("SUM", "a0", bigint, "s", bigint)),
+                   ("", "int"), ("o0", "o1"))
+    tester = TwsTester(GroupAggProcessor(spec, KEYS))
+    rng = random.Random(3)
+    rows = [(rng.randrange(40), rng.randrange(100)) for _ in range(6000)]
+
+    def frame(ops: list[str], part: list[tuple], first: int) -> pd.DataFrame:
+        return pd.DataFrame({"g0": [g for g, _ in part], "a0": [v for _, v in part], OP: ops,
+                             ROWNUM: np.arange(first, first + len(part)), "tw__kn0": False,
+                             "tw__kv0": [g for g, _ in part], SLOT: [g for g, _ in part]})
+
+    gone, new = rows[::2], [(rng.randrange(40), rng.randrange(100)) for _ in range(3000)]
+    out = [tester.testInPandas(0, frame(["+I"] * 6000, rows, 0)),
+           tester.testInPandas(0, frame(["-D"] * 3000 + ["+I"] * 3000, gone + new, 6000))]
+    changelog = pd.concat(out, ignore_index=True)
+    final = materialize(changelog, OP, ["o0", "o1", "g0"]).rows
+    kept = rows[1::2] + new
+    expected = {g: (sum(1 for k, _ in kept if k == g), sum(v for k, v in kept if k == g))
+                for g in {k for k, _ in kept}}
+    assert {int(g): (int(n), int(s)) for g, n, s in
+            zip(final["g0"], final["o0"], final["o1"])} == expected
+    assert len(final) == len(expected)
