@@ -8,12 +8,13 @@ counted per TopN partition key (a global TopN has one partition: all rows).
 The rule (documented in the README; ``choose_split``), with P = the query's parallelism (tasks
 that run the TopN at once) and m = the largest partition's share of the rows:
 
-- the hottest partition carries m x P tasks' worth of rows; while m x P <= 1 no partition is
-  hotter than one task's fair share: S = 1 (single level);
-- otherwise S = the smallest power of two >= 2 x m x P (headroom 2, so a split partition takes
-  at most half a task), capped at ``max_split``;
-- a lower S is applied only when it is at most a quarter of the current one (a small dip in
-  skew does not trigger a state rebuild; powers of two mean every change is at least 2x).
+- the hottest partition carries load = m x P tasks' worth of rows. It needs S = 1 (single
+  level) while load <= 1 (no partition is hotter than one task's fair share), otherwise the
+  smallest power of two >= 2 x load (headroom 2: a sub-partition takes at most half a task),
+  capped at ``max_split``;
+- S is raised as soon as the load needs more; it is lowered only when twice the measured load
+  would need less, and then to what twice the load needs (hysteresis: a small dip in skew does
+  not trigger a state rebuild, nor does the next small rise).
 
 Each decision appends an audit record (when, measured skew, rule, old -> new, why) to
 ``$TWINFLOW_HOME/audit/<query>.jsonl``; a change is also written, with that record, into the
@@ -41,8 +42,9 @@ from operators_lib.plan import quote, scans
 from operators_lib.topn_split import splittable
 
 DEFAULTS = {"split": 1, "max_split": 128, "parallelism": 2, "window_rows": 1_000_000}
-RULE = ("S = 1 while largest_share x parallelism <= 1, else the smallest power of two >= "
-        "2 x largest_share x parallelism, at most max_split; a lower S only when <= current / 4")
+RULE = ("load = largest_share x parallelism; needed(load) = 1 if load <= 1, else the smallest "
+        "power of two >= 2 x load, at most max_split; raise to needed(load), lower only to "
+        "needed(2 x load) when that is below the current S")
 
 
 def settings(cfg: QueryConfig) -> dict:
@@ -76,13 +78,13 @@ def measure_skew(cfg: QueryConfig, spark: SparkSession, state: Path) -> Skew:
         files[key] = parts[-keep:]
     df = batch_dataframe(spark, rank.child, files)
     keys = [F.col(quote(p)) for p in rank.partition_by] or [F.lit("(all rows)")]
-    counts = df.groupBy(F.concat_ws("|", *[k.cast("string") for k in keys]).alias("k")).count()
-    rows = counts.orderBy(F.col("count").desc()).collect()
-    total = sum(r["count"] for r in rows)
+    counts = df.groupBy(*keys).agg(F.count(F.lit(1)).alias("tw__rows"))
+    rows = [(r[:-1], r[-1]) for r in counts.orderBy(F.col("tw__rows").desc()).collect()]
+    total = sum(n for _, n in rows)
     p = settings(cfg)["parallelism"]
-    return Skew(total, len(rows), rows[0]["count"] / total if total else 0.0,
-                sum(1 for r in rows if r["count"] * p > total), [(r["k"], r["count"])
-                                                                   for r in rows[:5]])
+    return Skew(total, len(rows), rows[0][1] / total if total else 0.0,
+                sum(1 for _, n in rows if n * p > total),
+                [(" | ".join("NULL" if v is None else str(v) for v in k), n) for k, n in rows[:5]])
 
 
 def choose_split(skew: Skew, current: int, parallelism: int, max_split: int) -> tuple[int, str]:
@@ -90,16 +92,22 @@ def choose_split(skew: Skew, current: int, parallelism: int, max_split: int) -> 
     load = skew.largest_share * parallelism
     if skew.rows == 0:
         return current, "no recent input: keep the current factor"
+    why = (f"the largest partition has {skew.largest_share:.1%} of the rows = {load:.2f} "
+           f"tasks' worth at parallelism {parallelism}")
+    wanted = _needed(load, max_split)
+    if wanted > current:
+        return wanted, why
+    lower = _needed(2 * load, max_split)
+    if lower < current:
+        return lower, why + f"; even twice that needs only {lower}"
+    return current, why + f"; {current} stays (twice that would need {lower})"
+
+
+def _needed(load: float, max_split: int) -> int:
+    """The split a partition carrying ``load`` tasks' worth of rows needs (module docstring)."""
     if load <= 1:
-        wanted, why = 1, (f"the largest partition has {skew.largest_share:.1%} of the rows, at "
-                          f"most one task's share at parallelism {parallelism}")
-    else:
-        wanted = min(max_split, 1 << math.ceil(math.log2(2 * load)))
-        why = (f"the largest partition has {skew.largest_share:.1%} of the rows = {load:.2f} "
-               f"tasks' worth at parallelism {parallelism}")
-    if wanted < current and wanted * 4 > current:
-        return current, why + f"; {wanted} is not below a quarter of {current}: keep {current}"
-    return wanted, why
+        return 1
+    return min(max_split, 1 << math.ceil(math.log2(2 * load)))
 
 
 def decide(cfg_path: Path, skew: Skew, now: datetime | None = None) -> dict:

@@ -144,14 +144,16 @@ def bind_split(cfg: QueryConfig, state: Path) -> dict | None:
     old, new = int(manifest.get("topn_split", 1)), cfg.topn_split
     if old == new:
         return None
-    retired = state / "retired"
+    retired, retiring = state / "retired", state / ".retiring"
     if (state / "checkpoint").exists():
-        shutil.rmtree(retired, ignore_errors=True)
-        retired.mkdir(parents=True)
+        retiring.mkdir(parents=True, exist_ok=True)
         for name in ("changelog", "source", "checkpoint"):
             if (state / name).exists():
-                os.replace(state / name, retired / name)
-        (retired / "topn_split").write_text(f"{old}\n")
+                os.replace(state / name, retiring / name)
+        (retiring / "topn_split").write_text(f"{old}\n")
+    if retiring.exists():  # the previous generation goes only once this one is complete
+        shutil.rmtree(retired, ignore_errors=True)
+        os.replace(retiring, retired)
     for table in manifest["tables"]:
         source = state / "source" / table
         source.mkdir(parents=True, exist_ok=True)
@@ -178,7 +180,8 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
                for s in scans(plan)}
     for d in sources.values():
         d.mkdir(parents=True, exist_ok=True)
-    srun = run_available_now(stream_dataframe(spark, plan, sources), state / "checkpoint",
+    srun = run_available_now(stream_dataframe(spark, plan, sources, cfg.rows_per_batch),
+                             state / "checkpoint",
                              state / "changelog")
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}

@@ -43,6 +43,7 @@ from operators_lib.plan import (
     Over,
     Rank,
     find,
+    first_row_dedup,
     scans,
 )
 from operators_lib.sql import load_script
@@ -148,7 +149,7 @@ def run(cfg: RunConfig, spark: SparkSession) -> Result:
             if cfg.stop_after_batches is None or cfg.stop_after_batches >= len(pool[name]) + 1:
                 ingest.write_eof(table, src)
             source[name] = src
-        sdf = stream_dataframe(spark, plan, source)
+        sdf = stream_dataframe(spark, plan, source, n)
         srun = run_available_now(sdf, state / "checkpoint", state / "changelog")
         report["timings_s"]["stream"] = round(srun.seconds, 3)
         changelog = read_changelog(state / "changelog")
@@ -291,7 +292,7 @@ def late_source(plan: Node) -> TableDef | None:
     """The table whose late rows an operator drops: OVER's, or a keep-first deduplication's
     by event time (queries with such an operator read one table)."""
     for node in find(plan, Over) + find(plan, Rank):
-        if isinstance(node, Over) or (node.dedup == "first" and node.time_kind == "rowtime"):
+        if isinstance(node, Over) or first_row_dedup(node):
             return node.source
     return None
 

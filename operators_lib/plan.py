@@ -233,7 +233,7 @@ def append_only(node: Node) -> bool:
     if isinstance(node, Join):
         return node.kind == "INNER" and append_only(node.left) and append_only(node.right)
     if isinstance(node, Rank):
-        return node.dedup == "first" and node.time_kind == "rowtime" and append_only(node.child)
+        return first_row_dedup(node)
     return False
 
 
@@ -244,8 +244,9 @@ def monotonicity(node: Node, col: str) -> str | None:
     """How column ``col`` of a row (identified by ``unique_key``) can change as the input
     grows: ``"const"``, ``"up"``, ``"down"``, or None (either way). As Flink's
     FlinkRelMdModifiedMonotonicity, for what twinflow needs: GROUP BY keys are constant; COUNT
-    and MAX only rise and MIN only falls over an append-only input (SUM may do either). A
-    filter (HAVING) may retract a row: None."""
+    and MAX only rise and MIN only falls over an append-only input (SUM may do either); MIN and
+    MAX start as NULL while every argument is NULL. A filter (HAVING) may retract a row, state
+    TTL restart a group: None."""
     if isinstance(node, Project):
         sql = dict(node.exprs).get(col)
         fields = {quote(f.name): f.name for f in node.child.fields}
@@ -253,6 +254,14 @@ def monotonicity(node: Node, col: str) -> str | None:
     if isinstance(node, Aggregate):
         if col in node.group_by:
             return "const"
+        if node.ttl_ms:
+            return None  # an expired group starts afresh: its COUNT falls back to 1
         call = next(a for a in node.aggs if a.name == col)
         return _RISING.get(call.func) if append_only(node.child) else None
     return None
+
+
+def first_row_dedup(node: Rank) -> bool:
+    """Deduplication keeping the first row by event time of an append-only input (Flink's
+    row-time Deduplicate, stream/dedup.py): it waits for the watermark and drops late rows."""
+    return node.dedup == "first" and node.time_kind == "rowtime" and append_only(node.child)

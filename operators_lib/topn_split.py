@@ -4,7 +4,7 @@ A TopN keeps each partition in one task: a hot partition (a global TopN, or one 
 carries most rows) makes that task the bottleneck. With a split factor S every TopN
 (``ROW_NUMBER | RANK | DENSE_RANK``, not a deduplication) becomes::
 
-    level 1: the same ranking over PARTITION BY <keys>, pmod(xxhash64(<all columns>), S),
+    level 1: the same ranking over PARTITION BY <keys>, pmod(xxhash64(<row>), S),
              kept to ranks 1..end, the rank number not read (Flink's -D/+I form)
     level 2: the original ranking over PARTITION BY <keys> of level 1's rows
 
@@ -12,8 +12,10 @@ Why it is the same result: a row ranked r <= end in its partition has at most r 
 before it in its sub-partition too (and, for RANK / DENSE_RANK, every row before it also ranks
 <= end), so level 1 keeps every row the single-level TopN shows, with all the rows that rank
 before them; level 2 then ranks them exactly as the single level does. Ties rank by arrival in
-both levels (level 1 passes each row's arrival on). The sub-partition is a hash of the whole
-row, so a retraction reaches the sub-partition of the row it retracts. The split changes the
+both levels (level 1 passes each row's arrival on). The sub-partition is a hash of the row's
+unique key if it has one (a GROUP BY's keys: an updated row stays in its sub-partition, and level
+1 can run update-fast), else of the whole row; either way a retraction reaches the
+sub-partition of the row it retracts. The split changes the
 state layout (operator keys): a checkpoint is bound to the factor it was written with
 (incremental.py rebuilds the state when the factor changes).
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from operators_lib.plan import Field, Join, Node, Project, Rank, Scan, find, quote
+from operators_lib.plan import Field, Join, Node, Project, Rank, Scan, find, quote, unique_key
 from operators_lib.types import FlinkType
 
 SPLIT = "tw__split"  # the sub-partition of a row (0..S-1)
@@ -58,7 +60,8 @@ def _level_one(node: Rank, factor: int) -> Node:
     child = node.child
     names = [f.name for f in child.fields]
     same = tuple((n, quote(n)) for n in names)
-    split = f"pmod(xxhash64({', '.join(quote(n) for n in names)}), {factor})"
+    hashed = unique_key(child) or names  # a row keeps its sub-partition as it is updated
+    split = f"pmod(xxhash64({', '.join(quote(n) for n in hashed)}), {factor})"
     bigint = FlinkType("BIGINT")
     pre = Project(child, (*same, (SPLIT, split)), (*child.fields, Field(SPLIT, bigint)))
     level = Rank(pre, node.func, (*node.partition_by, SPLIT), node.order_by, 1, node.end,

@@ -134,7 +134,8 @@ def _running(a: AggCall, w: WindowSpec) -> Column:
         return F.size(values)
     t = a.type.spark()
     total = F.aggregate(values, F.lit(0).cast(t), lambda acc, x: (acc + x).cast(t))
-    return total if a.func == "SUM" else total / F.greatest(F.size(values), F.lit(1))
+    value = total if a.func == "SUM" else (total / F.size(values)).cast(t)  # truncates, rounds
+    return F.when(F.size(values) > 0, value)  # no value yet: NULL
 
 
 def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:

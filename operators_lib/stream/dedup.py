@@ -11,7 +11,8 @@ Changelog rules (Flink 2.3's output, tests/cases/topn/dedup_keep_first):
 - A row whose time is behind the watermark (time < watermark) is late: dropped, and reported
   (``LATE``) for the late-row report and parity. Flink's OVER drops ``time <= watermark``; its
   Deduplicate keeps a row exactly at the watermark.
-- Once a key has fired, its later rows are duplicates: dropped, not late.
+- Once a key has fired, its later on-time rows are duplicates: dropped, not reported (a late
+  row of a fired key is reported: it may be earlier than the row the key emitted).
 
 Keep-last and processing-time deduplication emit at once and run as a TopN (stream/topn.py).
 

@@ -9,6 +9,7 @@ with Flink's rules and report late rows instead of losing them silently.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -28,6 +29,7 @@ from operators_lib.plan import (
     Project,
     Rank,
     Scan,
+    first_row_dedup,
     monotonicity,
     quote,
     unique_key,
@@ -39,14 +41,19 @@ from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
 from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, SideSpec
 from operators_lib.stream.over import TIME_MS, OverProcessor, OverSpec
 from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_kind
-from operators_lib.stream.topn import TopNProcessor, TopNSpec
+from operators_lib.stream.topn import TopNProcessor, TopNSpec, keep_batch_top
+from operators_lib.topn_split import SPLIT
 
 _WM = "tw__wm"
+PREFILTER_ROWS = 1000  # micro-batch rows from which the TopN pre-filter pays for its stage
 _GLOBAL = "tw__global"
 
 
-def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path]) -> DataFrame:
-    """``dirs``: staged directory per table (lower-case name); adds tw__op/tw__ts/tw__rownum."""
+def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path],
+                     rows_per_batch: int | None = None) -> DataFrame:
+    """``dirs``: staged directory per table (lower-case name); adds tw__op/tw__ts/tw__rownum.
+    ``rows_per_batch`` (None: large): micro-batches this small skip the TopN's per-batch
+    pre-filter, which costs a Python stage per micro-batch (stream/topn.py)."""
 
     def scan(node: Scan) -> DataFrame:
         table = node.table
@@ -59,8 +66,9 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path]) -> 
                   .withWatermark(_WM, f"{wm.delay_ms} milliseconds").drop(_WM))
         return with_columns(df, table)
 
+    prefilter = rows_per_batch is None or rows_per_batch >= PREFILTER_ROWS
     df = build(plan, scan, {Over: over_stream, Join: join_stream, Aggregate: aggregate_stream,
-                            Rank: rank_stream})
+                            Rank: partial(rank_stream, prefilter=prefilter)})
     if OP not in df.columns:  # append-only (stateless, inner joins): every row is an insert
         df = df.withColumn(OP, F.lit("+I"))
     elif _emits_changelog(_last_stateful(plan)):
@@ -77,12 +85,8 @@ def _emits_changelog(node: Node) -> bool:
     """Does the operator emit changes as they happen (not in event-time order, as OVER and
     keep-first deduplication do)?"""
     if isinstance(node, Rank):
-        return not _first_row(node)
+        return not first_row_dedup(node)
     return isinstance(node, (Join, Aggregate))
-
-
-def _first_row(node: Rank) -> bool:
-    return node.dedup == "first" and node.time_kind == "rowtime"
 
 
 def _last_stateful(plan: Node) -> Node:
@@ -256,15 +260,20 @@ def aggregate_stream(node: Aggregate, df: DataFrame) -> DataFrame:
                                               for c in result.columns]))
 
 
-def rank_stream(node: Rank, df: DataFrame) -> DataFrame:
+def rank_stream(node: Rank, df: DataFrame, prefilter: bool = True) -> DataFrame:
     fields = node.child.fields
     cols = tuple(f"c{i}" for i in range(len(fields)))
     alias = {f.name: c for f, c in zip(fields, cols)}
-    if _first_row(node) and OP not in df.columns:
+    if first_row_dedup(node):
         return _first_row_stream(node, df, cols, alias)
     ops, rownum = _changelog_columns(df, None)
     safe = df.select(*[F.col(quote(f.name)).alias(c) for f, c in zip(fields, cols)],
                      *ops, *rownum)
+    if prefilter and OP not in df.columns and node.func == "ROW_NUMBER" and not node.dedup:
+        partition = [alias[p] for p in node.partition_by]
+        order_by = [replace(k, col=alias[k.col]) for k in node.order_by]
+        safe = safe.mapInArrow(partial(keep_batch_top, partition=partition, order=order_by,
+                                       end=node.end), safe.schema)
     safe, key_cols = bucketed(safe, [alias[p] for p in node.partition_by])
     # Deduplication by processing time: the order is arrival (batch has no processing time).
     order = () if node.dedup and node.time_kind == "proctime" else tuple(
@@ -296,11 +305,13 @@ def update_fast(node: Rank) -> tuple[int, ...] | None:
     TopN (stream/topn.py): ROW_NUMBER over an input with a unique key that contains the
     partition key, every ORDER BY key constant or moving only up the ranking."""
     key = unique_key(node.child)
-    if node.func != "ROW_NUMBER" or not key or not set(node.partition_by) <= set(key):
+    # SPLIT (a hotspot split's sub-partition) is a hash of the unique key (topn_split.py)
+    if node.func != "ROW_NUMBER" or not key or not set(node.partition_by) - {SPLIT} <= set(key):
         return None
     for k in node.order_by:
-        if monotonicity(node.child, k.col) not in ("const", "up" if k.desc else "down"):
-            return None
+        mono = monotonicity(node.child, k.col)
+        if mono != "const" and (mono != ("up" if k.desc else "down") or k.nulls_first):
+            return None  # (a NULL MIN / MAX ranked first would move down when set)
     names = [f.name for f in node.child.fields]
     return tuple(names.index(k) for k in key)
 

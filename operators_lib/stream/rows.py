@@ -154,8 +154,9 @@ def _group_arrays(df: pd.DataFrame, cols: Columns, key_cols: list[str]
     order = data[np.lexsort((rownum[data], add[data], codes))].tolist()
     bounds = (np.flatnonzero(np.diff(np.sort(codes))) + 1).tolist()
     keys = [cols[c] for c in key_cols]
-    return {tuple(c[order[a]] for c in keys): order[a:b]
-            for a, b in zip([0, *bounds], [*bounds, len(order)]) if a < b}, add.tolist()
+    groups = [order[a:b] for a, b in zip([0, *bounds], [*bounds, len(order)]) if a < b]
+    groups.sort(key=lambda g: (add[g[0]], rownum[g[0]]))  # keys in _group_rows' order
+    return {tuple(c[g[0]] for c in keys): g for g in groups}, add.tolist()
 
 
 def _key_codes(df: pd.DataFrame, key_cols: list[str]) -> np.ndarray:
@@ -163,7 +164,7 @@ def _key_codes(df: pd.DataFrame, key_cols: list[str]) -> np.ndarray:
     far cheaper than a groupby on the small frames of a bucket)."""
     code = np.zeros(len(df), dtype=np.int64)
     for c in key_cols:
-        inv, uniques = pd.factorize(df[c], sort=False)
+        inv, uniques = pd.factorize(df[c], sort=False, use_na_sentinel=False)
         code, _ = pd.factorize(code * len(uniques) + inv, sort=False)
     return code
 

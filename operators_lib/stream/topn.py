@@ -25,6 +25,13 @@ RetractableTopNFunction), so that one input row per micro-batch gives Flink's ch
   the new one; with the rank number, changed positions as above.
 - Rows without the rank number carry NULL in the rank column.
 
+Multi-row micro-batches of an append-only ROW_NUMBER input: before the operator (and before
+the shuffle to it) ``keep_batch_top`` drops each Arrow batch's rows that rank below ``end``
+among that batch's own rows of their partition: at least ``end`` rows of the same micro-batch
+sort before them, so after the micro-batch they can never rank; record by record they could
+only have entered and left within it (``+I``/``-D`` churn, which the net result of the
+micro-batch does not show). One row per micro-batch is untouched: Flink's changelog exactly.
+
 State per partition (one value in its slot page, rows.SlotState): the ordered rows. An
 append-only or update-fast input keeps only the rows that can still rank (ROW_NUMBER: ``end``
 rows; RANK / DENSE_RANK: ranks <= ``end``); a retracting input keeps every row (a retraction
@@ -39,6 +46,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 
 from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from operators_lib.plan import OP, ROWNUM, SortKey
@@ -131,7 +140,9 @@ class TopNProcessor(ChangelogProcessor):
             if len(entries) >= self.spec.end:
                 last = entries[self.spec.end - 1][1][idx]
                 bound = _scores(np.array([np.nan if last is None else last], float), key)[0]
-                picked = np.flatnonzero(chunk < bound)  # ties arrive later: they rank after
+                # <=: floats round large integers (never reversing their order); exact
+                # ties, arriving later, are dropped by the per-row check
+                picked = np.flatnonzero(chunk <= bound)
             else:
                 picked = np.arange(len(chunk))
             if len(picked):
@@ -280,6 +291,29 @@ class TopNProcessor(ChangelogProcessor):
         changes.emit([r for r, _ in left + entered],
                      [DELETE] * len(left) + [INSERT] * len(entered),
                      [n for _, n in left + entered])
+
+
+def keep_batch_top(batches: Iterator[pa.RecordBatch], partition: list[str],
+                   order: list[SortKey], end: int) -> Iterator[pa.RecordBatch]:
+    """Each batch's rows that rank within ``end`` among the batch's rows of their partition
+    (ties by arrival), in input order, and its end-of-input markers (see the docstring)."""
+    for batch in batches:
+        if batch.num_rows <= end:
+            yield batch
+            continue
+        df = batch.select([*partition, *(k.col for k in order), ROWNUM]).to_pandas()
+        keys = pd.DataFrame({f"p{i}": df[p] for i, p in enumerate(partition)})
+        by, ascending = [], []
+        for i, k in enumerate(order):
+            keys[f"n{i}"], keys[f"v{i}"] = df[k.col].isna(), df[k.col]
+            by += [f"n{i}", f"v{i}"]
+            ascending += [not k.nulls_first, not k.desc]
+        keys["r"] = df[ROWNUM]
+        ranked = keys.sort_values([*by, "r"], ascending=[*ascending, True], kind="stable")
+        top = ranked.groupby(list(keys.columns[:len(partition)]), dropna=False,
+                             sort=False).head(end) if partition else ranked.head(end)
+        keep = np.union1d(top.index.to_numpy(), np.flatnonzero(df[ROWNUM].to_numpy() < 0))
+        yield batch.take(pa.array(keep))
 
 
 def _scores(values: np.ndarray, key: SortKey) -> np.ndarray:
