@@ -49,7 +49,7 @@ from operators_lib.plan import (
 from operators_lib.sql import load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream.planner import stream_dataframe
-from operators_lib.stream.runner import read_changelog, run_available_now
+from operators_lib.stream.runner import SPARK, SparkRuntime, read_changelog
 from operators_lib.topn_split import split_topn, splittable
 
 MAX_DEFAULT_BATCH = 100_000
@@ -79,7 +79,8 @@ def default_rows_per_batch(largest_table: int) -> int:
     return max(1, min(MAX_DEFAULT_BATCH, math.ceil(largest_table / 4)))
 
 
-def run(cfg: RunConfig, spark: SparkSession) -> Result:
+def run(cfg: RunConfig, spark: SparkSession, runtime: SparkRuntime = SPARK) -> Result:
+    """``runtime``: how stream mode runs (stream/runner.py; tests pass the operator harness)."""
     t0 = time.perf_counter()
     script = load_script(cfg.sql)
     plan = plan_query(script, spark, cfg.topn_split)
@@ -149,8 +150,8 @@ def run(cfg: RunConfig, spark: SparkSession) -> Result:
             if cfg.stop_after_batches is None or cfg.stop_after_batches >= len(pool[name]) + 1:
                 ingest.write_eof(table, src)
             source[name] = src
-        sdf = stream_dataframe(spark, plan, source, n)
-        srun = run_available_now(sdf, state / "checkpoint", state / "changelog")
+        sdf = stream_dataframe(spark, plan, source, n, runtime)
+        srun = runtime.run(sdf, state / "checkpoint", state / "changelog")
         report["timings_s"]["stream"] = round(srun.seconds, 3)
         changelog = read_changelog(state / "changelog")
         if changelog is None:

@@ -19,7 +19,8 @@ OP = "tw__op"  # row kind in stream mode: +I, -U, +U, -D, LATE (a dropped late r
 # key whose state expired in the last changelog operator), TTL_UPSTREAM (expired further up)
 TTL_KEY = "tw__ttlkey"  # hash of the key of the last changelog operator (join key, group key)
 MARKERS = ("LATE", "TTL", "TTL_UPSTREAM")  # row kinds that report, not change, the result
-HIDDEN = (OP, EMIT_TS, ROWNUM, TTL_KEY)
+BATCH = "tw__batch"  # a row's micro-batch, only under the operator harness (tests/harness.py)
+HIDDEN = (OP, EMIT_TS, ROWNUM, TTL_KEY, BATCH)
 
 
 def quote(name: str) -> str:

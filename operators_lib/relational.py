@@ -14,6 +14,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from operators_lib.plan import (
+    BATCH,
     EMIT_TS,
     HIDDEN,
     MARKERS,
@@ -55,6 +56,11 @@ def build(node: Node, scan: Callable[[Scan], DataFrame], operators: Operators) -
     return op(node, *inputs)
 
 
+def carried(df: DataFrame) -> list[Column]:
+    """Columns every operator passes on: the harness's micro-batch id (absent in Spark runs)."""
+    return [F.col(BATCH)] if BATCH in df.columns else []
+
+
 _JOIN_TYPES = {"INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "full",
                "SEMI": "left_semi", "ANTI": "left_anti"}
 
@@ -64,7 +70,7 @@ def spark_join(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
     append-only inputs), with the residual condition built from the same ``Cond``."""
     lnames = [f.name for f in node.left.fields]
     rnames = [f.name for f in node.right.fields]
-    left, right = left.select(*lnames), right.select(*rnames)
+    left, right = left.select(*lnames, *carried(left)), right.select(*rnames, *carried(right))
     cond = [left[lk] == right[rk] for lk, rk in zip(node.left_keys, node.right_keys)]
     if node.residual is not None:
         cond.append(cond_column(node.residual, left, right))
@@ -74,8 +80,12 @@ def spark_join(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
     joined = left.join(right, on, _JOIN_TYPES[node.kind])
     if node.kind in ("SEMI", "ANTI"):
         rnames = []
+    # Under the harness a match belongs to the later micro-batch of its two rows, as in
+    # Spark's stream-stream join.
+    batch = [F.greatest(left[BATCH], right[BATCH]).alias(BATCH)] if carried(left) else []
     out = joined.select(*[left[n] for n in lnames], *[right[n] for n in rnames],
-                        F.lit(0).cast("long").alias(ROWNUM), F.lit(0).cast("long").alias(EMIT_TS))
+                        F.lit(0).cast("long").alias(ROWNUM), F.lit(0).cast("long").alias(EMIT_TS),
+                        *batch)
     return with_ttl_key(node, out)
 
 

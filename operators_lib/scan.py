@@ -8,6 +8,7 @@ from pyspark.sql import types as T
 
 from operators_lib.catalog import TableDef
 from operators_lib.plan import ROWNUM
+from operators_lib.relational import carried
 from operators_lib.sql.dialect import to_spark_sql
 
 
@@ -27,4 +28,4 @@ def with_columns(df: DataFrame, table: TableDef) -> DataFrame:
             cols.append(F.expr(to_spark_sql(c.expr)).alias(c.name))
         else:
             cols.append(F.col(c.name))
-    return df.select(*cols, F.col(ROWNUM))
+    return df.select(*cols, F.col(ROWNUM), *carried(df))

@@ -15,6 +15,8 @@ from decimal import Decimal
 from pathlib import Path
 
 from operators_lib.pipeline import Result, RunConfig, run
+from operators_lib.stream.runner import SPARK
+from tests.harness import HarnessRuntime
 
 CASES = Path(__file__).parent / "cases"
 
@@ -44,9 +46,12 @@ class Case:
         return read_csv(self.dir / "expected" / name)
 
     def run(self, spark, out: Path, mode: str = "both", rows_per_batch: int | None = None,
-            stop_after: int | None = None, topn_split: int = 1) -> Result:
+            stop_after: int | None = None, topn_split: int = 1, harness: bool = False
+            ) -> Result:
+        """``harness``: stream mode on the operator harness (tests/harness.py), not Spark's
+        Structured Streaming."""
         return run(RunConfig(self.sql, self.data, mode, out, rows_per_batch, stop_after,
-                             topn_split), spark)
+                             topn_split), spark, HarnessRuntime() if harness else SPARK)
 
 
 def all_cases(feature: str | None = None) -> list[Case]:

@@ -19,6 +19,7 @@ from operators_lib.pipeline import RunConfig, run
 from operators_lib.sql import load_script
 from operators_lib.sql.script import parse_duration_ms
 from tests.caselib import CASES, Case, as_multiset, column_types, normalize, read_csv
+from tests.harness import HarnessRuntime
 
 DDL = """CREATE TABLE customers (cust_id STRING, name STRING);
 CREATE TABLE orders (order_id INT, cust_id STRING);
@@ -81,7 +82,8 @@ def test_a_ttl_that_never_expires_keeps_flinks_result(spark, tmp_path):
     case = Case(CASES / "join" / "left_outer")
     query = tmp_path / "query.sql"
     query.write_text("SET 'table.exec.state.ttl' = '1 h';\n" + (case.dir / "query.sql").read_text())
-    result = run(RunConfig([case.dir / "ddl.sql", query], case.data, "both", tmp_path, 2), spark)
+    result = run(RunConfig([case.dir / "ddl.sql", query], case.data, "both", tmp_path, 2), spark,
+                 HarnessRuntime())
     assert result.exit_code == 0, result.message
     assert result.report["parity"]["verdict"] == "equal"
     assert result.report["stream"]["ttl_expired_keys"] == 0

@@ -1,9 +1,8 @@
-"""Stream planner: the logical plan as a Structured Streaming query over staged micro-batch files.
+"""Stream planner: the logical plan as a streaming query over staged micro-batch files.
 
-Each table is a file source admitting one staged file (N rows) per micro-batch. The watermark
-is Spark's (max event time seen in earlier micro-batches minus the WATERMARK delay), tracked on a
-copy of the rowtime column so that Spark itself drops nothing: the operators decide lateness
-with Flink's rules and report late rows instead of losing them silently.
+Sources and stateful processors come from a runtime (stream/runner.py): Structured Streaming in
+the product, the in-memory operator harness in tests. Every select here keeps the runtime's
+``carried`` columns (the harness's micro-batch id), so both run the same plan.
 """
 
 from __future__ import annotations
@@ -34,41 +33,38 @@ from operators_lib.plan import (
     quote,
     unique_key,
 )
-from operators_lib.relational import build, spark_join, with_ttl_key
-from operators_lib.scan import staged_schema, with_columns
+from operators_lib.relational import build, carried, spark_join, with_ttl_key
+from operators_lib.scan import with_columns
 from operators_lib.stream.dedup import FirstRowProcessor
 from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
 from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, SideSpec
 from operators_lib.stream.over import TIME_MS, OverProcessor, OverSpec
 from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_kind
+from operators_lib.stream.runner import SPARK, SparkRuntime
 from operators_lib.stream.topn import TopNProcessor, TopNSpec, keep_batch_top
 from operators_lib.topn_split import SPLIT
 
-_WM = "tw__wm"
 PREFILTER_ROWS = 1000  # micro-batch rows from which the TopN pre-filter pays for its stage
 _GLOBAL = "tw__global"
 
 
 def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path],
-                     rows_per_batch: int | None = None) -> DataFrame:
+                     rows_per_batch: int | None = None, runtime: SparkRuntime = SPARK
+                     ) -> DataFrame:
     """``dirs``: staged directory per table (lower-case name); adds tw__op/tw__ts/tw__rownum.
     ``rows_per_batch`` (None: large): micro-batches this small skip the TopN's per-batch
     pre-filter, which costs a Python stage per micro-batch (stream/topn.py)."""
 
     def scan(node: Scan) -> DataFrame:
         table = node.table
-        df = (spark.readStream.schema(staged_schema(table))
-              .option("maxFilesPerTrigger", 1).option("maxFileAge", "36500d")
-              .parquet(str(dirs[table.name.lower()])))
-        if table.watermark:
-            wm = table.watermark
-            df = (df.withColumn(_WM, F.col(wm.column))
-                  .withWatermark(_WM, f"{wm.delay_ms} milliseconds").drop(_WM))
-        return with_columns(df, table)
+        return with_columns(runtime.source(spark, table, dirs[table.name.lower()]), table)
 
-    prefilter = rows_per_batch is None or rows_per_batch >= PREFILTER_ROWS
-    df = build(plan, scan, {Over: over_stream, Join: join_stream, Aggregate: aggregate_stream,
-                            Rank: partial(rank_stream, prefilter=prefilter)})
+    prefilter = runtime.per_batch_stages and (
+        rows_per_batch is None or rows_per_batch >= PREFILTER_ROWS)
+    df = build(plan, scan, {Over: partial(over_stream, runtime=runtime),
+                            Join: partial(join_stream, runtime=runtime),
+                            Aggregate: partial(aggregate_stream, runtime=runtime),
+                            Rank: partial(rank_stream, runtime=runtime, prefilter=prefilter)})
     if OP not in df.columns:  # append-only (stateless, inner joins): every row is an insert
         df = df.withColumn(OP, F.lit("+I"))
     elif _emits_changelog(_last_stateful(plan)):
@@ -95,7 +91,7 @@ def _last_stateful(plan: Node) -> Node:
     return plan
 
 
-def over_stream(node: Over, df: DataFrame) -> DataFrame:
+def over_stream(node: Over, df: DataFrame, runtime: SparkRuntime) -> DataFrame:
     # pandas hands the processor namedtuple-safe column names only ("_x", "from", "a b" would
     # arrive renamed): user columns cross the Python boundary as c0, c1, ... and come back.
     user = [c for c in df.columns if not c.startswith("tw__")]
@@ -115,8 +111,8 @@ def over_stream(node: Over, df: DataFrame) -> DataFrame:
            T.StructField(ROWNUM, T.LongType())])
     keyed = safe.select("*", F.unix_millis(F.col(spec.time_col)).alias(TIME_MS))
     keyed, keys = grouping_keys(keyed, [alias.get(p, p) for p in node.partition_by])
-    result = keyed.groupBy(*keys).transformWithStateInPandas(
-        OverProcessor(spec), out, "Append", "None" if spec.proctime else "EventTime")
+    result = runtime.apply(keyed, keys, OverProcessor(spec), out,
+                           "None" if spec.proctime else "EventTime")
     original = {v: k for k, v in alias.items()}
     return result.select(*[F.col(c).alias(original.get(c, c)) for c in result.columns])
 
@@ -185,7 +181,8 @@ def join_layout(node: Join, side: str) -> tuple[str, tuple[int, ...]]:
     return LAYOUTS[1], tuple(names.index(k) for k in uk)
 
 
-def join_stream(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
+def join_stream(node: Join, left: DataFrame, right: DataFrame, runtime: SparkRuntime
+                ) -> DataFrame:
     if (node.kind == "INNER" and node.left_keys and not node.ttl_ms
             and OP not in left.columns and OP not in right.columns):
         # Append-only inputs, no TTL: Spark's stream-stream inner join keeps every row in state
@@ -204,7 +201,7 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
             *key_cols,
             *[F.col(quote(n)).alias(c) for n, c in zip(names, mine)],
             *[F.lit(None).cast(f.type.spark()).alias(c) for f, c in zip(other_fields, theirs)],
-            *ops, *rownum, F.lit(tag).alias(SIDE))
+            *ops, *rownum, F.lit(tag).alias(SIDE), *carried(df))
 
     lside = side(left, 0, node.left_keys, lcols, rcols, [f.name for f in lf], rf)
     rside = side(right, 1, node.right_keys, rcols, lcols, [f.name for f in rf], lf)
@@ -229,20 +226,21 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
     keys = [f"k{i}" for i in range(nkeys)]
     # NULL never matches: the processor sees the NULL flags (and never stores such rows).
     union, key_cols = bucketed(lside.unionByName(rside), keys)
-    result = union.drop(*keys).groupBy(BUCKET).transformWithStateInPandas(
-        JoinProcessor(spec, key_cols), out, "Append", "None")
+    result = runtime.apply(union.drop(*keys), [BUCKET], JoinProcessor(spec, key_cols), out,
+                           "None")
     return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
                                               for c in result.columns]))
 
 
-def aggregate_stream(node: Aggregate, df: DataFrame) -> DataFrame:
+def aggregate_stream(node: Aggregate, df: DataFrame, runtime: SparkRuntime) -> DataFrame:
     fields = {f.name: f for f in node.child.fields}
     keys = tuple(f"g{i}" for i in range(len(node.group_by)))
     args = {a.arg: f"a{i}" for i, a in enumerate(node.aggs) if a.arg}
     outputs = tuple(f"o{i}" for i in range(len(node.aggs)))
     ops, rownum = _changelog_columns(df, node.ttl_ms)
     safe = df.select(*[F.col(quote(g)).alias(k) for g, k in zip(node.group_by, keys)],
-                     *[F.col(quote(a)).alias(c) for a, c in args.items()], *ops, *rownum)
+                     *[F.col(quote(a)).alias(c) for a, c in args.items()], *ops, *rownum,
+                     *carried(df))
     safe, key_cols = bucketed(safe, list(keys))
     spec = AggSpec(keys, tuple(value_kind(fields[g].type) for g in node.group_by),
                    tuple(replace(a, arg=args.get(a.arg)) for a in node.aggs),
@@ -253,22 +251,21 @@ def aggregate_stream(node: Aggregate, df: DataFrame) -> DataFrame:
         + [T.StructField(o, a.type.spark()) for o, a in zip(outputs, node.aggs)]
         + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
            T.StructField(ROWNUM, T.LongType())])
-    result = safe.groupBy(BUCKET).transformWithStateInPandas(
-        GroupAggProcessor(spec, key_cols), out, "Append", "None")
+    result = runtime.apply(safe, [BUCKET], GroupAggProcessor(spec, key_cols), out, "None")
     rename = {**dict(zip(keys, node.group_by)), **{o: a.name for o, a in zip(outputs, node.aggs)}}
     return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
                                               for c in result.columns]))
 
 
-def rank_stream(node: Rank, df: DataFrame, prefilter: bool = True) -> DataFrame:
+def rank_stream(node: Rank, df: DataFrame, runtime: SparkRuntime, prefilter: bool) -> DataFrame:
     fields = node.child.fields
     cols = tuple(f"c{i}" for i in range(len(fields)))
     alias = {f.name: c for f, c in zip(fields, cols)}
     if first_row_dedup(node):
-        return _first_row_stream(node, df, cols, alias)
+        return _first_row_stream(node, df, cols, alias, runtime)
     ops, rownum = _changelog_columns(df, None)
     safe = df.select(*[F.col(quote(f.name)).alias(c) for f, c in zip(fields, cols)],
-                     *ops, *rownum)
+                     *ops, *rownum, *carried(df))
     if prefilter and OP not in df.columns and node.func == "ROW_NUMBER" and not node.dedup:
         partition = [alias[p] for p in node.partition_by]
         order_by = [replace(k, col=alias[k.col]) for k in node.order_by]
@@ -282,8 +279,8 @@ def rank_stream(node: Rank, df: DataFrame, prefilter: bool = True) -> DataFrame:
                     node.start, node.end, node.rank_output, OP in df.columns,
                     latest_first=node.dedup == "last",
                     row_key=update_fast(node) if OP in df.columns else None)
-    result = safe.groupBy(BUCKET).transformWithStateInPandas(
-        TopNProcessor(spec, key_cols, "rank"), _rank_schema(cols, fields), "Append", "None")
+    result = runtime.apply(safe, [BUCKET], TopNProcessor(spec, key_cols, "rank"),
+                           _rank_schema(cols, fields), "None")
     return _rank_result(node, result, cols)
 
 
@@ -297,7 +294,8 @@ def _rank_schema(cols: tuple[str, ...], fields) -> T.StructType:
 
 def _rank_result(node: Rank, result: DataFrame, cols: tuple[str, ...]) -> DataFrame:
     return result.select(*[F.col(c).alias(f.name) for c, f in zip(cols, node.child.fields)],
-                         F.col("rank").alias(node.rank_field), OP, EMIT_TS, ROWNUM)
+                         F.col("rank").alias(node.rank_field), OP, EMIT_TS, ROWNUM,
+                         *carried(result))
 
 
 def update_fast(node: Rank) -> tuple[int, ...] | None:
@@ -317,17 +315,17 @@ def update_fast(node: Rank) -> tuple[int, ...] | None:
     return tuple(names.index(k) for k in key)
 
 
-def _first_row_stream(node: Rank, df: DataFrame, cols: tuple[str, ...], alias: dict[str, str]
-                      ) -> DataFrame:
+def _first_row_stream(node: Rank, df: DataFrame, cols: tuple[str, ...], alias: dict[str, str],
+                      runtime: SparkRuntime) -> DataFrame:
     """Deduplication keeping the first row by event time (stream/dedup.py): per key, with an
     event-time timer that waits for the watermark."""
     fields = node.child.fields
     time_col = alias[node.order_by[0].col]
     safe = df.select(*[F.col(quote(f.name)).alias(c) for f, c in zip(fields, cols)],
-                     F.col(ROWNUM), F.unix_millis(F.col(time_col)).alias(TIME_MS))
+                     F.col(ROWNUM), F.unix_millis(F.col(time_col)).alias(TIME_MS),
+                     *carried(df))
     keyed, keys = grouping_keys(safe, [alias[p] for p in node.partition_by])
     processor = FirstRowProcessor(cols, tuple(value_kind(f.type) for f in fields), "rank",
                                   node.rank_output)
-    result = keyed.groupBy(*keys).transformWithStateInPandas(
-        processor, _rank_schema(cols, fields), "Append", "EventTime")
+    result = runtime.apply(keyed, keys, processor, _rank_schema(cols, fields), "EventTime")
     return _rank_result(node, result, cols)

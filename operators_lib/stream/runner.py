@@ -1,4 +1,10 @@
-"""Run a streaming DataFrame to completion (``availableNow``) and keep its changelog.
+"""How a stream query runs: its sources, its stateful processors and its run to completion.
+
+``SparkRuntime`` is Structured Streaming: a file source per table admitting one staged file per
+micro-batch, each stateful processor on ``transformWithStateInPandas``, and an ``availableNow``
+run to completion. The stream planner builds every query through a runtime, so the operator
+harness of the tests (tests/harness.py) can run the same plan and processors micro-batch by
+micro-batch in memory.
 
 The sink writes each micro-batch's changelog to ``<changelog_dir>/batch-<id>.parquet``, rows
 in emission order (event time, then arrival). Writing by batch id makes a replayed batch (after
@@ -15,9 +21,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.streaming import StatefulProcessor
 
+from operators_lib.catalog import TableDef
 from operators_lib.plan import EMIT_TS, ROWNUM
+from operators_lib.scan import staged_schema
+
+_WM = "tw__wm"
 
 _EXCLUDED_RULES = "spark.sql.optimizer.excludedRules"
 _PUSH_DOWN = ",".join(f"org.apache.spark.sql.catalyst.optimizer.{r}" for r in (
@@ -29,6 +42,39 @@ class StreamRun:
     micro_batches: int
     seconds: float
     progress: list[dict] = field(default_factory=list)
+
+
+class SparkRuntime:
+    """Structured Streaming (the product's stream mode)."""
+
+    # A stateless per-micro-batch stage (the TopN pre-filter) may run before a processor.
+    per_batch_stages = True
+
+    def source(self, spark: SparkSession, table: TableDef, path: Path) -> DataFrame:
+        """A table's staged files, one per micro-batch. The watermark is Spark's (max event
+        time seen in earlier micro-batches minus the WATERMARK delay), tracked on a copy of the
+        rowtime column so that Spark itself drops nothing: the operators decide lateness with
+        Flink's rules and report late rows instead of losing them silently."""
+        df = (spark.readStream.schema(staged_schema(table))
+              .option("maxFilesPerTrigger", 1).option("maxFileAge", "36500d")
+              .parquet(str(path)))
+        if table.watermark:
+            wm = table.watermark
+            df = (df.withColumn(_WM, F.col(wm.column))
+                  .withWatermark(_WM, f"{wm.delay_ms} milliseconds").drop(_WM))
+        return df
+
+    def apply(self, df: DataFrame, keys: list[str], processor: StatefulProcessor,
+              schema: T.StructType, time_mode: str) -> DataFrame:
+        """``processor`` over ``df`` grouped by ``keys`` (time mode "None" or "EventTime")."""
+        return df.groupBy(*keys).transformWithStateInPandas(processor, schema, "Append",
+                                                            time_mode)
+
+    def run(self, df: DataFrame, checkpoint: Path, changelog_dir: Path) -> StreamRun:
+        return run_available_now(df, checkpoint, changelog_dir)
+
+
+SPARK = SparkRuntime()
 
 
 def run_available_now(df: DataFrame, checkpoint: Path, changelog_dir: Path) -> StreamRun:

@@ -1,0 +1,176 @@
+"""The operator harness: a query's stream mode run micro-batch by micro-batch in memory.
+
+In the spirit of Flink's ``*TestHarness`` and pyspark's ``TwsTester``: the same plan, the same
+stateful processors, the same per-key calls, watermarks and event-time timers as under
+Structured Streaming, but no streaming query. Every stateful processor runs in this process
+over an in-memory state handle (pyspark's own, from ``TwsTester``); the stateless parts of the
+plan run as Spark batch jobs over all micro-batches at once, each row carrying its micro-batch
+id (``plan.BATCH``). A case of 40 micro-batches costs a few Spark jobs instead of 40 micro-batches
+of a real stream (~1 s each).
+
+What it reproduces of Spark (stream/runner.py's ``SparkRuntime``):
+- micro-batch k admits the k-th staged file of every table (``maxFilesPerTrigger`` 1, files in
+  modification-time order, the end-of-input marker last);
+- the watermark of micro-batch k: per table, the largest event time of micro-batches < k minus
+  the WATERMARK delay; over tables, the smallest of those that have seen a row; never going back;
+- per micro-batch and processor: ``handleInputRows`` once per grouping key with rows, keys in
+  order, then ``handleExpiredTimer`` for every event-time timer at or before the watermark, by
+  expiry time; Spark deletes a timer once it has fired;
+- after the last micro-batch, one micro-batch without data when an event-time processor is in
+  the plan and the watermark moved;
+- the sink: one changelog file per micro-batch, rows ordered by emission time and arrival.
+
+What only a real stream shows (checkpoints and restarts, processing time, state TTL, the TopN
+pre-filter's per-micro-batch stage, Spark's own shuffle order) stays with the Structured
+Streaming tests; ``HarnessRuntime`` refuses plans that need it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.streaming import StatefulProcessor
+from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
+from pyspark.sql.streaming.tws_tester import _InMemoryStatefulProcessorHandle
+
+from operators_lib.catalog import TableDef
+from operators_lib.plan import BATCH, EMIT_TS, ROWNUM
+from operators_lib.scan import staged_schema
+from operators_lib.stream.runner import StreamRun
+
+_FILE = "tw__file"
+_CLOCK = 1_700_000_000_000  # the processing time the harness reports (no processor reads it)
+
+
+class HarnessRuntime:
+    """A ``SparkRuntime`` (stream/runner.py) whose micro-batches run in memory."""
+
+    per_batch_stages = False  # everything stateless runs over all micro-batches at once
+
+    def __init__(self) -> None:
+        self.tables: list[tuple[TableDef, list[int | None]]] = []  # max event time per file
+        self.batches = 0
+        self.event_time = False  # an event-time processor is in the plan
+
+    # -- sources and watermarks ------------------------------------------------------------
+    def source(self, spark: SparkSession, table: TableDef, path: Path) -> DataFrame:
+        files = sorted(path.glob("*.parquet"), key=lambda f: (f.stat().st_mtime, f.name))
+        if not files:
+            raise ValueError(f"harness: no staged files in {path}")
+        times = []
+        for f in files:
+            t = pq.read_table(f, columns=[table.watermark.column]).column(0) \
+                if table.watermark else None
+            # As epoch ms: the end-of-input marker may lie beyond what pandas can hold.
+            peak = pc.max(t.cast(pa.int64())).as_py() if t is not None else None
+            times.append(peak // 1000 if peak is not None else None)
+        self.tables.append((table, times))
+        self.batches = max(self.batches, len(files))
+        index = F.create_map(*[x for k, f in enumerate(files) for x in (F.lit(f.name), F.lit(k))])
+        return (spark.read.schema(staged_schema(table)).parquet(*map(str, files))
+                .withColumn(_FILE, F.regexp_extract(F.input_file_name(), r"([^/]+)$", 1))
+                .withColumn(BATCH, index[F.col(_FILE)]).drop(_FILE))
+
+    def watermarks(self) -> list[int]:
+        """The watermark in force in each micro-batch (0: none yet, as Spark reports it)."""
+        seen: dict[str, int] = {}
+        out, current = [], 0
+        for k in range(self.batches + 1):
+            out.append(current)
+            for table, times in self.tables:
+                if table.watermark and k < len(times) and times[k] is not None:
+                    wm = times[k] - table.watermark.delay_ms
+                    seen[table.name] = max(seen.get(table.name, wm), wm)
+            if seen:
+                current = max(current, min(seen.values()))
+        return out
+
+    def micro_batches(self) -> int:
+        wms = self.watermarks()
+        return self.batches + (1 if self.event_time and wms[-1] > wms[-2] else 0)
+
+    # -- processors ------------------------------------------------------------------------
+    def apply(self, df: DataFrame, keys: list[str], processor: StatefulProcessor,
+              schema: T.StructType, time_mode: str) -> DataFrame:
+        spark = df.sparkSession
+        if time_mode == "EventTime":
+            self.event_time = True
+        rows = df.toPandas()
+        by_batch = {k: g.drop(columns=[BATCH]) for k, g in rows.groupby(BATCH, sort=True)}
+        wms = self.watermarks()
+        batches = [(by_batch.get(k), wms[min(k, len(wms) - 1)])
+                   for k in range(self.micro_batches())]
+        out = []
+        for k, frame in enumerate(feed(processor, keys, batches, time_mode)):
+            if len(frame):
+                frame[BATCH] = k
+                out.append(frame)
+        schema = T.StructType([*schema.fields, T.StructField(BATCH, T.IntegerType())])
+        if not out:
+            return spark.createDataFrame([], schema)
+        result = pd.concat(out, ignore_index=True)[[f.name for f in schema.fields]]
+        return spark.createDataFrame(result.where(result.notna(), None), schema)
+
+    # -- the run ---------------------------------------------------------------------------
+    def run(self, df: DataFrame, checkpoint: Path, changelog_dir: Path) -> StreamRun:
+        """The sink of stream/runner.py: one changelog file per micro-batch with output."""
+        start = time.perf_counter()
+        changelog_dir.mkdir(parents=True, exist_ok=True)
+        table = df.where(f"{ROWNUM} >= 0").toArrow()
+        batches = self.micro_batches()
+        for k in range(batches):
+            part = table.filter(pc.equal(table[BATCH], k)).drop_columns([BATCH])
+            if part.num_rows == 0:
+                continue
+            order = pc.sort_indices(part, sort_keys=[(EMIT_TS, "ascending"),
+                                                     (ROWNUM, "ascending")])
+            path = changelog_dir / f"batch-{k:08d}.parquet"
+            pq.write_table(part.take(order), path)
+        os.makedirs(checkpoint, exist_ok=True)
+        wms = self.watermarks()
+        progress = [{"batchId": k, "eventTime": {"watermark": wms[min(k, len(wms) - 1)]}}
+                    for k in range(batches)]
+        return StreamRun(batches, time.perf_counter() - start, progress)
+
+
+def feed(processor: StatefulProcessor, keys: list[str],
+         batches: list[tuple[pd.DataFrame | None, int]], time_mode: str = "None"
+         ) -> list[pd.DataFrame]:
+    """Rows and watermarks in, changelog out: ``processor`` over micro-batches of (rows or
+    None, watermark in force), with in-memory state, called as Spark calls it (module
+    docstring). Returns each micro-batch's output rows in emission order."""
+    handle = _InMemoryStatefulProcessorHandle(time_mode)
+    processor.init(handle)
+    out = []
+    for rows, wm in batches:
+        handle.setWatermark(wm)
+        values = TimerValues(_CLOCK, wm)
+        frames: list[pd.DataFrame] = []
+        if rows is not None and len(rows):
+            for key, group in rows.groupby(keys, sort=True, dropna=False):
+                key = key if isinstance(key, tuple) else (key,)
+                handle.setGroupingKey(key)
+                frames += processor.handleInputRows(
+                    key, iter([group.reset_index(drop=True)]), values)
+        if time_mode == "EventTime":
+            timers = handle._timers
+            due = sorted((t, key) for key in list(timers.getAllKeysWithTimers())
+                         for t in timers.listTimers(key) if t <= wm)
+            for t, key in due:
+                handle.setGroupingKey(key)
+                frames += processor.handleExpiredTimer(key, values, ExpiredTimerInfo(t))
+                timers.deleteTimer(key, t)
+        # As objects: a marker frame's all-NULL columns must not decide a column's type.
+        frames = [f.astype(object) for f in frames if len(f)]
+        out.append(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())
+    processor.close()
+    return out
