@@ -2,6 +2,10 @@
 
     twinflow run --sql FILE [--sql FILE ...] --data TABLE=PATH [--data ...] \
                  --mode {batch,stream,both} --out DIR [--rows-per-batch N] [--topn-split S]
+    twinflow demo [--out DIR]
+
+Prints a line per step and a summary; what Spark, Great Expectations and Airflow print goes to
+DIR/engine.log (--verbose: to the console).
 
 Exit codes: 0 success (in ``both`` mode: finals equal, or every difference explained by late
 rows); 1 parity failed (the diff is printed); 2 bad input or unsupported SQL; 3 internal error.
@@ -10,11 +14,11 @@ rows); 1 parity failed (the diff is printed); 2 bad input or unsupported SQL; 3 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import traceback
 from pathlib import Path
 
+from jobs.console import Console, engine_output_to
 from operators_lib.errors import TwinflowError
 
 
@@ -28,8 +32,16 @@ def _data_arg(text: str) -> tuple[str, Path]:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="twinflow", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="show what Spark, its Python workers, Great Expectations and Airflow "
+                         "print (default: DIR/engine.log)")
+    # --verbose also after the command; SUPPRESS keeps a flag given before it
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help="as before the command")
     sub = ap.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run a query in batch, stream or both modes")
+    run = sub.add_parser("run", parents=[common],
+                         help="run a query in batch, stream or both modes")
     run.add_argument("--sql", action="append", required=True, type=Path,
                      help="SQL file (repeatable; read in order)")
     run.add_argument("--data", action="append", default=[], type=_data_arg,
@@ -46,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="split every TopN's partitions in S sub-partitions (a two-level "
                           "TopN with the same result) to spread a hot partition; default 1")
     run.add_argument("--master", default=None, help="Spark master (default local[2])")
-    demo = sub.add_parser("demo", help="the seed queries in both modes, a GX gate and a DAG run")
+    demo = sub.add_parser("demo", parents=[common],
+                          help="the seed queries in both modes, a GX gate and a DAG run")
     demo.add_argument("--out", type=Path, default=Path("runs") / "demo")
     return ap
 
@@ -56,34 +69,47 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         from jobs.demo import main as demo
 
-        return demo(args.out)
+        return demo(args.out, args.verbose)
+    log = None if args.verbose else args.out / "engine.log"
+    created = not args.out.exists()
+    with engine_output_to(log) as (out, err):
+        code = _run(args, Console(out, err, progress=not args.verbose), log)
+    if code == TwinflowError.exit_code and log is not None:
+        _discard(log, args.out if created else None)  # bad input: nothing written
+    return code
+
+
+def _run(args: argparse.Namespace, console: Console, log: Path | None) -> int:
+    from jobs.run_output import RunProgress, summary
     from operators_lib.pipeline import RunConfig, run
     from operators_lib.spark import get_spark
 
-    data = dict(args.data)
-    cfg = RunConfig(args.sql, data, args.mode, args.out, args.rows_per_batch,
+    cfg = RunConfig(args.sql, dict(args.data), args.mode, args.out, args.rows_per_batch,
                     args.stop_after_batches, args.topn_split)
     try:
-        spark = get_spark(args.master)
-        result = run(cfg, spark)
+        with console.ticking():
+            console.activity("spark", "starting")
+            spark = get_spark(args.master)
+            console.activity("ingest", "reading the SQL and the input")
+            result = run(cfg, spark, RunProgress(console, args.mode))
     except TwinflowError as e:
-        print(f"twinflow: error: {e}", file=sys.stderr)
+        console.error(f"twinflow: error: {e}")
         return e.exit_code
     except Exception:  # a bug or an engine failure: not to be mistaken for a parity failure
-        traceback.print_exc()
-        print("twinflow: internal error (exit 3); please report it with the trace above",
-              file=sys.stderr)
+        console.error(traceback.format_exc().rstrip())
+        console.error("twinflow: internal error (exit 3); please report it with the trace above"
+                      + (f" and {log}" if log else ""))
         return 3
-    report = result.report
-    for warning in report.get("warnings", []):
-        print(f"twinflow: warning: {warning}", file=sys.stderr)
-    summary = {k: report.get(k) for k in ("parity", "late_rows", "rejected_rows", "timings_s")}
-    print(json.dumps(summary, indent=2, default=str))
-    print(f"outputs: {args.out}/ (report.json, batch.csv, changelog.csv, stream.csv, late.csv, "
-          "rejected.csv)")
     if result.message:
-        print(result.message, file=sys.stderr)
+        console.error(result.message)
+    summary(console, result.report, args.out, log, result.exit_code)
     return result.exit_code
+
+
+def _discard(log: Path, created: Path | None) -> None:
+    log.unlink(missing_ok=True)
+    if created is not None and not any(created.iterdir()):
+        created.rmdir()
 
 
 if __name__ == "__main__":

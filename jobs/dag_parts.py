@@ -11,6 +11,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import DAG
 
 from operators_lib.paths import home
+from operators_lib.spark import LOG4J2_OPTION
 
 JOB = str(Path(__file__).resolve().parent / "twinflow_job.py")
 
@@ -24,7 +25,9 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: di
         conn_id=cfg.get("spark_conn_id", "spark_default"),
         application_args=[step, "--config", str(config_path), "--run-dir", run_dir],
         env_vars={"PYSPARK_PYTHON": sys.executable, "TWINFLOW_HOME": str(home())},
-        conf={"spark.sql.session.timeZone": "UTC"})
+        # Spark's warnings only in the task log: its JVM starts before the job's Python code,
+        # so the log configuration goes on the spark-submit command line.
+        conf={"spark.sql.session.timeZone": "UTC", "spark.driver.extraJavaOptions": LOG4J2_OPTION})
 
 
 def twinflow_dag(dag_id: str, schedule: str | None, cfg: dict, doc: str, tags: list[str]

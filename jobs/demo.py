@@ -4,16 +4,23 @@
    (examples/shop), batch + stream, parity checked;
 2. a Great Expectations gate on one output;
 3. one run of the query DAG (dags/queries/tmall_max_price.json) with ``dag.test()``;
-then a summary of where every output and report is.
+then a summary of where every output and report is. A line per step; what the engines print
+goes to ``<out>/engine.log`` (``--verbose``: to the console).
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import os
 import sys
+import time
+import traceback
 from datetime import UTC, datetime
 from pathlib import Path
+
+from jobs.console import Console, engine_output_to
+from jobs.run_output import PARITY, RunProgress, plural
+from operators_lib.errors import TwinflowError
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = REPO / "examples" / "seed"
@@ -32,41 +39,92 @@ QUERIES = {
 }
 
 
-def run_demo(out: Path) -> int:
+def main(out: Path, verbose: bool = False) -> int:
+    log = None if verbose else out / "engine.log"
+    with engine_output_to(log) as (stdout, stderr):
+        console = Console(stdout, stderr, progress=not verbose)
+        try:
+            with console.ticking():
+                return run_demo(out, console, log, verbose)
+        except TwinflowError as e:
+            console.error(f"twinflow demo: error: {e}")
+            return e.exit_code
+        except Exception:
+            console.error(traceback.format_exc().rstrip())
+            console.error("twinflow demo: internal error (exit 3)"
+                          + (f"; what the engines printed is in {log}" if log else ""))
+            return 3
+        finally:
+            if log is not None:
+                # Airflow made the root logger write INFO to stderr: what is logged at exit
+                # (py4j closing its connection) would reach the console, after the block.
+                logging.getLogger().setLevel(logging.WARNING)
+
+
+def run_demo(out: Path, console: Console, log: Path | None, verbose: bool) -> int:
     from operators_lib.paths import home
     from operators_lib.pipeline import RunConfig, run
     from operators_lib.quality import validate_csv
     from operators_lib.spark import get_spark
 
+    t0 = time.perf_counter()
+    console.activity("spark", "starting")
     spark = get_spark()
-    lines, code = [], 0
+    rows, code = [], 0
     for name, (sql, data) in QUERIES.items():
         target = out / name
-        result = run(RunConfig(sql, data, "both", target), spark)
+        console.activity("query", f"{name}: reading the SQL and the input")
+        result = run(RunConfig(sql, data, "both", target), spark,
+                     RunProgress(console, "both", name))
         r = result.report
-        lines.append(f"  {name:22s} parity={r['parity']['verdict']:24s} "
-                     f"batch={r['batch']['rows']} stream={r['stream']['rows']} "
-                     f"late={r['late_rows']} rejected={r['rejected_rows']}  -> {target}/")
+        verdict = PARITY.get(r["parity"]["verdict"], r["parity"]["verdict"])
+        console.step("query", f"{name}: parity {verdict}, {plural(r['batch']['rows'], 'row')}  "
+                              f"{r['timings_s']['total']:.1f} s")
+        rows.append([name, verdict, str(r["batch"]["rows"]), str(r["stream"]["rows"]),
+                     str(r["late_rows"]), str(r["rejected_rows"]), f"{target}/"])
         code = code or result.exit_code
-    gate = validate_csv(out / "rows_max_price" / "stream.csv", "tmall_max_price",
-                        result_path=out / "rows_max_price" / "validation.json")
+    checked = out / "rows_max_price" / "stream.csv"
+    console.activity("gate", "great expectations on rows_max_price")
+    gate = validate_csv(checked, "tmall_max_price", result_path=checked.with_name(
+        "validation.json"), progress_bars=verbose)
+    gate_text = f"{'passed' if gate['success'] else 'FAILED'} ({gate['evaluated']} expectations)"
+    console.step("gate", f"great expectations on rows_max_price: {gate_text}")
     spark.stop()
-    dag_state, published = _dag_run()
-    print("\ntwinflow demo")
-    print("queries (both modes, parity checked):")
-    print("\n".join(lines))
-    print(f"great expectations gate on rows_max_price: "
-          f"{'passed' if gate['success'] else 'FAILED'} ({gate['evaluated']} expectations) "
-          f"-> {out / 'rows_max_price' / 'validation.json'}")
-    print(f"airflow DAG twinflow_tmall_max_price (dag.test): {dag_state}; published: {published}")
-    print(f"query outputs: {out}/<query>/ (report.json, batch.csv, changelog.csv, stream.csv, "
-          "late.csv, rejected.csv)")
-    print(f"DAG state (checkpoints), run directories and published results: {home()}/")
-    return code or (0 if gate["success"] and dag_state == "success" else 1)
+    dag_state, tasks, published = _dag_run(console)
+    console.step("airflow", f"twinflow_tmall_max_price (dag.test): {dag_state} ({tasks})")
+    code = code or (0 if gate["success"] and dag_state == "success" else 1)
+
+    console.line()
+    console.table(rows, ["query", "parity", "batch", "stream", "late", "rejected", "outputs"])
+    console.line()
+    summary = [
+        ["files", "<query>/: report.json batch.csv changelog.csv stream.csv late.csv "
+                  "rejected.csv"],
+        ["gate", f"{gate_text}  {checked.with_name('validation.json')}"],
+        ["airflow", f"{dag_state}, published: {published}"],
+        ["state", f"{home()}/  (DAG checkpoints, run directories, published results)"]]
+    if log is not None:
+        summary.append(["log", str(log)])
+    summary.append(["exit", f"{code}  ({time.perf_counter() - t0:.0f} s)"])
+    console.table(summary)
+    return code
 
 
-def _dag_run() -> tuple[str, str]:
-    """One scheduled run of the seed query DAG, with fresh state."""
+class _TaskStarts(logging.Handler):
+    """Shows which task ``dag.test()`` runs (it logs "[DAG TEST] starting task_id=%s ...")."""
+
+    def __init__(self, console: Console, dag_id: str) -> None:
+        super().__init__(logging.INFO)
+        self.console, self.dag_id = console, dag_id
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if str(record.msg).startswith("[DAG TEST] starting task_id") and record.args:
+            self.console.activity("airflow", f"{self.dag_id} (dag.test): {record.args[0]}")
+
+
+def _dag_run(console: Console) -> tuple[str, str, str]:
+    """One scheduled run of the seed query DAG, with fresh state: its state, its tasks' states
+    and what it published."""
     import shutil
 
     from operators_lib.paths import home
@@ -81,6 +139,7 @@ def _dag_run() -> tuple[str, str]:
         shutil.rmtree(home() / d / "tmall_max_price", ignore_errors=True)
     from airflow.utils import db
 
+    console.activity("airflow", "initialising the metadata database")
     db.initdb()
     import importlib.util
 
@@ -89,13 +148,16 @@ def _dag_run() -> tuple[str, str]:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     dag = module.build_dag(REPO / "dags" / "queries" / "tmall_max_price.json")
-    run = dag.test(logical_date=datetime.now(UTC).replace(microsecond=0))
+    console.activity("airflow", f"{dag.dag_id} (dag.test): starting")
+    starts = _TaskStarts(console, dag.dag_id)
+    logger = logging.getLogger("airflow.sdk.definitions.dag")
+    logger.addHandler(starts)
+    try:
+        run = dag.test(logical_date=datetime.now(UTC).replace(microsecond=0))
+    finally:
+        logger.removeHandler(starts)
+    states = {ti.task_id: ti.state for ti in run.get_task_instances()}
+    tasks = ", ".join(f"{task} {states.get(task)}" for task in dag.task_ids)
     latest = home() / "published" / "tmall_max_price" / "LATEST"
     published = str(latest.parent / latest.read_text().strip()) if latest.exists() else "nothing"
-    return str(run.state), published
-
-
-def main(out: Path) -> int:
-    code = run_demo(out)
-    print(json.dumps({"exit_code": code}))
-    return code
+    return str(run.state), tasks, published

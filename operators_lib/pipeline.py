@@ -18,6 +18,7 @@ import math
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +55,9 @@ from operators_lib.topn_split import split_topn, splittable
 
 MAX_DEFAULT_BATCH = 100_000
 LATE_ROW = "input_row"  # late.csv: the row's 0-based position in its table's (valid) input
+# Called after each step ("ingest", "stream", "batch", "parity") with the report so far, and
+# while the stream runs with ("stream_progress", {"micro_batch": id, "input_read": 0..1}).
+Listener = Callable[[str, dict], None]
 
 
 @dataclass
@@ -79,9 +83,11 @@ def default_rows_per_batch(largest_table: int) -> int:
     return max(1, min(MAX_DEFAULT_BATCH, math.ceil(largest_table / 4)))
 
 
-def run(cfg: RunConfig, spark: SparkSession, runtime: SparkRuntime = SPARK) -> Result:
+def run(cfg: RunConfig, spark: SparkSession, listen: Listener | None = None,
+        runtime: SparkRuntime = SPARK) -> Result:
     """``runtime``: how stream mode runs (stream/runner.py; tests pass the operator harness)."""
     t0 = time.perf_counter()
+    notify = listen or (lambda step, info: None)
     script = load_script(cfg.sql)
     plan = plan_query(script, spark, cfg.topn_split)
     tables = {s.table.name.lower(): s.table for s in scans(plan)}
@@ -131,6 +137,7 @@ def run(cfg: RunConfig, spark: SparkSession, runtime: SparkRuntime = SPARK) -> R
         "warnings": plan_warnings(plan),
         "timings_s": {"ingest": round(ingest_s, 3)},
     }
+    notify("ingest", report)
     outputs: dict[str, tuple[pd.DataFrame, dict, list[str] | None]] = {}
     batch_final = stream_final = None
     late = pd.DataFrame()
@@ -151,7 +158,8 @@ def run(cfg: RunConfig, spark: SparkSession, runtime: SparkRuntime = SPARK) -> R
                 ingest.write_eof(table, src)
             source[name] = src
         sdf = stream_dataframe(spark, plan, source, n, runtime)
-        srun = runtime.run(sdf, state / "checkpoint", state / "changelog")
+        srun = runtime.run(sdf, state / "checkpoint", state / "changelog",
+                           _input_read(source, listen) if listen else None)
         report["timings_s"]["stream"] = round(srun.seconds, 3)
         changelog = read_changelog(state / "changelog")
         if changelog is None:
@@ -177,6 +185,7 @@ def run(cfg: RunConfig, spark: SparkSession, runtime: SparkRuntime = SPARK) -> R
         if not done:
             report["stream"]["note"] = (f"stopped after {cfg.stop_after_batches} micro-batch(es); "
                                         "run again with the same arguments to resume")
+        notify("stream", report)
 
     if cfg.mode in ("batch", "both"):
         tb = time.perf_counter()
@@ -184,6 +193,7 @@ def run(cfg: RunConfig, spark: SparkSession, runtime: SparkRuntime = SPARK) -> R
             [TTL_KEY] if ttl else []))
         report["timings_s"]["batch"] = round(time.perf_counter() - tb, 3)
         report["batch"] = {"rows": len(batch_final)}
+        notify("batch", report)
         outputs["batch.csv"] = (batch_final[columns], types, None)
 
     exit_code, message = 0, ""
@@ -199,6 +209,7 @@ def run(cfg: RunConfig, spark: SparkSession, runtime: SparkRuntime = SPARK) -> R
     else:
         report["parity"], exit_code, message = _parity(
             spark, plan, pool, batch_final, stream_final, late, types, columns, tables, expired)
+    notify("parity", report)
 
     outputs["rejected.csv"] = (pd.DataFrame(
         [r.__dict__ for r in rejected], columns=["table", "file", "line", "reason", "row"]),
@@ -311,6 +322,19 @@ def _late_rows(late_rows: pd.DataFrame, table: TableDef | None, inputs) -> pd.Da
 
 def _physical_types(tables) -> dict:
     return {c.name: c.type for t in tables.values() for c in t.physical}
+
+
+def _input_read(source: dict[str, Path], listen: Listener) -> Callable[[dict], None]:
+    """A stream progress callback reporting the share of the offered input files read (the file
+    source reads one per micro-batch: its offset is the count read, minus one)."""
+    offered = sum(len(list(d.iterdir())) for d in source.values())
+
+    def on_progress(progress: dict) -> None:
+        read = {s["description"]: json.loads(s["endOffset"])["logOffset"] + 1
+                for s in progress["sources"] if s.get("endOffset")}  # a self-join: one source
+        listen("stream_progress", {"micro_batch": progress["batchId"],
+                                   "input_read": min(1.0, sum(read.values()) / max(offered, 1))})
+    return on_progress
 
 
 def _progress_summary(progress: list[dict]) -> dict:

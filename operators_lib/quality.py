@@ -17,8 +17,6 @@ import pandas as pd
 
 from operators_lib.errors import InputError
 
-os.environ.setdefault("TQDM_DISABLE", "1")  # GX progress bars would flood task logs
-
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -27,16 +25,20 @@ def gx_root() -> Path:
 
 
 def validate_csv(csv_path: Path, suite_name: str, runtime: list[dict] | None = None,
-                 result_path: Path | None = None) -> dict:
+                 result_path: Path | None = None, progress_bars: bool = False) -> dict:
     """Validate ``csv_path`` against the suite (+ ``runtime`` expectations given as
-    ``{"type": "expect_...", "kwargs": {...}}``); returns a summary with ``success``."""
+    ``{"type": "expect_...", "kwargs": {...}}``); returns a summary with ``success``.
+    ``progress_bars``: GX's tqdm bars on stderr (off: they would flood task logs)."""
     import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.expectations.registry import get_expectation_impl
 
     path = gx_root() / f"{suite_name}.json"
     if not path.exists():
         raise InputError(f"expectation suite not found: {path}")
     ctx = gx.get_context(mode="ephemeral")
+    # GX ignores TQDM_DISABLE: it passes disable= to tqdm from this setting.
+    ctx.variables.progress_bars = ProgressBarsConfig(globally=progress_bars)
     suite = ctx.suites.add(gx.ExpectationSuite(**json.loads(path.read_text())))
     df = pd.read_csv(csv_path, keep_default_na=False, na_values=[""])
     source = ctx.data_sources.add_or_update_pandas("twinflow")

@@ -51,7 +51,8 @@ class Case:
         """``harness``: stream mode on the operator harness (tests/harness.py), not Spark's
         Structured Streaming."""
         return run(RunConfig(self.sql, self.data, mode, out, rows_per_batch, stop_after,
-                             topn_split), spark, HarnessRuntime() if harness else SPARK)
+                             topn_split), spark,
+                   runtime=HarnessRuntime() if harness else SPARK)
 
 
 def all_cases(feature: str | None = None) -> list[Case]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -121,7 +122,8 @@ class HarnessRuntime:
         return spark.createDataFrame(result.where(result.notna(), None), schema)
 
     # -- the run ---------------------------------------------------------------------------
-    def run(self, df: DataFrame, checkpoint: Path, changelog_dir: Path) -> StreamRun:
+    def run(self, df: DataFrame, checkpoint: Path, changelog_dir: Path,
+            on_progress: Callable[[dict], None] | None = None) -> StreamRun:
         """The sink of stream/runner.py: one changelog file per micro-batch with output."""
         start = time.perf_counter()
         changelog_dir.mkdir(parents=True, exist_ok=True)

@@ -83,7 +83,7 @@ def test_a_ttl_that_never_expires_keeps_flinks_result(spark, tmp_path):
     query = tmp_path / "query.sql"
     query.write_text("SET 'table.exec.state.ttl' = '1 h';\n" + (case.dir / "query.sql").read_text())
     result = run(RunConfig([case.dir / "ddl.sql", query], case.data, "both", tmp_path, 2), spark,
-                 HarnessRuntime())
+                 runtime=HarnessRuntime())
     assert result.exit_code == 0, result.message
     assert result.report["parity"]["verdict"] == "equal"
     assert result.report["stream"]["ttl_expired_keys"] == 0

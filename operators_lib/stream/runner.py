@@ -14,6 +14,7 @@ a failure between the write and Spark's commit) overwrite its own file: exactly-
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,14 +71,19 @@ class SparkRuntime:
         return df.groupBy(*keys).transformWithStateInPandas(processor, schema, "Append",
                                                             time_mode)
 
-    def run(self, df: DataFrame, checkpoint: Path, changelog_dir: Path) -> StreamRun:
-        return run_available_now(df, checkpoint, changelog_dir)
+    def run(self, df: DataFrame, checkpoint: Path, changelog_dir: Path,
+            on_progress: Callable[[dict], None] | None = None) -> StreamRun:
+        return run_available_now(df, checkpoint, changelog_dir, on_progress)
 
 
 SPARK = SparkRuntime()
 
 
-def run_available_now(df: DataFrame, checkpoint: Path, changelog_dir: Path) -> StreamRun:
+def run_available_now(df: DataFrame, checkpoint: Path, changelog_dir: Path,
+                      on_progress: Callable[[dict], None] | None = None) -> StreamRun:
+    """Run to the end of the available input. ``on_progress`` is called (in this thread) with
+    the query's progress of each micro-batch it sees: polled once a second, so a fast run may
+    skip some."""
     changelog_dir.mkdir(parents=True, exist_ok=True)
 
     def sink(batch: DataFrame, batch_id: int) -> None:
@@ -98,13 +104,27 @@ def run_available_now(df: DataFrame, checkpoint: Path, changelog_dir: Path) -> S
     try:
         query = (df.writeStream.foreachBatch(sink).trigger(availableNow=True)
                  .option("checkpointLocation", str(checkpoint)).start())
-        query.awaitTermination()
+        if on_progress is None:
+            query.awaitTermination()
+        else:
+            _poll(query, on_progress)
     finally:
         conf.unset(_EXCLUDED_RULES)
     seconds = time.perf_counter() - start
     progress = [p for p in query.recentProgress if p]
     batches = len({p["batchId"] for p in progress})
     return StreamRun(batches, seconds, progress)
+
+
+def _poll(query, on_progress: Callable[[dict], None]) -> None:
+    # One lastProgress call a second: a StreamingQueryListener would convert every micro-batch's
+    # progress through py4j, at a cost that grows with the number of micro-batches.
+    seen = None
+    while not query.awaitTermination(1):
+        progress = query.lastProgress
+        if progress and progress["batchId"] != seen:
+            seen = progress["batchId"]
+            on_progress(progress)
 
 
 def read_changelog(changelog_dir: Path) -> pd.DataFrame | None:
