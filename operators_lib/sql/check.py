@@ -53,7 +53,7 @@ ALLOWED: dict[type, set[str]] = {
     exp.Mod: _BINARY, exp.EQ: _BINARY, exp.NEQ: _BINARY, exp.LT: _BINARY, exp.LTE: _BINARY,
     exp.GT: _BINARY, exp.GTE: _BINARY, exp.NullSafeEQ: _BINARY, exp.And: _BINARY,
     exp.Or: _BINARY, exp.Is: _BINARY, exp.DPipe: {"this", "expression", "safe"},
-    exp.Like: _BINARY, exp.Escape: _BINARY,
+    exp.Like: {"this", "expression", "negate"}, exp.Escape: _BINARY,
     exp.In: {"this", "expressions", "query"}, exp.Between: {"this", "low", "high"},
     exp.Case: {"this", "ifs", "default"}, exp.If: {"this", "true", "false"},
     exp.Interval: {"this", "unit"}, exp.Var: {"this"},

@@ -7,7 +7,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from py4j.protocol import Py4JJavaError
-from pyspark.errors import AnalysisException
+from pyspark.errors import AnalysisException, IllegalArgumentException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -85,7 +85,7 @@ class Ctx:
             jvm = self.spark.sparkContext._jvm
             try:
                 groups = jvm.java.util.regex.Pattern.compile(pattern).matcher("").groupCount()
-            except Py4JJavaError:
+            except (Py4JJavaError, IllegalArgumentException):  # PatternSyntaxException
                 groups = None
             self.regex_cache[pattern] = groups
         return self.regex_cache[pattern]

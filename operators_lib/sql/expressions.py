@@ -18,8 +18,8 @@ from operators_lib.sql.functions import FUNCTIONS, Call, Env, Unsupported, funct
 _AS_IS = (exp.Paren, exp.Neg, exp.Add, exp.Sub, exp.Mul, exp.EQ, exp.NEQ, exp.LT, exp.LTE,
           exp.GT, exp.GTE, exp.NullSafeEQ, exp.And, exp.Or, exp.Not, exp.Is, exp.In,
           exp.Between, exp.Case)
-# Leaves (a resolved column is quoted; literals are re-quoted for Spark's string syntax).
-_LEAVES = (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Interval)
+# Leaves (a resolved column is quoted, literals re-quoted for Spark, a Var is a unit keyword).
+_LEAVES = (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Interval, exp.Var)
 
 
 def to_spark(node: exp.Expression, env: Env) -> str:
@@ -100,10 +100,11 @@ def _like(node: exp.Expression, env: Env) -> str:
     if not isinstance(node, exp.Like):
         raise Unsupported(f"ESCAPE after {node.key.upper()} is not supported", node)
     s, pattern = to_spark(node.this, env), to_spark(node.expression, env)
+    op = "NOT LIKE" if node.args.get("negate") else "LIKE"
     for side in (node.this, node.expression):
         if env.type_of(side).name != "STRING":
             raise Unsupported(f"LIKE needs strings, got {env.type_of(side).sql()}", node)
     if escape is not None:
-        return f"({s} LIKE {pattern} ESCAPE {escape.sql(dialect='spark')})"
+        return f"({s} {op} {pattern} ESCAPE {escape.sql(dialect='spark')})"
     # No escape character in Flink: a backslash in the pattern is an ordinary character.
-    return f"({s} LIKE replace({pattern}, '\\\\', '\\\\\\\\'))"
+    return f"({s} {op} replace({pattern}, '\\\\', '\\\\\\\\'))"

@@ -21,6 +21,9 @@ from operators_lib.sql.regex import RegexTooComplex, group_always_participates
 from operators_lib.types import FlinkType
 
 
+NULL_TYPE = FlinkType("NULL")
+
+
 class Unsupported(Exception):
     """A construct twinflow refuses; the planner adds the statement's file and line."""
 
@@ -46,6 +49,9 @@ class Call:
     env: Env
 
     def type(self, i: int) -> FlinkType:
+        """Argument ``i``'s Flink type; a bare NULL literal has the type NULL (fits any)."""
+        if isinstance(self.args[i], exp.Null):
+            return NULL_TYPE
         return self.env.type_of(self.args[i])
 
     def string(self, i: int, what: str) -> str:
@@ -68,7 +74,7 @@ class Call:
 
     def require(self, i: int, ok: Callable[[FlinkType], bool], what: str) -> FlinkType:
         t = self.type(i)
-        if not ok(t):
+        if t != NULL_TYPE and not ok(t):
             raise self.reject(f"{self.name} needs {what} as argument {i + 1}, got {t.sql()}")
         return t
 
@@ -227,8 +233,15 @@ def _floor_ceil(c: Call) -> str:
         t = c.require(0, lambda t: t.is_numeric, "a number")
         if t.is_integral:
             return c.sql[0]
-        out = f"{c.name.lower()}({c.sql[0]})"
-        return f"CAST({out} AS {t.spark().simpleString()})" if t.is_floating else out
+        if not t.is_floating:
+            return f"{c.name.lower()}({c.sql[0]})"
+        # Java's Math.floor / Math.ceil: integral values (and NaN, infinities, -0.0) stay as
+        # they are, a ceiling in (-1, 0) is -0.0; Spark's floor / ceil give a BIGINT.
+        x, spark_t = c.sql[0], t.spark().simpleString()
+        minus_zero = (f" WHEN {x} < 0 AND {x} > -1 THEN CAST('-0.0' AS {spark_t})"
+                      if c.name == "CEIL" else "")
+        return (f"CASE WHEN isnan({x}) OR abs({x}) >= 4503599627370496 OR {x} = 0 THEN {x}"
+                f"{minus_zero} ELSE CAST({c.name.lower()}({x}) AS {spark_t}) END")
     c.require(0, _timestamp, "a TIMESTAMP")
     name = unit.name.upper()
     if name not in _TRUNC_UNITS:
@@ -239,7 +252,10 @@ def _floor_ceil(c: Call) -> str:
              if name == "WEEK" else f"date_trunc('{name}', {x})")
     if c.name == "FLOOR":
         return floor
-    return f"(CASE WHEN {floor} = {x} THEN {x} ELSE {floor} + {_TRUNC_UNITS[name]} END)"
+    # Flink's CEIL to WEEK and longer units rounds the date and drops the time of day
+    # (CEIL('1970-01-01 00:00:00.001' TO MONTH) is 1970-01-01 00:00).
+    same = f"date_trunc('DAY', {x})" if name in ("WEEK", "MONTH", "QUARTER", "YEAR") else x
+    return f"(CASE WHEN {floor} = {same} THEN {floor} ELSE {floor} + {_TRUNC_UNITS[name]} END)"
 
 
 _TRUNC_UNITS = {"SECOND": "INTERVAL 1 SECOND", "MINUTE": "INTERVAL 1 MINUTE",
@@ -324,16 +340,17 @@ def _unix_timestamp(c: Call) -> str:
             f"'yyyy-MM-dd HH:mm:ss')), CAST({fail} AS BIGINT)) END)")
 
 
-# FROM_UNIXTIME: Flink multiplies the seconds by 1000 in a long (overflowing for absurd values);
-# twinflow covers the years 0001-9999 and fails the run outside them.
-_UNIX_RANGE = (-62135596800, 253402300799)
+# FROM_UNIXTIME: Flink formats with the Julian calendar before 1582-10-15 (Spark: proleptic
+# Gregorian) and overflows for absurd values; twinflow covers 1582-10-15 to 9999-12-31 and fails
+# the run outside them.
+_UNIX_RANGE = (-12219292800, 253402300799)
 
 
 def _from_unixtime(c: Call) -> str:
     c.require(0, lambda t: t.is_integral, "an integer")
     fmt = _pattern(c, 1) if len(c.args) == 2 else "'yyyy-MM-dd HH:mm:ss'"
     n = c.sql[0]
-    fail = "raise_error('FROM_UNIXTIME: seconds outside the years 0001-9999')"
+    fail = "raise_error('FROM_UNIXTIME: seconds outside 1582-10-15 .. 9999-12-31')"
     return (f"(CASE WHEN {n} BETWEEN {_UNIX_RANGE[0]} AND {_UNIX_RANGE[1]} THEN "
             f"from_unixtime({n}, {fmt}) WHEN {n} IS NOT NULL THEN CAST({fail} AS STRING) END)")
 
@@ -414,11 +431,12 @@ def _cast(c: Call) -> str:
     """Flink's text of a TIMESTAMP(3) has 3 fraction digits and of a BOOLEAN is TRUE/FALSE
     (Spark: trailing zeros dropped, lower case). Strings become timestamps or dates only as
     literals ('yyyy-MM-dd HH:mm:ss.SSS'), booleans not at all: Flink's and Spark's readers
-    accept different text. TRY_CAST between numbers would differ on overflow (Flink wraps or
-    saturates, Spark gives NULL) and is refused; CAST overflow fails the run in Spark where
-    Flink wraps."""
+    accept different text. Narrowing to an integer wraps or saturates as in Java (Spark would
+    fail, or give NULL for TRY_CAST)."""
     to = target_type(c)
     src = c.type(0)
+    if src == NULL_TYPE:
+        return f"CAST(NULL AS {to.spark().simpleString()})"
     x = c.sql[0]
     spark_to = to.spark().simpleString()
     if to.name == "STRING" and src.name == "TIMESTAMP":
@@ -427,11 +445,36 @@ def _cast(c: Call) -> str:
         return f"upper(CAST({x} AS STRING))"
     if src.name == "STRING" and to.name in ("TIMESTAMP", "DATE", "BOOLEAN"):
         return _string_literal_cast(c, to)
-    if c.name == "TRY_CAST" and src.is_numeric and to.is_numeric:
-        raise c.reject(f"TRY_CAST from {src.sql()} to {to.sql()} is not supported (on overflow "
-                       "Flink wraps or saturates, Spark gives NULL)")
+    if to.is_integral and (src.is_floating or (src.is_integral and src.integral_bits() >
+                                               to.integral_bits())):
+        return _narrow(x, src, to)
+    if to.is_integral and src.name == "STRING":
+        # Flink reads '1.5' as the integer 1 (Spark: NULL or an error); integer text is read
+        # alike, other text that is a number fails the run rather than differ.
+        fail = (f"raise_error(concat('{c.name}: Flink reads the text ', {x}, ' as an integer "
+                "by truncation; twinflow does not'))")
+        return (f"(CASE WHEN {x} RLIKE '^ *[+-]?[0-9]+ *$' THEN try_cast({x} AS "
+                f"{spark_to}) WHEN try_cast({x} AS DOUBLE) IS NOT NULL THEN CAST({fail} AS "
+                f"{spark_to}) WHEN {x} IS NOT NULL AND '{c.name}' = 'CAST' THEN CAST({x} AS "
+                f"{spark_to}) END)")
     func = "try_cast" if c.name == "TRY_CAST" else "CAST"
     return f"{func}({x} AS {spark_to})"
+
+
+def _narrow(x: str, src: FlinkType, to: FlinkType) -> str:
+    """Java's narrowing, as Flink casts (and TRY_CASTs, which cannot fail here): a floating
+    value saturates at the int/long range (NaN is 0), then integers keep their low bits."""
+    bits = to.integral_bits()
+    if src.is_floating:
+        wide = 64 if bits == 64 else 32
+        lo, hi = -(2 ** (wide - 1)), 2 ** (wide - 1) - 1
+        x = (f"(CASE WHEN isnan({x}) THEN 0 WHEN {x} >= {hi} THEN {hi} WHEN {x} <= {lo} THEN "
+             f"{lo} ELSE CAST({x} AS {'bigint' if wide == 64 else 'int'}) END)")
+        if bits == wide:
+            return x
+    half, full = 2 ** (bits - 1), 2 ** bits
+    return (f"CAST(pmod(pmod(CAST({x} AS BIGINT), {full}) + {half}, {full}) - {half} AS "
+            f"{to.spark().simpleString()})")
 
 
 _LITERAL_SHAPES = {"DATE": r"\d{4}-\d{2}-\d{2}",
@@ -528,10 +571,10 @@ def function_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | No
     are ``exp.Anonymous`` (sql/dialect.py); the special syntax has sqlglot classes."""
     if isinstance(node, exp.Anonymous):
         return node.name.upper(), list(node.expressions)
+    if isinstance(node, exp.TryCast):  # a subclass of exp.Cast
+        return "TRY_CAST", [node.this]
     if isinstance(node, exp.Cast):
         return ("TIMESTAMP_LITERAL" if node.meta.get(TYPED_LITERAL) else "CAST"), [node.this]
-    if isinstance(node, exp.TryCast):
-        return "TRY_CAST", [node.this]
     if isinstance(node, exp.Extract):
         return "EXTRACT", [node.expression]
     if isinstance(node, exp.Trim):
