@@ -16,6 +16,7 @@ from sqlglot import exp
 from operators_lib.sql.functions import (
     AGGREGATES,
     FUNCTIONS,
+    RANKING,
     TIME_WINDOW_FUNCTIONS,
     Unsupported,
     function_call,
@@ -145,6 +146,9 @@ def _check_call(n: exp.Expression, name: str, args: list) -> None:
     if function is None:
         if name in TIME_WINDOW_FUNCTIONS:
             raise Unsupported(f"group window {name}(..): time windows are not supported yet", n)
+        if isinstance(n.parent, exp.Window):
+            raise Unsupported(f"{name}() OVER is not supported (supported: "
+                              f"{', '.join(AGGREGATES + RANKING)})", n)
         if name in AGGREGATES:  # an aggregate in a form sqlglot did not recognize
             raise Unsupported(f"{name} with {len(args)} arguments is not supported", n)
         raise Unsupported(f"unknown or unsupported function {name} (twinflow runs the Flink "

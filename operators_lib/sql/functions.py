@@ -20,7 +20,6 @@ from operators_lib.sql.dialect import TYPED_LITERAL
 from operators_lib.sql.regex import RegexTooComplex, group_always_participates
 from operators_lib.types import FlinkType
 
-
 NULL_TYPE = FlinkType("NULL")
 
 
