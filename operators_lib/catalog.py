@@ -17,6 +17,11 @@ class Column:
     expr: exp.Expression | None = None
     # ``x AS PROCTIME()``: a processing-time attribute.
     proctime: bool = False
+    # Flink's TYPEOF of the column where twinflow knows it exactly (a nullable physical column
+    # whose declared type twinflow keeps, e.g. not VARCHAR(n)), else None.
+    typeof: str | None = None
+    # A computed column's expression as Spark SQL (set by the planner, which types it).
+    spark_sql: str | None = None
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from pyspark.sql import types as T
 from operators_lib.catalog import TableDef
 from operators_lib.plan import ROWNUM
 from operators_lib.relational import carried
-from operators_lib.sql.dialect import to_spark_sql
 
 
 def staged_schema(table: TableDef) -> T.StructType:
@@ -25,7 +24,9 @@ def with_columns(df: DataFrame, table: TableDef) -> DataFrame:
             # In a streaming query current_timestamp() is the micro-batch's processing time.
             cols.append(F.current_timestamp().alias(c.name))
         elif c.expr is not None:
-            cols.append(F.expr(to_spark_sql(c.expr)).alias(c.name))
+            if c.spark_sql is None:
+                raise ValueError(f"computed column {c.name} was not planned")
+            cols.append(F.expr(c.spark_sql).alias(c.name))
         else:
             cols.append(F.col(c.name))
     return df.select(*cols, F.col(ROWNUM), *carried(df))

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from jobs.cli import main
+from operators_lib.sql.functions import FUNCTIONS, Function
 
 DDL = """CREATE TABLE t (
   k STRING,
@@ -73,6 +74,20 @@ def _fails(spark, capsys, args, *needles) -> str:
     ("INSERT INTO x SELECT * FROM t", ["unsupported statement 'INSERT INTO'", "line 1"]),
     ("SELECT k FROM t;\nSELECT v FROM t", ["after the final SELECT", "line 2"]),
     ("SELECT k FROM (SELECT k FROM t", ["cannot parse query"]),
+    # Refused by the function catalog once argument types are known (sql/functions.py):
+    ("SELECT k,\n TYPEOF(v + 1) AS t FROM t", ["TYPEOF is supported for a nullable column",
+                                              "line 2"]),
+    ("SELECT k, TYPEOF(ts) AS t FROM t", ["TYPEOF", "time attribute", "line 1"]),
+    ("SELECT k,\n CAST(k AS VARCHAR(3)) AS c FROM t", ["CAST to VARCHAR(3) is not supported",
+                                                      "line 2"]),
+    ("SELECT k, k || v AS c FROM t", ["CONCAT needs a string as argument 2, got INT"]),
+    ("SELECT k, MOD(CAST(v AS DOUBLE), 2) AS m FROM t", ["MOD needs an exact numeric"]),
+    ("SELECT k, DATE_FORMAT(ts, 'YYYY-ww') AS d FROM t", ["pattern letter 'Y'"]),
+    ("SELECT k,\n REGEXP_EXTRACT(k, 'x(\\d+)(y)?', 2) AS r FROM t",
+     ["REGEXP_EXTRACT of group 2, which may take no part in a match", "line 2"]),
+    ("SELECT k, TO_TIMESTAMP(k, 'yyyyMMdd') AS x FROM t", ["TO_TIMESTAMP with a format"]),
+    ("SELECT k, ts > TIMESTAMP '2024-01-01 00:00:00' AS x FROM t", ["TIMESTAMP literal"]),
+    ("SELECT k, UNIX_TIMESTAMP() AS x FROM t", ["UNIX_TIMESTAMP() (the current time)"]),
 ])
 def test_unsupported_or_invalid_sql_names_construct_and_line(spark, tmp_path, capsys, query,
                                                              needles):
@@ -130,10 +145,18 @@ def test_malformed_rows_are_rejected_with_reason_and_the_rest_runs(spark, tmp_pa
     assert ["b", "5", "2024-01-01 00:00:05.000", "5"] in rows
 
 
-def test_nondeterministic_query_fails_parity_with_exit_1(spark, tmp_path, capsys):
+def test_nondeterministic_query_fails_parity_with_exit_1(spark, tmp_path, capsys, monkeypatch):
+    # twinflow's catalog has no non-deterministic function (RAND is refused, below); one added
+    # for this test (a catalog row) makes the stream and batch results differ.
+    monkeypatch.setitem(FUNCTIONS, "RAND", Function("RAND", 0, 0, lambda c: "rand()"))
     query = "SELECT k, v + CAST(RAND() * 1000000 AS INT) AS noisy FROM t"
     code = main(_write(tmp_path, query) + ["--mode", "both"])
     captured = capsys.readouterr()
     assert code == 1
     assert "parity failed" in captured.err and "only in batch" in captured.err
     assert (tmp_path / "out" / "report.json").exists()
+
+
+def test_non_deterministic_functions_are_refused(spark, tmp_path, capsys):
+    _fails(spark, capsys, _write(tmp_path, "SELECT k, RAND() AS r FROM t"),
+           "unknown or unsupported function RAND", "line 1")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from operators_lib.plan import AggCall, Aggregate, Field, Filter, Node, Project, quote
-from operators_lib.sql.context import Ctx, Scope, sql
+from operators_lib.sql.context import Ctx, Scope, key
 from operators_lib.sql.over import AGGREGATES, agg_name, agg_type
 
 
@@ -24,7 +24,7 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
         if isinstance(g, exp.Literal) and not g.is_string:
             raise ctx.err("GROUP BY by position is not supported; name the expression", g)
         resolved = scope.resolve(ctx, g)
-        text = sql(resolved)
+        text = key(resolved)
         if text in keys:
             continue
         if isinstance(resolved, exp.Column):
@@ -42,7 +42,7 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
     aggs: list[AggCall] = []
 
     def add_call(func: exp.Expression) -> str:
-        text = sql(func)
+        text = key(func)
         if text in calls:
             return calls[text]
         name = agg_name(func)
@@ -75,17 +75,17 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
     def rewrite(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.AggFunc):
             return exp.column(add_call(node), quoted=True)
-        if sql(node) in keys:
-            return exp.column(keys[sql(node)], quoted=True)
+        if key(node) in keys:
+            return exp.column(keys[key(node)], quoted=True)
         if isinstance(node, exp.Column):
             raise ctx.err(f"column {node.name} must appear in GROUP BY or inside an aggregate "
                           "function", node)
         node = node.copy()
-        for key, value in list(node.args.items()):
+        for arg, value in list(node.args.items()):
             if isinstance(value, exp.Expression):
-                node.set(key, rewrite(value))
+                node.set(arg, rewrite(value))
             elif isinstance(value, list):
-                node.set(key, [rewrite(v) if isinstance(v, exp.Expression) else v
+                node.set(arg, [rewrite(v) if isinstance(v, exp.Expression) else v
                                for v in value])
         return node
 

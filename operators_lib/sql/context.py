@@ -6,7 +6,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from pyspark.errors import AnalysisException
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import AnalysisException, IllegalArgumentException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -15,7 +16,9 @@ from sqlglot import exp
 from operators_lib.catalog import Catalog
 from operators_lib.errors import SqlError
 from operators_lib.plan import Field, Node, Project, quote
-from operators_lib.sql.dialect import line_of, to_spark_sql
+from operators_lib.sql.dialect import line_of
+from operators_lib.sql.expressions import to_spark
+from operators_lib.sql.functions import Env, Unsupported
 from operators_lib.sql.script import Statement
 from operators_lib.types import FlinkType
 
@@ -29,6 +32,8 @@ class Ctx:
     stmt: Statement
     views_in_progress: tuple[str, ...] = ()
     counter: itertools.count = field(default_factory=itertools.count)
+    type_cache: dict = field(default_factory=dict)
+    regex_cache: dict = field(default_factory=dict)
 
     def err(self, message: str, node: exp.Expression | None = None) -> SqlError:
         return self.stmt.error(message, line_of(node) if node is not None else None)
@@ -38,32 +43,26 @@ class Ctx:
         return f"{HIDDEN_PREFIX}{prefix}{next(self.counter)}"
 
     def for_view(self, name: str, stmt: Statement) -> Ctx:
-        return Ctx(self.catalog, self.spark, stmt, self.views_in_progress + (name,), self.counter)
+        return Ctx(self.catalog, self.spark, stmt, self.views_in_progress + (name,), self.counter,
+                   self.type_cache, self.regex_cache)
 
     def sql(self, node: exp.Expression, fields) -> str:
-        """A resolved expression over ``fields`` as Spark SQL with Flink's arithmetic: ``/``
-        of two integers is integer division (truncating toward zero) in the wider type."""
-        divs = list(node.find_all(exp.Div))
-        if not divs:
-            return to_spark_sql(node)
-        node = node.copy()
-        for d in reversed(list(node.find_all(exp.Div))):  # inner divisions first
-            a, b = d.this, d.expression
-            ta, tb = self.types(fields, [to_spark_sql(a), to_spark_sql(b)], d)
-            if ta.is_integral and tb.is_integral:
-                wider = max(ta, tb, key=lambda t: t.integral_bits())
-                divisor = exp.Nullif(this=b.copy(), expression=exp.Literal.number(0))
-                new = exp.Cast(this=exp.IntDiv(this=a.copy(), expression=divisor),
-                               to=exp.DataType.build(wider.spark().simpleString(),
-                                                     dialect="spark"))
-                if d is node:
-                    node = new
-                else:
-                    d.replace(new)
-        return to_spark_sql(node)
+        """A resolved expression over ``fields`` as Spark SQL with Flink's semantics
+        (sql/expressions.py); what twinflow does not reproduce is refused with its line."""
+        env = Env(lambda n: self.types(fields, [self.sql(n, fields)], n)[0], self.regex_groups)
+        try:
+            return to_spark(node, env)
+        except Unsupported as e:
+            raise self.err(str(e), e.node) from None
 
     def types(self, fields, exprs: list[str], node: exp.Expression | None) -> list[FlinkType]:
         """Flink types of Spark SQL expressions over ``fields``, as Spark resolves them."""
+        key = (tuple(fields), tuple(exprs))
+        if key not in self.type_cache:
+            self.type_cache[key] = self._types(fields, exprs, node)
+        return self.type_cache[key]
+
+    def _types(self, fields, exprs: list[str], node: exp.Expression | None) -> list[FlinkType]:
         schema = T.StructType([T.StructField(f.name, f.type.spark()) for f in fields])
         df = self.spark.createDataFrame([], schema)
         try:
@@ -78,6 +77,18 @@ class Ctx:
             except ValueError as e:
                 raise self.err(str(e), node) from None
         return types
+
+    def regex_groups(self, pattern: str) -> int | None:
+        """Capturing groups of a java.util.regex pattern (the engine of Flink and Spark), None if
+        Java rejects it."""
+        if pattern not in self.regex_cache:
+            jvm = self.spark.sparkContext._jvm
+            try:
+                groups = jvm.java.util.regex.Pattern.compile(pattern).matcher("").groupCount()
+            except (Py4JJavaError, IllegalArgumentException):  # PatternSyntaxException
+                groups = None
+            self.regex_cache[pattern] = groups
+        return self.regex_cache[pattern]
 
 
 class PreProjection:
@@ -116,6 +127,7 @@ class Col:
     qualifier: str | None  # lower-case table alias, or None
     name: str  # the name SQL refers to
     field: str  # the plan field it resolves to
+    typeof: str | None = None  # Flink's TYPEOF, when twinflow knows it (a table's own column)
 
 
 @dataclass(frozen=True)
@@ -123,15 +135,16 @@ class Scope:
     cols: tuple[Col, ...]
 
     @staticmethod
-    def of(fields, qualifier: str | None) -> Scope:
+    def of(fields, qualifier: str | None, typeof: dict[str, str] | None = None) -> Scope:
         q = qualifier.lower() if qualifier else None
-        return Scope(tuple(Col(q, f.name, f.name) for f in fields if not is_hidden(f.name)))
+        return Scope(tuple(Col(q, f.name, f.name, (typeof or {}).get(f.name))
+                           for f in fields if not is_hidden(f.name)))
 
     def __add__(self, other: Scope) -> Scope:
         return Scope(self.cols + other.cols)
 
     def renamed(self, mapping: dict[str, str]) -> Scope:
-        return Scope(tuple(Col(c.qualifier, c.name, mapping.get(c.field, c.field))
+        return Scope(tuple(Col(c.qualifier, c.name, mapping.get(c.field, c.field), c.typeof)
                            for c in self.cols))
 
     def qualifiers(self) -> set[str]:
@@ -146,11 +159,14 @@ class Scope:
         return cols
 
     def lookup(self, ctx: Ctx, col: exp.Column) -> str:
+        return self.lookup_col(ctx, col).field
+
+    def lookup_col(self, ctx: Ctx, col: exp.Column) -> Col:
         name, q = col.name.lower(), (col.table or "").lower() or None
         hits = [c for c in self.cols if c.name.lower() == name and (q is None or c.qualifier == q)]
         fields = list(dict.fromkeys(c.field for c in hits))
         if len(fields) == 1:
-            return fields[0]
+            return hits[0]
         shown = col.sql()
         if not fields:
             if q is not None and q not in self.qualifiers():
@@ -164,8 +180,9 @@ class Scope:
                       col)
 
     def resolve(self, ctx: Ctx, node: exp.Expression) -> exp.Expression:
-        """A copy of ``node`` whose column references name plan fields (unqualified)."""
-        node = node.copy()
+        """A copy of ``node`` whose column references name plan fields (unqualified), and
+        ``TYPEOF(column)`` replaced by Flink's type name."""
+        node = self._typeof(ctx, node.copy())
         for col in list(node.find_all(exp.Column)):
             if isinstance(col.this, exp.Star):
                 raise ctx.err(f"{col.sql()} is only allowed in the SELECT list", col)
@@ -178,9 +195,27 @@ class Scope:
         return node
 
 
-def sql(node: exp.Expression) -> str:
-    """A resolved expression as Spark SQL."""
-    return to_spark_sql(node)
+    def _typeof(self, ctx: Ctx, node: exp.Expression) -> exp.Expression:
+        calls = [n for n in node.find_all(exp.Anonymous) if n.name.upper() == "TYPEOF"]
+        for call in calls:
+            arg = call.expressions[0] if len(call.expressions) == 1 else None
+            col = self.lookup_col(ctx, arg) if isinstance(arg, exp.Column) else None
+            if col is None or col.typeof is None:
+                raise ctx.err("TYPEOF is supported for a nullable column of a table (not a "
+                              "literal, an expression, a NOT NULL, key, time attribute or "
+                              "CHAR/VARCHAR column, or a column of a view or subquery): twinflow "
+                              "cannot derive Flink's exact type name and nullability there",
+                              call)
+            literal = exp.Literal.string(col.typeof)
+            if call is node:
+                return literal
+            call.replace(literal)
+        return node
+
+
+def key(node: exp.Expression) -> str:
+    """A resolved expression's text, to compare expressions (it is not run)."""
+    return node.sql(dialect="spark")
 
 
 def field_map(fields) -> dict[str, Field]:

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from operators_lib.catalog import Column, TableDef, Watermark
+from operators_lib.sql.check import check
 from operators_lib.sql.dialect import parse_expression
+from operators_lib.sql.functions import Unsupported
 from operators_lib.types import FlinkType
 
 if TYPE_CHECKING:
@@ -119,7 +122,7 @@ def parse_create_table(stmt: Statement) -> TableDef:
                 ftype = FlinkType.parse(type_text)
             except ValueError as e:
                 raise stmt.error(f"{e} for column {_ident(pm.group(1))}", line(off)) from None
-            columns.append(Column(_ident(pm.group(1)), ftype))
+            columns.append(Column(_ident(pm.group(1)), ftype, typeof=_typeof(type_text, ftype)))
         else:
             raise stmt.error(f"cannot parse column definition {item!r}", line(off))
     names = [c.name.lower() for c in columns]
@@ -132,7 +135,19 @@ def parse_create_table(stmt: Statement) -> TableDef:
     watermark = None
     if watermark_spec:
         watermark = _watermark(stmt, columns, *watermark_spec, line=line(watermark_spec[2]))
+    # Primary-key columns are NOT NULL and the rowtime column a time attribute: TYPEOF shows it.
+    marked = {k.lower() for k in pk} | ({watermark.column.lower()} if watermark else set())
+    columns = [replace(c, typeof=None) if c.name.lower() in marked else c for c in columns]
     return TableDef(name, tuple(columns), watermark, pk, stmt.line)
+
+
+def _typeof(type_text: str, ftype: FlinkType) -> str | None:
+    """Flink's TYPEOF of a physical column, if twinflow keeps its declared type: not for NOT NULL
+    columns, nor for CHAR / VARCHAR (twinflow stores every string as STRING)."""
+    if re.search(r"\bNOT\s+NULL\b", type_text, re.IGNORECASE) or re.match(
+            r"\s*(VAR)?CHAR\b", type_text, re.IGNORECASE):
+        return None
+    return ftype.sql()
 
 
 def _computed(stmt: Statement, name: str, expr_text: str, line: int) -> Column:
@@ -140,9 +155,13 @@ def _computed(stmt: Statement, name: str, expr_text: str, line: int) -> Column:
         node = parse_expression(expr_text)
     except ParseError:
         raise stmt.error(f"cannot parse computed column {name} AS {expr_text}", line) from None
-    if isinstance(node, exp.Anonymous) and node.name.upper() == "PROCTIME" or (
-            node.sql().upper() == "PROCTIME()"):
+    if isinstance(node, exp.Anonymous) and node.name.upper() == "PROCTIME" and not (
+            node.expressions):
         return Column(name, FlinkType("TIMESTAMP", 3), None, proctime=True)
+    try:
+        check(node)
+    except Unsupported as e:
+        raise stmt.error(f"{e} (computed column {name})", line) from None
     # The type of a computed column is known once Spark resolves it; placeholder until then.
     return Column(name, FlinkType("STRING"), node)
 

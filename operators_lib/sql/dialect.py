@@ -1,43 +1,82 @@
-"""The Flink SQL dialect for sqlglot: Spark's grammar (backticks, INTERVAL '2' MINUTE, WINDOW
-clauses) parses Flink's OVER-window syntax; Flink-only functions are mapped when transpiling."""
+"""The Flink SQL dialect for sqlglot, and the pre-scan for what sqlglot cannot parse.
+
+Spark's grammar (backticks, ``INTERVAL '2' MINUTE``, WINDOW clauses) parses Flink's query syntax,
+with two changes so that nothing is silently read the Spark way:
+- string literals as Flink's: single quotes only, ``''`` is a quote, a backslash is a backslash
+  (Spark reads ``'x(\\d+)'`` as ``x(d+)``); a double quote is not Flink SQL;
+- function calls keep the name they were written with (``exp.Anonymous``), so that only the
+  function catalog (``sql/functions.py``) decides what a name means. Exceptions: the aggregates
+  and ranking functions the planner recognizes by class, and the special syntax sqlglot parses
+  into classes of its own (CAST, TRY_CAST, EXTRACT, TRIM, SUBSTRING, FLOOR/CEIL .. TO, IF).
+"""
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp, parse_one
 from sqlglot.dialects.spark import Spark
+from sqlglot.parser import Parser
+from sqlglot.tokens import Token, TokenType
 
-READ = "spark"
+# Names built into sqlglot classes that the planner matches on (aggregates, ranking functions).
+_CLASS_FUNCTIONS = ("COUNT", "SUM", "AVG", "MIN", "MAX", "ROW_NUMBER", "RANK", "DENSE_RANK")
+# Special syntax (``CAST(x AS t)``, ``EXTRACT(u FROM x)``, ``TRIM(BOTH c FROM s)``, ``SUBSTRING(s
+# FROM a FOR b)``, ``FLOOR(ts TO u)``); everything else Spark's parser would turn into a class
+# (CHR, DECODE, POSITION, ...) becomes a plain call that the catalog must know.
+_SYNTAX_FUNCTIONS = ("CAST", "TRY_CAST", "EXTRACT", "TRIM", "SUBSTRING", "SUBSTR", "FLOOR",
+                     "CEIL")
+
+
+def _unit_first(name: str):
+    """TIMESTAMPADD(unit, n, ts) / TIMESTAMPDIFF(unit, a, b): the unit is a keyword, not a
+    column."""
+    def build(args: list) -> exp.Expression:
+        if args and isinstance(args[0], exp.Column) and not args[0].table:
+            args = [exp.Var(this=args[0].name.upper())] + args[1:]
+        return exp.Anonymous(this=name, expressions=args)
+    return build
+
+
+class Flink(Spark):
+    class Tokenizer(Spark.Tokenizer):
+        QUOTES = ["'"]
+        STRING_ESCAPES = ["'"]
+        IDENTIFIERS = ["`"]
+
+    class Parser(Spark.Parser):
+        STRICT_CAST = True  # CAST is exp.Cast, TRY_CAST exp.TryCast (Spark's parser: both TryCast)
+        FUNCTIONS = {
+            **{name: Spark.Parser.FUNCTIONS[name] for name in _CLASS_FUNCTIONS},
+            "TIMESTAMPADD": _unit_first("TIMESTAMPADD"),
+            "TIMESTAMPDIFF": _unit_first("TIMESTAMPDIFF"),
+        }
+        FUNCTION_PARSERS = {name: Parser.FUNCTION_PARSERS.get(name)
+                            or Spark.Parser.FUNCTION_PARSERS[name]
+                            for name in _SYNTAX_FUNCTIONS}
+        # ``TIMESTAMP '..'`` / ``DATE '..'`` literals are marked: Flink types them by their text.
+        TYPE_LITERAL_PARSERS = {
+            t: lambda self, this, to: _typed_literal(self.expression(exp.Cast(this=this, to=to)))
+            for t in (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPTZ, exp.DType.TIMESTAMPLTZ,
+                      exp.DType.DATE)}
+
+        def _parse_types(self, *args, **kwargs):
+            # Hive's parser (under Spark's) drops the length of CHAR(n) / VARCHAR(n); Flink
+            # truncates and pads to it.
+            return Parser._parse_types(self, *args, **kwargs)
+
+
+READ = Flink
+TYPED_LITERAL = "flink_typed_literal"
+
+
+def _typed_literal(node: exp.Expression) -> exp.Expression:
+    node.meta[TYPED_LITERAL] = True
+    return node
 
 
 def parse_expression(text: str) -> exp.Expression:
     return parse_one(text, read=READ)
-
-
-# Flink's HASH_CODE(string) is Math.abs of Java's String.hashCode (s[0]*31^(n-1) + .. + s[n-1]
-# over the UTF-16 code units, 32-bit; abs(-2^31) stays -2^31). Spark has no such function: fold
-# over the UTF-16BE bytes two at a time modulo 2^32, read it as a signed INT, take abs.
-_HASH_CODE = (
-    "CAST(IF({x} = '', 0, (abs((aggregate(sequence(1, octet_length(encode({x}, 'UTF-16BE')), "
-    "2), 0L, (h, i) -> (h * 31 + CAST(conv(hex(substr(encode({x}, 'UTF-16BE'), i, 2)), 16, 10) "
-    "AS BIGINT)) % 4294967296) + 2147483648) % 4294967296 - 2147483648) + 2147483648) "
-    "% 4294967296 - 2147483648) AS INT)")
-
-
-def _flink_functions(node: exp.Expression) -> exp.Expression:
-    def rewrite(n: exp.Expression) -> exp.Expression:
-        if isinstance(n, exp.Anonymous) and n.name.upper() == "HASH_CODE" and len(
-                n.expressions) == 1:
-            arg = n.expressions[0].sql(dialect=Spark)
-            return parse_one(_HASH_CODE.format(x=f"({arg})"), read=READ)
-        return n
-
-    return node.transform(rewrite) if any(
-        isinstance(n, exp.Anonymous) for n in node.walk()) else node
-
-
-def to_spark_sql(node: exp.Expression) -> str:
-    """Render a (scalar) Flink expression as Spark SQL for ``F.expr``."""
-    return _flink_functions(node).sql(dialect=Spark)
 
 
 def line_of(node: exp.Expression) -> int | None:
@@ -47,3 +86,43 @@ def line_of(node: exp.Expression) -> int | None:
         if line:
             return int(line)
     return None
+
+
+_TIME_WINDOWS = {"TUMBLE", "HOP", "CUMULATE", "SESSION"}
+
+
+def pre_scan(text: str) -> tuple[str, int] | None:
+    """The first construct of a statement that twinflow rejects before parsing (sqlglot either
+    cannot parse it or would read it as something else): (message, 1-based line)."""
+    if '"' in _outside_quotes(text):
+        line = text.count("\n", 0, _outside_quotes(text).index('"')) + 1
+        return ('double quotes are not Flink SQL (strings use single quotes, identifiers '
+                'backticks)', line)
+    try:
+        tokens = Flink().tokenize(text)
+    except Exception:  # noqa: BLE001 - the parser reports the same text with its position
+        return None
+    for i, tok in enumerate(tokens):
+        word = tok.text.upper()
+        nxt = _texts(tokens, i + 1, 4)
+        if word == "MATCH_RECOGNIZE":
+            return "MATCH_RECOGNIZE is not supported", tok.line
+        if word == "TABLE" and nxt[:1] == ["("] and nxt[1:2] and nxt[1] in _TIME_WINDOWS:
+            return (f"window table function TABLE({nxt[1]}(...)): time windows are not "
+                    "supported yet", tok.line)
+        if word == "LATERAL" and nxt[:1] == ["TABLE"]:
+            return "LATERAL TABLE (table functions) is not supported", tok.line
+        if tok.token_type == TokenType.DCOLON:
+            return "'::' casts are not Flink SQL; write CAST(x AS type)", tok.line
+        if tok.token_type == TokenType.NEQ and tok.text == "!=":
+            return "'!=' is not Flink SQL; write <>", tok.line
+    return None
+
+
+def _texts(tokens: list[Token], start: int, n: int) -> list[str]:
+    return [t.text.upper() for t in tokens[start:start + n]]
+
+
+def _outside_quotes(text: str) -> str:
+    """``text`` with single-quoted strings and backticked identifiers blanked (same length)."""
+    return re.sub(r"'(?:[^']|'')*'|`(?:[^`]|``)*`", lambda m: " " * len(m.group()), text)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from operators_lib.plan import AggCall, Field, Frame, Node, Over, scans
-from operators_lib.sql.context import Ctx, PreProjection, Scope, sql
+from operators_lib.sql.context import Ctx, PreProjection, Scope, key
 from operators_lib.sql.ddl import interval_ms
 from operators_lib.types import FlinkType
 
@@ -71,7 +71,7 @@ def _frame(ctx: Ctx, win: exp.Window) -> Frame:
 
 
 def _definition_key(ctx: Ctx, win: exp.Window) -> tuple:
-    parts = tuple(sql(p).lower() for p in win.args.get("partition_by") or [])
+    parts = tuple(key(p).lower() for p in win.args.get("partition_by") or [])
     order = win.args.get("order")
     orders = tuple(o.sql().lower() for o in order.expressions) if order else ()
     return parts, orders, _frame(ctx, win)

@@ -10,13 +10,15 @@ DataFrame of the input schema), so a type in the plan is exactly what both plann
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pyspark.sql import SparkSession
 from sqlglot import exp
 
 from operators_lib.errors import SqlError
 from operators_lib.plan import Field, Filter, Node, Project, Scan
 from operators_lib.sql.aggregate import plan_aggregate
-from operators_lib.sql.context import Ctx, Scope, sql
+from operators_lib.sql.context import Ctx, Scope
 from operators_lib.sql.joins import JOIN_KINDS, plan_join, split_and
 from operators_lib.sql.over import plan_over
 from operators_lib.sql.script import Script, Statement
@@ -163,15 +165,21 @@ def _relation(ctx: Ctx, rel: exp.Expression) -> tuple[Node, Scope]:
         kind = "proctime" if c.proctime else (
             "rowtime" if table.watermark and table.watermark.column == c.name else None)
         fields.append(Field(c.name, c.type, kind))
-    # Computed columns get their type from Spark.
-    computed = [(c.name, sql(c.expr)) for c in table.columns if c.expr is not None]
+    # Computed columns get their type from Spark; their Spark SQL is planned here, once.
+    computed = [c for c in table.columns if c.expr is not None]
     if computed:
         physical = [f for f in fields if table.column(f.name).expr is None]
-        types = ctx.types(physical, [e for _, e in computed], None)
-        by_name = dict(zip([n for n, _ in computed], types))
+        ddl = Ctx(ctx.catalog, ctx.spark, Statement("", table.line or 1, ctx.stmt.source),
+                  counter=ctx.counter, type_cache=ctx.type_cache, regex_cache=ctx.regex_cache)
+        texts = {c.name: ddl.sql(c.expr, physical) for c in computed}
+        types = ddl.types(physical, list(texts.values()), None)
+        by_name = dict(zip(texts, types))
         fields = [Field(f.name, by_name.get(f.name, f.type), f.time_attr) for f in fields]
+        table = replace(table, columns=tuple(replace(c, spark_sql=texts.get(c.name))
+                                             for c in table.columns))
     node = Scan(table, tuple(fields))
-    return node, Scope.of(node.fields, alias or rel.name)
+    typeof = {c.name: c.typeof for c in table.columns if c.typeof}
+    return node, Scope.of(node.fields, alias or rel.name, typeof)
 
 
 def _items(ctx: Ctx, expressions: list[exp.Expression], scope: Scope) -> Items:

@@ -15,8 +15,10 @@ from sqlglot.errors import ParseError
 
 from operators_lib.catalog import Catalog, ViewDef
 from operators_lib.errors import InputError, SqlError
+from operators_lib.sql.check import check, rewrite_filters
 from operators_lib.sql.ddl import parse_create_table
-from operators_lib.sql.dialect import READ
+from operators_lib.sql.dialect import READ, line_of, pre_scan
+from operators_lib.sql.functions import Unsupported
 
 STATE_TTL = "table.exec.state.ttl"
 _DURATION = re.compile(r"^\s*(\d+)\s*([a-z]*)\s*$", re.IGNORECASE)
@@ -69,6 +71,9 @@ def split_statements(text: str, source: str) -> list[Statement]:
             buf.append(" " * (j - i))
             i = j
             continue
+        if text.startswith("/*+", i):
+            raise SqlError("hints (/*+ .. */) are not supported", text.count("\n", 0, i) + 1,
+                           source)
         if text.startswith("/*", i):
             j = text.find("*/", i + 2)
             j = n if j < 0 else j + 2
@@ -110,9 +115,13 @@ _QUERY = re.compile(r"^(SELECT|WITH)\b", re.IGNORECASE)
 
 
 def parse_select(stmt: Statement, text: str | None = None, line_offset: int = 0) -> exp.Expression:
+    """Parse a query and check that twinflow handles every node of it (sql/check.py)."""
     import sqlglot
 
     body = stmt.text if text is None else text
+    found = pre_scan(body)
+    if found:
+        raise stmt.error(found[0], found[1] + line_offset)
     try:
         node = sqlglot.parse_one(body, read=READ)
     except ParseError as e:
@@ -126,7 +135,11 @@ def parse_select(stmt: Statement, text: str | None = None, line_offset: int = 0)
         for n in node.walk():
             if n.meta and n.meta.get("line"):
                 n.meta["line"] = n.meta["line"] + line_offset
-    return node
+    try:
+        check(node)
+    except Unsupported as e:
+        raise stmt.error(str(e), line_of(e.node)) from None
+    return rewrite_filters(node)
 
 
 def load_script(paths: list[str | Path]) -> Script:

@@ -1,0 +1,199 @@
+"""The whitelist: every node of a parsed query is a construct twinflow handles, or the query is
+refused with the construct's name and line. A new sqlglot version or an unusual query can add
+nodes or arguments the planner has never seen; they land here, not in a silent reading.
+
+``ALLOWED`` lists, per sqlglot class, the arguments twinflow reads (a node of an unlisted class,
+or with an unlisted argument set, is refused); function calls are checked against the catalog
+(``sql/functions.py``). Type-dependent rules come later, when an expression is rendered
+(``sql/expressions.py``). ``rewrite_filters`` then turns ``agg(x) FILTER (WHERE c)`` into
+``agg(CASE WHEN c THEN x END)`` (exact for COUNT, SUM, AVG, MIN, MAX: they skip NULLs).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from operators_lib.sql.functions import (
+    AGGREGATES,
+    FUNCTIONS,
+    RANKING,
+    TIME_WINDOW_FUNCTIONS,
+    Unsupported,
+    function_call,
+)
+
+_BINARY = {"this", "expression"}
+_QUERY_CLAUSES = {"expressions", "from_", "joins", "where", "group", "having", "windows",
+                  # refused by the planner with their own messages:
+                  "order", "limit", "distinct", "with_", "qualify", "laterals", "offset"}
+
+# class -> the arguments twinflow reads. Arguments set to something else are refused.
+ALLOWED: dict[type, set[str]] = {
+    # query structure
+    exp.Select: _QUERY_CLAUSES, exp.Union: {"this", "expression", "distinct"},
+    exp.Intersect: {"this", "expression", "distinct"},
+    exp.Except: {"this", "expression", "distinct"},
+    exp.Subquery: {"this", "alias"}, exp.From: {"this"}, exp.Where: {"this"},
+    exp.Having: {"this"}, exp.Group: {"expressions"}, exp.Join: {"this", "on", "side", "kind",
+                                                                "using"},
+    exp.Table: {"this", "alias"}, exp.TableAlias: {"this"}, exp.Alias: {"this", "alias"},
+    exp.Identifier: {"this", "quoted"}, exp.Star: set(), exp.Exists: {"this"},
+    exp.Order: {"expressions"}, exp.Ordered: {"this", "desc", "nulls_first"},
+    exp.Distinct: {"expressions"}, exp.Limit: {"expression"},
+    # aggregates and OVER windows (planned by sql/aggregate.py, sql/over.py, sql/topn.py)
+    exp.Count: {"this", "big_int"}, exp.Sum: {"this"}, exp.Avg: {"this"}, exp.Min: {"this"},
+    exp.Max: {"this"}, exp.RowNumber: set(), exp.Rank: set(), exp.DenseRank: set(),
+    exp.Filter: _BINARY,
+    exp.Window: {"this", "partition_by", "order", "spec", "alias", "over"},
+    exp.WindowSpec: {"kind", "start", "start_side", "end", "end_side"},
+    # scalar expressions
+    exp.Column: {"this", "table"}, exp.Literal: {"this", "is_string"}, exp.Null: set(),
+    exp.Boolean: {"this"}, exp.Paren: {"this"}, exp.Neg: {"this"}, exp.Not: {"this"},
+    exp.Add: _BINARY, exp.Sub: _BINARY, exp.Mul: _BINARY, exp.Div: {"this", "expression",
+                                                                   "typed", "safe"},
+    exp.Mod: _BINARY, exp.EQ: _BINARY, exp.NEQ: _BINARY, exp.LT: _BINARY, exp.LTE: _BINARY,
+    exp.GT: _BINARY, exp.GTE: _BINARY, exp.NullSafeEQ: _BINARY, exp.And: _BINARY,
+    exp.Or: _BINARY, exp.Is: _BINARY, exp.DPipe: {"this", "expression", "safe"},
+    exp.Like: {"this", "expression", "negate"}, exp.Escape: _BINARY,
+    exp.In: {"this", "expressions", "query"}, exp.Between: {"this", "low", "high"},
+    exp.Case: {"this", "ifs", "default"}, exp.If: {"this", "true", "false"},
+    exp.Interval: {"this", "unit"}, exp.Var: {"this"},
+    exp.DataType: {"this", "expressions", "nested"}, exp.DataTypeParam: {"this"},
+    # function calls (their names are checked against the catalog)
+    exp.Anonymous: {"this", "expressions"}, exp.Cast: {"this", "to"},
+    exp.TryCast: {"this", "to", "safe"}, exp.Extract: _BINARY,
+    exp.Trim: {"this", "expression", "position"}, exp.Substring: {"this", "start", "length"},
+    exp.Floor: {"this", "to"}, exp.Ceil: {"this", "to"},
+}
+
+# Friendlier names for what a query may contain but twinflow does not run.
+_ARG_MESSAGES = {
+    (exp.Table, "version"): "temporal join (FOR SYSTEM_TIME AS OF) is not supported yet",
+    (exp.Table, "sample"): "TABLESAMPLE is not supported",
+    (exp.Table, "db"): "qualified table names (catalog.db.table) are not supported",
+    (exp.Table, "catalog"): "qualified table names (catalog.db.table) are not supported",
+    (exp.Table, "pivots"): "PIVOT / UNPIVOT is not supported",
+    (exp.Table, "hints"): "table hints are not supported",
+    (exp.Select, "hint"): "query hints (/*+ .. */) are not supported",
+    (exp.Select, "kind"): "SELECT AS STRUCT / VALUE is not supported",
+    (exp.Group, "rollup"): "GROUP BY ROLLUP is not supported",
+    (exp.Group, "cube"): "GROUP BY CUBE is not supported",
+    (exp.Group, "grouping_sets"): "GROUPING SETS are not supported",
+    (exp.Join, "method"): "NATURAL joins are not supported",
+    (exp.TableAlias, "columns"): "column aliases in FROM (t AS x(a, b)) are not supported",
+    (exp.Column, "db"): "qualified column names (db.table.column) are not supported",
+    (exp.Star, "except"): "SELECT * EXCEPT is not supported",
+    (exp.Star, "replace"): "SELECT * REPLACE is not supported",
+}
+_CLASS_MESSAGES = {
+    exp.Lateral: "LATERAL (table functions) is not supported",
+    exp.Unnest: "UNNEST is not supported",
+    exp.MatchRecognize: "MATCH_RECOGNIZE is not supported",
+    exp.Values: "VALUES is not supported",
+    exp.CTE: "WITH (common table expression) is not supported yet",
+    exp.CurrentTimestamp: "CURRENT_TIMESTAMP is not supported (not deterministic)",
+    exp.CurrentDate: "CURRENT_DATE is not supported (not deterministic)",
+    exp.ILike: "ILIKE is not supported",
+    exp.RegexpLike: "RLIKE / REGEXP is not supported",
+    exp.Lambda: "lambda functions are not supported",
+    exp.Bracket: "[] subscripts are not supported",
+    exp.Dot: "field access (a.b.c) is not supported",
+}
+_INTERVAL_UNITS = {"SECOND", "MINUTE", "HOUR", "DAY"}
+
+
+def _set(value) -> bool:
+    return value not in (None, False, "", [])
+
+
+def check(node: exp.Expression) -> None:
+    """Raise ``Unsupported`` for the first node twinflow does not handle."""
+    for n in node.walk():
+        allowed = ALLOWED.get(type(n))
+        if allowed is None:
+            message = next((m for cls, m in _CLASS_MESSAGES.items() if isinstance(n, cls)),
+                           None)
+            raise Unsupported(message or f"{_describe(n)} is not supported", n)
+        for arg, value in n.args.items():
+            if arg not in allowed and _set(value):
+                message = _ARG_MESSAGES.get((type(n), arg))
+                raise Unsupported(message or f"{arg.upper()} in {_describe(n)} is not "
+                                  "supported", n)
+        _check_node(n)
+
+
+def _check_node(n: exp.Expression) -> None:
+    call = function_call(n)
+    if call is not None:
+        name, args = call
+        _check_call(n, name, args)
+    elif isinstance(n, exp.Window) and isinstance(n.this, exp.Filter):
+        raise Unsupported("FILTER (WHERE ..) with OVER is not supported (Flink refuses it too)",
+                          n)
+    elif isinstance(n, exp.Filter) and not isinstance(n.this, exp.AggFunc):
+        raise Unsupported("FILTER (WHERE ..) applies to COUNT, SUM, AVG, MIN or MAX", n)
+    elif isinstance(n, exp.Interval):
+        unit = n.args.get("unit")
+        if unit is None or unit.name.upper().rstrip("S") not in _INTERVAL_UNITS:
+            raise Unsupported(f"interval {n.sql()}: only SECOND, MINUTE, HOUR and DAY "
+                              "intervals are supported", n)
+    elif isinstance(n, exp.Var) and not _unit_position(n):
+        raise Unsupported(f"{n.name} is not supported here", n)
+
+
+def _check_call(n: exp.Expression, name: str, args: list) -> None:
+    function = FUNCTIONS.get(name)
+    if function is None:
+        if name in TIME_WINDOW_FUNCTIONS:
+            raise Unsupported(f"group window {name}(..): time windows are not supported yet", n)
+        if isinstance(n.parent, exp.Window):
+            raise Unsupported(f"{name}() OVER is not supported (supported: "
+                              f"{', '.join(AGGREGATES + RANKING)})", n)
+        if name in AGGREGATES:  # an aggregate in a form sqlglot did not recognize
+            raise Unsupported(f"{name} with {len(args)} arguments is not supported", n)
+        raise Unsupported(f"unknown or unsupported function {name} (twinflow runs the Flink "
+                          "built-in functions of its catalog; user-defined functions are not "
+                          "supported)", n)
+    if any(a is None for a in args) or len(args) < function.min_args or (
+            function.max_args is not None and len(args) > function.max_args):
+        most = "any number of" if function.max_args is None else str(function.max_args)
+        raise Unsupported(f"{name} takes {function.min_args} to {most} arguments, got "
+                          f"{len([a for a in args if a is not None])}", n)
+
+
+def _unit_position(n: exp.Var) -> bool:
+    """A Var is only a unit keyword: EXTRACT(u ..), FLOOR(.. TO u), TIMESTAMPADD(u, ..),
+    INTERVAL '1' u, or a window frame bound (UNBOUNDED, CURRENT ROW)."""
+    parent = n.parent
+    return isinstance(parent, (exp.Extract, exp.Floor, exp.Ceil, exp.Interval, exp.WindowSpec,
+                               exp.Anonymous))
+
+
+def _describe(n: exp.Expression) -> str:
+    text = n.sql(dialect="spark")
+    text = text if len(text) <= 60 else text[:57] + "..."
+    return f"{type(n).__name__.upper()} ({text})"
+
+
+def rewrite_filters(node: exp.Expression) -> exp.Expression:
+    """``agg(x) FILTER (WHERE c)`` -> ``agg(CASE WHEN c THEN x END)``; ``COUNT(*)`` counts
+    ``CASE WHEN c THEN 1 END``; ``agg(DISTINCT x)`` becomes ``agg(DISTINCT CASE ..)``."""
+    def rewrite(n: exp.Expression) -> exp.Expression:
+        if not isinstance(n, exp.Filter):
+            return n
+        agg, cond = n.this.copy(), n.expression.this
+
+        def when(value: exp.Expression) -> exp.Expression:
+            return exp.Case(ifs=[exp.If(this=cond.copy(), true=value)])
+
+        arg = agg.this
+        if isinstance(arg, exp.Star):
+            agg.set("this", when(exp.Literal.number(1)))
+        elif isinstance(arg, exp.Distinct):
+            arg.set("expressions", [when(e) for e in arg.expressions])
+        else:
+            agg.set("this", when(arg))
+        agg.meta.update(n.meta or {})
+        return agg
+
+    return node.transform(rewrite) if node.find(exp.Filter) else node

@@ -1,0 +1,110 @@
+"""Render a checked, resolved Flink expression as Spark SQL with Flink's semantics.
+
+Function calls render through the catalog (``sql/functions.py``); operators whose Flink rules
+differ from Spark's render here: ``/`` between integers is integer division (truncating, in the
+wider type; Flink fails on a zero divisor and so does Spark's DIV), ``/`` of FLOATs stays FLOAT,
+``%`` takes exact numerics only, ``||`` strings only, and LIKE has no escape character unless
+ESCAPE names one (Spark's default escape is the backslash). Every other operator renders as
+itself; a node of any class not handled here is refused (``Unsupported``), never passed through.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from operators_lib.sql.functions import FUNCTIONS, Call, Env, Unsupported, function_call
+
+# Render as themselves once their operands are rendered (same meaning in Flink and Spark).
+_AS_IS = (exp.Paren, exp.Neg, exp.Add, exp.Sub, exp.Mul, exp.EQ, exp.NEQ, exp.LT, exp.LTE,
+          exp.GT, exp.GTE, exp.NullSafeEQ, exp.And, exp.Or, exp.Not, exp.Is, exp.In,
+          exp.Between, exp.Case)
+# Leaves (a resolved column is quoted, literals re-quoted for Spark, a Var is a unit keyword).
+_LEAVES = (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Interval, exp.Var)
+
+
+def to_spark(node: exp.Expression, env: Env) -> str:
+    return _spark(node, env).sql(dialect="spark")
+
+
+def _raw(text: str) -> exp.Expression:
+    """Spark SQL text as a node of the tree the Spark generator prints."""
+    return exp.Var(this=f"({text})")
+
+
+def _spark(node: exp.Expression, env: Env) -> exp.Expression:
+    call = function_call(node)
+    if call is not None:
+        name, args = call
+        function = FUNCTIONS.get(name)
+        if function is None:  # check() refuses these first; the renderer never guesses
+            raise Unsupported(f"unknown or unsupported function {name}", node)
+        sql = tuple(to_spark(a, env) for a in args)
+        return _raw(function.render(Call(name, node, tuple(args), sql, env)))
+    if isinstance(node, _LEAVES):
+        if isinstance(node, exp.Column) and node.args.get("table"):
+            raise Unsupported(f"unresolved column {node.sql()}", node)
+        return node.copy()
+    if isinstance(node, exp.Div):
+        return _raw(_divide(node, env))
+    if isinstance(node, exp.Mod):
+        return _raw(_call(node, "MOD", [node.this, node.expression], env))
+    if isinstance(node, exp.DPipe):
+        return _raw(_call(node, "CONCAT", [node.this, node.expression], env))
+    if isinstance(node, (exp.Like, exp.Escape)):
+        return _raw(_like(node, env))
+    if isinstance(node, _AS_IS):
+        if isinstance(node, exp.In) and node.args.get("query") is not None:
+            raise Unsupported("IN (SELECT ..) is only supported as a condition ANDed to WHERE",
+                              node)
+        out = node.copy()
+        for key, value in node.args.items():
+            if isinstance(value, exp.Expression):
+                out.set(key, _operand(value, env))
+            elif isinstance(value, list):
+                out.set(key, [_operand(v, env) for v in value])
+        return out
+    raise Unsupported(f"{type(node).__name__.upper()} ({node.sql(dialect='spark')[:60]}) is not "
+                      "supported", node)
+
+
+def _operand(node: exp.Expression, env: Env) -> exp.Expression:
+    if isinstance(node, exp.If):  # a WHEN .. THEN .. of CASE
+        return exp.If(this=_spark(node.this, env), true=_spark(node.args["true"], env))
+    return _spark(node, env)
+
+
+def _call(node: exp.Expression, name: str, args: list[exp.Expression], env: Env) -> str:
+    sql = tuple(to_spark(a, env) for a in args)
+    return FUNCTIONS[name].render(Call(name, node, tuple(args), sql, env))
+
+
+def _divide(node: exp.Div, env: Env) -> str:
+    a, b = node.this, node.expression
+    ta, tb = env.type_of(a), env.type_of(b)
+    sa, sb = to_spark(a, env), to_spark(b, env)
+    if ta.is_integral and tb.is_integral:
+        wider = max(ta, tb, key=lambda t: t.integral_bits())
+        return f"CAST(({sa}) DIV ({sb}) AS {wider.spark().simpleString()})"
+    if "FLOAT" in (ta.name, tb.name) and "DOUBLE" not in (ta.name, tb.name) and (
+            "DECIMAL" not in (ta.name, tb.name)):
+        return f"CAST(({sa}) / ({sb}) AS FLOAT)"
+    return f"({sa}) / ({sb})"
+
+
+def _like(node: exp.Expression, env: Env) -> str:
+    escape = None
+    if isinstance(node, exp.Escape):
+        escape, node = node.expression, node.this
+        if not (isinstance(escape, exp.Literal) and escape.is_string and len(escape.name) == 1):
+            raise Unsupported("LIKE .. ESCAPE needs a one-character string literal", escape)
+    if not isinstance(node, exp.Like):
+        raise Unsupported(f"ESCAPE after {node.key.upper()} is not supported", node)
+    s, pattern = to_spark(node.this, env), to_spark(node.expression, env)
+    op = "NOT LIKE" if node.args.get("negate") else "LIKE"
+    for side in (node.this, node.expression):
+        if env.type_of(side).name != "STRING":
+            raise Unsupported(f"LIKE needs strings, got {env.type_of(side).sql()}", node)
+    if escape is not None:
+        return f"({s} {op} {pattern} ESCAPE {escape.sql(dialect='spark')})"
+    # No escape character in Flink: a backslash in the pattern is an ordinary character.
+    return f"({s} {op} replace({pattern}, '\\\\', '\\\\\\\\'))"

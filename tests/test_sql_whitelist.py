@@ -1,0 +1,91 @@
+"""The SQL whitelist without Spark: what parsing refuses (construct and line), how Flink's string
+literals read, the FILTER rewrite, and the regex structure REGEXP_EXTRACT relies on."""
+
+from __future__ import annotations
+
+import pytest
+from sqlglot import exp
+
+from operators_lib.errors import SqlError
+from operators_lib.sql import load_script
+from operators_lib.sql.regex import group_always_participates
+
+DDL = """CREATE TABLE t (
+  k STRING,
+  v INT,
+  ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+);
+CREATE TABLE r (k STRING, rate INT, PRIMARY KEY (k) NOT ENFORCED);
+"""
+
+
+def _load(tmp_path, query: str):
+    (tmp_path / "ddl.sql").write_text(DDL)
+    (tmp_path / "q.sql").write_text(query)
+    return load_script([tmp_path / "ddl.sql", tmp_path / "q.sql"])
+
+
+@pytest.mark.parametrize("query, needles", [
+    ("SELECT k,\n reflect('java.lang.System', 'getenv', 'X') FROM t",
+     ["unknown or unsupported function REFLECT", "line 2"]),
+    ("SELECT k, my_udf(v) FROM t", ["unknown or unsupported function MY_UDF", "line 1"]),
+    ("SELECT k,\n\n array_contains(array(1), v) FROM t", ["function ARRAY_CONTAINS", "line 3"]),
+    ("SELECT k, date_trunc('HOUR', ts) FROM t", ["function DATE_TRUNC"]),
+    ("SELECT k, STDDEV(v) FROM t GROUP BY k", ["function STDDEV"]),
+    ("SELECT t.k FROM t\nJOIN r FOR SYSTEM_TIME AS OF t.ts AS x ON t.k = x.k",
+     ["temporal join (FOR SYSTEM_TIME AS OF)", "line 2"]),
+    ("SELECT * FROM t\nMATCH_RECOGNIZE (PARTITION BY k ORDER BY ts MEASURES A.v AS av "
+     "PATTERN (A) DEFINE A AS v > 1)", ["MATCH_RECOGNIZE", "line 2"]),
+    ("SELECT k, COUNT(*) AS c\nFROM t\nGROUP BY TUMBLE(ts, INTERVAL '1' HOUR), k",
+     ["group window TUMBLE", "time windows are not supported", "line 3"]),
+    ("SELECT k FROM t GROUP BY HOP(ts, INTERVAL '1' MINUTE, INTERVAL '1' HOUR), k",
+     ["group window HOP"]),
+    ("SELECT * FROM\nTABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' MINUTES))",
+     ["window table function TABLE(TUMBLE", "line 2"]),
+    ("SELECT k, x FROM t,\n LATERAL TABLE(split_udtf(k)) AS T(x)",
+     ["LATERAL TABLE", "line 2"]),
+    ("SELECT k, x FROM t CROSS JOIN UNNEST(k) AS T(x)", ["UNNEST is not supported"]),
+    ("SELECT /*+ STATE_TTL('t' = '1d') */ k FROM t", ["hints", "line 1"]),
+    ("SELECT k FROM t TABLESAMPLE (10 PERCENT)", ["TABLESAMPLE"]),
+    ("SELECT k FROM db.t", ["qualified table names"]),
+    ("SELECT k, CURRENT_TIMESTAMP FROM t", ["CURRENT_TIMESTAMP"]),
+    ("SELECT k,\n COUNT(*) FILTER (WHERE v > 1) OVER (PARTITION BY k ORDER BY ts) AS c FROM t",
+     ["FILTER (WHERE ..) with OVER", "line 2"]),
+    ('SELECT k,\n "x" FROM t', ["double quotes are not Flink SQL", "line 2"]),
+    ("SELECT k, v::BIGINT FROM t", ["'::' casts"]),
+    ("SELECT k FROM t WHERE v != 1", ["'!=' is not Flink SQL"]),
+    ("SELECT k, SUBSTRING(k) FROM t", ["SUBSTRING takes 2 to 3 arguments, got 1"]),
+    ("SELECT k, k RLIKE 'a' FROM t", ["RLIKE"]),
+    ("SELECT k, ts + INTERVAL '1' MONTH FROM t", ["only SECOND, MINUTE, HOUR and DAY"]),
+])
+def test_refused_when_parsed_with_construct_and_line(tmp_path, query, needles):
+    with pytest.raises(SqlError) as e:
+        _load(tmp_path, query)
+    for n in needles:
+        assert n in str(e.value), str(e.value)
+
+
+def test_string_literals_read_as_flink_does(tmp_path):
+    """No backslash escapes ('x(\\d+)' keeps its backslash), '' is a quote."""
+    script = _load(tmp_path, "SELECT REGEXP_EXTRACT(k, 'x(\\d+)', 1) AS a, 'it''s' AS b FROM t")
+    literals = [n.name for n in script.query.find_all(exp.Literal) if n.is_string]
+    assert sorted(literals) == ["it's", "x(\\d+)"]
+
+
+def test_filter_becomes_case_inside_the_aggregate(tmp_path):
+    script = _load(tmp_path, "SELECT k, COUNT(*) FILTER (WHERE v > 1) AS c, "
+                             "COUNT(DISTINCT v) FILTER (WHERE v < 9) AS d FROM t GROUP BY k")
+    assert [e.sql() for e in script.query.expressions[1:]] == [
+        "COUNT(CASE WHEN v > 1 THEN 1 END) AS c",
+        "COUNT(DISTINCT CASE WHEN v < 9 THEN v END) AS d"]
+
+
+@pytest.mark.parametrize("pattern, group, always", [
+    ("x(\\d+)y", 1, True), ("x(\\d+)(w)?", 2, False), ("(&|^)channel_id=([^&]*)", 2, True),
+    ("(&|^)channel_id=([^&]*)", 1, True), ("a|(b)", 1, False), ("((a)|b)", 2, False),
+    ("(a(b))*", 2, False), ("[(](x)", 1, True), ("\\((x)", 1, True), ("(a){0,3}", 1, False),
+    ("(a){1,3}", 1, True), ("(?<n>a)(b)?", 1, True), ("(?:(a)|b)c", 1, False),
+])
+def test_regex_group_participation(pattern, group, always):
+    assert group_always_participates(pattern, group) is always
