@@ -111,8 +111,8 @@ class Console:
         label, text, start = self._activity
         now = time.monotonic()
         line = f"{label:<{LABEL}} {text}  {now - start:.0f} s"
-        if self._tty:
-            self.out.write(f"\r\x1b[K{line}")
+        if self._tty:  # cut to the width: a wrapped line would not be redrawn in place
+            self.out.write(f"\r\x1b[K{line[:self._width() - 1]}")
             self.out.flush()
             self._drawn = True
             return
@@ -121,6 +121,12 @@ class Console:
                                         and self._last_progress != (label, text)):
             self._print(self.out, line)
             self._last_progress = (label, text)
+
+    def _width(self) -> int:
+        try:  # self.out's terminal: fd 1 may point at the log
+            return os.get_terminal_size(self.out.fileno()).columns
+        except (OSError, ValueError):
+            return 80
 
     def _clear(self) -> None:
         if self._drawn:
