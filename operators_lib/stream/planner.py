@@ -45,6 +45,10 @@ from operators_lib.stream.topn import TopNProcessor, TopNSpec, keep_batch_top
 from operators_lib.topn_split import SPLIT
 
 _WM = "tw__wm"
+# Event time of the end-of-input marker: year 148110, past every TIMESTAMP (they end in 9999)
+# by more than any watermark delay, within Spark's timestamps (294247) and int64 milliseconds.
+END_OF_INPUT_US = 2**62
+_TIME_TEXT = "yyyy-MM-dd HH:mm:ss.SSSSSS"  # a TIMESTAMP through a Python processor
 PREFILTER_ROWS = 1000  # micro-batch rows from which the TopN pre-filter pays for its stage
 _GLOBAL = "tw__global"
 
@@ -62,7 +66,11 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path],
               .parquet(str(dirs[table.name.lower()])))
         if table.watermark:
             wm = table.watermark
-            df = (df.withColumn(_WM, F.col(wm.column))
+            # The end-of-input marker (tw__rownum -1, no data) counts as an event time past
+            # every valid one: the watermark then passes all data, as Flink's at end of input.
+            time = F.when(F.col(ROWNUM) < 0, F.timestamp_micros(F.lit(END_OF_INPUT_US))) \
+                .otherwise(F.col(wm.column))
+            df = (df.withColumn(_WM, time)
                   .withWatermark(_WM, f"{wm.delay_ms} milliseconds").drop(_WM))
         return with_columns(df, table)
 
@@ -115,10 +123,29 @@ def over_stream(node: Over, df: DataFrame) -> DataFrame:
            T.StructField(ROWNUM, T.LongType())])
     keyed = safe.select("*", F.unix_millis(F.col(spec.time_col)).alias(TIME_MS))
     keyed, keys = grouping_keys(keyed, [alias.get(p, p) for p in node.partition_by])
-    result = keyed.groupBy(*keys).transformWithStateInPandas(
-        OverProcessor(spec), out, "Append", "None" if spec.proctime else "EventTime")
+    result = transform_with_state(keyed, keys, OverProcessor(spec), out,
+                                  "None" if spec.proctime else "EventTime")
     original = {v: k for k, v in alias.items()}
     return result.select(*[F.col(c).alias(original.get(c, c)) for c in result.columns])
+
+
+def transform_with_state(df: DataFrame, keys: list[str], processor, out: T.StructType,
+                         time_mode: str) -> DataFrame:
+    """``df.groupBy(*keys).transformWithStateInPandas(processor, out, "Append", time_mode)``
+    with TIMESTAMP columns carried as text both ways: pyspark hands timestamps to pandas in
+    nanoseconds, which end in 2262, and a TIMESTAMP goes to 9999. The fixed-width text (years
+    0001-9999) sorts and compares as the instants do, so the processors need not know."""
+    def timestamp(f: T.StructField) -> bool:
+        return isinstance(f.dataType, T.TimestampType)
+
+    text = df.select(*[F.date_format(quote(f.name), _TIME_TEXT).alias(f.name) if timestamp(f)
+                       else F.col(quote(f.name)) for f in df.schema.fields])
+    text_out = T.StructType([T.StructField(f.name, T.StringType()) if timestamp(f) else f
+                             for f in out.fields])
+    result = text.groupBy(*keys).transformWithStateInPandas(processor, text_out, "Append",
+                                                            time_mode)
+    return result.select(*[F.to_timestamp(quote(f.name), _TIME_TEXT).alias(f.name)
+                           if timestamp(f) else F.col(quote(f.name)) for f in out.fields])
 
 
 def _pandas_dtype(t) -> str:
@@ -229,8 +256,8 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
     keys = [f"k{i}" for i in range(nkeys)]
     # NULL never matches: the processor sees the NULL flags (and never stores such rows).
     union, key_cols = bucketed(lside.unionByName(rside), keys)
-    result = union.drop(*keys).groupBy(BUCKET).transformWithStateInPandas(
-        JoinProcessor(spec, key_cols), out, "Append", "None")
+    result = transform_with_state(union.drop(*keys), [BUCKET], JoinProcessor(spec, key_cols),
+                                  out, "None")
     return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
                                               for c in result.columns]))
 
@@ -253,8 +280,8 @@ def aggregate_stream(node: Aggregate, df: DataFrame) -> DataFrame:
         + [T.StructField(o, a.type.spark()) for o, a in zip(outputs, node.aggs)]
         + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
            T.StructField(ROWNUM, T.LongType())])
-    result = safe.groupBy(BUCKET).transformWithStateInPandas(
-        GroupAggProcessor(spec, key_cols), out, "Append", "None")
+    result = transform_with_state(safe, [BUCKET], GroupAggProcessor(spec, key_cols), out,
+                                  "None")
     rename = {**dict(zip(keys, node.group_by)), **{o: a.name for o, a in zip(outputs, node.aggs)}}
     return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
                                               for c in result.columns]))
@@ -282,8 +309,8 @@ def rank_stream(node: Rank, df: DataFrame, prefilter: bool = True) -> DataFrame:
                     node.start, node.end, node.rank_output, OP in df.columns,
                     latest_first=node.dedup == "last",
                     row_key=update_fast(node) if OP in df.columns else None)
-    result = safe.groupBy(BUCKET).transformWithStateInPandas(
-        TopNProcessor(spec, key_cols, "rank"), _rank_schema(cols, fields), "Append", "None")
+    result = transform_with_state(safe, [BUCKET], TopNProcessor(spec, key_cols, "rank"),
+                                  _rank_schema(cols, fields), "None")
     return _rank_result(node, result, cols)
 
 
@@ -328,6 +355,6 @@ def _first_row_stream(node: Rank, df: DataFrame, cols: tuple[str, ...], alias: d
     keyed, keys = grouping_keys(safe, [alias[p] for p in node.partition_by])
     processor = FirstRowProcessor(cols, tuple(value_kind(f.type) for f in fields), "rank",
                                   node.rank_output)
-    result = keyed.groupBy(*keys).transformWithStateInPandas(
-        processor, _rank_schema(cols, fields), "Append", "EventTime")
+    result = transform_with_state(keyed, keys, processor, _rank_schema(cols, fields),
+                                  "EventTime")
     return _rank_result(node, result, cols)

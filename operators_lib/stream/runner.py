@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
+from operators_lib.output import result_frame
 from operators_lib.plan import EMIT_TS, ROWNUM
 
 _EXCLUDED_RULES = "spark.sql.optimizer.excludedRules"
@@ -66,4 +67,4 @@ def read_changelog(changelog_dir: Path) -> pd.DataFrame | None:
     if not files:
         return None
     tables = [pq.read_table(f) for f in files]
-    return pa.concat_tables(tables, promote_options="default").to_pandas()
+    return result_frame(pa.concat_tables(tables, promote_options="default"))
