@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -19,9 +20,10 @@ class Materialized:
     problems: list[str]  # retractions of rows that were not present (a malformed changelog)
 
 
-def _key(values) -> tuple:
-    return tuple(None if (v is None or v is pd.NA or (isinstance(v, float) and v != v)) else v
-                 for v in values)
+def canonical_nan(v):
+    """``v``, every NaN as one object: NaN != NaN, but a tuple holding the same object equals
+    itself, so rows with NaN values match as keys (as Flink's GROUP BY puts NaNs together)."""
+    return math.nan if isinstance(v, float) and v != v else v
 
 
 def materialize(changelog: pd.DataFrame, op_col: str, columns: list[str]) -> Materialized:
@@ -31,7 +33,9 @@ def materialize(changelog: pd.DataFrame, op_col: str, columns: list[str]) -> Mat
     problems = []
     counts: Counter = Counter()
     ops = changelog[op_col].tolist()
-    keys = [_key(r) for r in changelog[columns].itertuples(index=False, name=None)]
+    frame = changelog[columns]
+    keys = [tuple(None if z else canonical_nan(v) for v, z in zip(r, null)) for r, null in zip(
+        frame.itertuples(index=False, name=None), frame.isna().itertuples(index=False, name=None))]
     for i, (op, key) in enumerate(zip(ops, keys)):
         if op in ADDS:
             live.setdefault(key, []).append(i)

@@ -37,7 +37,7 @@ from pathlib import Path
 import pandas as pd
 from pyspark.sql import SparkSession
 
-from operators_lib import ingest
+from operators_lib import ingest, nonfinite
 from operators_lib.batch import batch_dataframe
 from operators_lib.changelog import materialize
 from operators_lib.errors import InputError, ParityError
@@ -119,6 +119,7 @@ def stage_new_inputs(cfg: QueryConfig, plan: Node, state: Path) -> tuple[dict, l
         added[table.name] = 0
         for f in files:
             df, bad = ingest.read_csv(table, f)
+            nonfinite.check(plan, {key: df})
             rejected.extend(bad)
             parts = ingest.stage(table, df, state / "staged" / key, cfg.rows_per_batch,
                                  first_rownum=entry["rows"], first_part=entry["parts"])

@@ -6,13 +6,14 @@ its column type) is not dropped silently: it goes to ``rejected`` with file, lin
 
 Staged layout: ``<dir>/part-00000.parquet`` ... one file per micro-batch of N rows, modification
 times increasing (Spark's file source admits files oldest first), and ``eof.parquet``: one marker
-row (``tw__rownum = -1``) whose event time is the largest timestamp, so the watermark passes
-everything at end of input, as Flink does for bounded input.
+row (``tw__rownum = -1``, every column NULL) that moves the watermark past every event time at
+end of input, as Flink does for bounded input (stream/planner.py).
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import re
@@ -32,12 +33,20 @@ from operators_lib.plan import ROWNUM
 from operators_lib.types import FlinkType
 
 EOF_FILE = "eof.parquet"
-# The largest time pandas (nanoseconds) can hold comfortably; event times must be earlier.
-EOF_TIME = pd.Timestamp("2200-01-01 00:00:00", tz="UTC")
 _INT_RE = r"[+-]?\d+"
 _DEC_RE = r"[+-]?(?:\d+\.?\d*|\.\d+)"
-_TS_RE = r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?"
-_DATE_RE = r"\d{4}-\d{2}-\d{2}"
+# Java's Double.parseDouble after String.trim(), as Flink's CSV format reads FLOAT / DOUBLE:
+# NaN, Infinity, exponents, hexadecimal (0x1.8p1) and a type suffix (1.5d, 2f).
+_FLOAT_RE = (r"[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?"
+             r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+[fFdD]?)")
+_JAVA_WHITESPACE = "".join(map(chr, range(33)))  # what String.trim() strips
+_YEAR = r"(?!0000)\d{4}"  # years 0001-9999
+_TS_RE = _YEAR + r"-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?"
+_DATE_RE = _YEAR + r"-\d{2}-\d{2}"
+_INVALID_BYTE = "[\udc80-\udcff]"  # a byte that was not UTF-8, decoded by surrogateescape
+_PARSE_CHUNK = 4096
+# A field is data however long it is (Python's csv module stops at 131,072 characters).
+csv.field_size_limit(2**31 - 1)
 
 
 @dataclass
@@ -99,12 +108,20 @@ def read_csv(table: TableDef, path: Path) -> tuple[pd.DataFrame, list[Rejected]]
 
 def _read_one(table: TableDef, path: Path) -> tuple[pd.DataFrame, list[Rejected]]:
     physical = table.physical
-    with open(path, newline="", encoding="utf-8") as fh:
+    # utf-8-sig: a byte-order mark before the header (Excel writes one) is not part of it.
+    # surrogateescape: an invalid byte rejects its row (below), not the whole file.
+    with open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None:
             raise InputError(f"{path}: empty file (a header row is required)")
+        if any(_invalid_utf8(h) for h in header):
+            raise InputError(f"{path}: invalid UTF-8 in the header row: {_csv(header)}")
         names = [h.strip().lower() for h in header]
+        twice = sorted(h for h, n in zip(header, names) if names.count(n) > 1)
+        if twice:
+            raise InputError(f"{path}: column(s) named more than once in the header: "
+                             f"{', '.join(twice)}")
         wanted = {c.name.lower() for c in physical}
         unknown = [h for h, n in zip(header, names) if n not in wanted]
         missing = [c.name for c in physical if c.name.lower() not in names]
@@ -132,6 +149,11 @@ def _read_one(table: TableDef, path: Path) -> tuple[pd.DataFrame, list[Rejected]
     out = {}
     bad = np.zeros(len(raw), dtype=bool)
     reasons = [""] * len(raw)
+    for c in physical:
+        text = raw[c.name.lower()]
+        for i in np.flatnonzero(text.str.contains(_INVALID_BYTE).to_numpy(dtype=bool) & ~bad):
+            reasons[i] = f"invalid UTF-8 in column {c.name}: {_invalid_utf8(text.iat[i])}"
+            bad[i] = True
     rowtime = table.watermark.column if table.watermark else None
     for c in physical:
         text = raw[c.name.lower()]
@@ -153,12 +175,18 @@ def _read_one(table: TableDef, path: Path) -> tuple[pd.DataFrame, list[Rejected]
     return df, rejected
 
 
-def _csv(fields: list[str]) -> str:
-    import io
+def _invalid_utf8(text: str) -> str:
+    """The bytes that were not UTF-8 (decoded as surrogates by ``surrogateescape``), as
+    'byte(s) 0xff, ..'; empty if there are none."""
+    found = [f"0x{ord(ch) - 0xDC00:02x}" for ch in text if "\udc80" <= ch <= "\udcff"]
+    return f"byte(s) {', '.join(found)}" if found else ""
 
+
+def _csv(fields: list[str]) -> str:
+    """A row as one CSV line; bytes that were not UTF-8 shown as U+FFFD."""
     buf = io.StringIO()
     csv.writer(buf, lineterminator="").writerow(fields)
-    return buf.getvalue()
+    return buf.getvalue().encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _convert(s: pd.Series, t: FlinkType) -> tuple[pd.Series, np.ndarray]:
@@ -178,23 +206,60 @@ def _convert(s: pd.Series, t: FlinkType) -> tuple[pd.Series, np.ndarray]:
                 ok[i], nums[i] = False, None
         return pd.array(nums, dtype="Int64"), ~ok
     if t.is_floating:
-        nums = pd.to_numeric(text.where(~null), errors="coerce")
-        ok = nums.notna().to_numpy() | null | text.isin(["NaN"]).to_numpy()
-        return nums.where(~null, np.nan), ~ok
+        return _floats(s, null)
     if t.name == "DECIMAL":
         return _decimals(text, null, t)
     if t.name == "BOOLEAN":
         low = text.str.lower()
         ok = low.isin(["true", "false"]).to_numpy() | null
         return low.map({"true": True, "false": False}).where(~null, None), ~ok
-    pattern, fmt = (_DATE_RE, "%Y-%m-%d") if t.name == "DATE" else (_TS_RE, "ISO8601")
-    ok = text.str.fullmatch(pattern).to_numpy(dtype=bool) | null
-    parsed = pd.to_datetime(text.where(ok & ~null).str.replace("T", " "), format=fmt,
-                            errors="coerce")
-    ok &= ~(parsed.isna().to_numpy() & ~null)
-    if t.name == "DATE":
-        return parsed.dt.date.where(~null, None), ~ok
-    return parsed.dt.tz_localize("UTC").astype("datetime64[us, UTC]"), ~ok
+    return _times(text, null, t)
+
+
+def _floats(s: pd.Series, null: np.ndarray) -> tuple[pd.Series, np.ndarray]:
+    """Java's ``Double.parseDouble`` (Flink's CSV format): NaN and Infinity are values, kept
+    apart from NULL (pandas' nullable Float64)."""
+    text = s.str.strip(_JAVA_WHITESPACE)
+    ok = text.str.fullmatch(_FLOAT_RE).to_numpy(dtype=bool) & ~null
+    values = np.zeros(len(s))
+    for i in np.flatnonzero(ok):
+        v = text.iat[i]
+        try:
+            values[i] = float(v)
+        except ValueError:  # hexadecimal or with a type suffix (1.5d, 0x1p3)
+            v = v.rstrip("fFdD")
+            values[i] = float.fromhex(v) if "x" in v.lower() else float(v)
+    return pd.Series(pd.arrays.FloatingArray(values, ~ok)), ~(ok | null)
+
+
+def _times(text: pd.Series, null: np.ndarray, t: FlinkType) -> tuple[pd.Series, np.ndarray]:
+    """DATE / TIMESTAMP values of years 0001-9999 (pandas' nanoseconds end in 2262): checked by
+    Arrow's calendar, chunk by chunk (a chunk with an invalid date value by value)."""
+    date = t.name == "DATE"
+    ok = text.str.fullmatch(_DATE_RE if date else _TS_RE).to_numpy(dtype=bool) & ~null
+    target = pa.date32() if date else pa.timestamp("us")
+    # At most microseconds: "YYYY-MM-DD HH:MM:SS." and six digits are 26 characters.
+    strings = pa.array([v[:26] if good else None for v, good in zip(text, ok)], pa.string())
+    chunks = []
+    for start in range(0, len(strings), _PARSE_CHUNK):
+        chunk = strings.slice(start, _PARSE_CHUNK)
+        try:
+            chunks.append(chunk.cast(target))
+        except pa.ArrowInvalid:
+            chunks.append(pa.array([_parse_one(v, target) for v in chunk.to_pylist()], target))
+    parsed = pa.chunked_array(chunks, target)
+    ok &= ~parsed.is_null().to_numpy(zero_copy_only=False)
+    if date:
+        return parsed.to_pandas(date_as_object=True), ~(ok | null)
+    utc = parsed.cast(pa.timestamp("us", tz="UTC")).to_pandas(coerce_temporal_nanoseconds=False)
+    return utc, ~(ok | null)
+
+
+def _parse_one(value: str | None, target: pa.DataType):
+    try:
+        return None if value is None else pa.array([value]).cast(target)[0].as_py()
+    except pa.ArrowInvalid:
+        return None
 
 
 def _decimals(text: pd.Series, null: np.ndarray, t: FlinkType) -> tuple[pd.Series, np.ndarray]:
@@ -240,12 +305,11 @@ def stage(table: TableDef, df: pd.DataFrame, out_dir: Path, rows_per_batch: int,
 
 
 def write_eof(table: TableDef, out_dir: Path) -> Path:
-    """The end-of-input marker: advances this table's watermark past every event time."""
+    """The end-of-input marker: one row, every column NULL, ``tw__rownum = -1``. It carries no
+    data value: the stream planner gives it an event time past every valid one."""
     schema = arrow_schema(table)
     row = {f.name: [None] for f in schema}
     row[ROWNUM] = [-1]
-    if table.watermark:
-        row[table.watermark.column] = [EOF_TIME]
     path = out_dir / EOF_FILE
     pq.write_table(pa.Table.from_pydict(row, schema=schema), path)
     stamp = time.time()

@@ -13,12 +13,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from operators_lib.types import FlinkType, java_double
 
+_NULLABLE_FLOATS = {pa.float64(): pd.Float64Dtype(), pa.float32(): pd.Float32Dtype()}
 
-def _is_null(v) -> bool:
-    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v)
+
+def result_frame(table: pa.Table) -> pd.DataFrame:
+    """Query results as pandas with NULL kept apart from NaN: floating-point columns in pandas'
+    nullable dtypes (NULL is NA, NaN a value); elsewhere ``isna()`` marks NULL, as usual."""
+    return table.to_pandas(types_mapper=_NULLABLE_FLOATS.get)
 
 
 def formatter(t: FlinkType) -> Callable[[object], str]:
@@ -43,14 +48,16 @@ def _timestamp(v) -> str:
     ts = pd.Timestamp(v)
     if ts.tzinfo is not None:
         ts = ts.tz_convert("UTC").tz_localize(None)
-    return ts.strftime("%Y-%m-%d %H:%M:%S.") + f"{ts.microsecond // 1000:03d}"
+    # %Y does not pad years before 1000 to four digits
+    return f"{ts.year:04d}-" + ts.strftime("%m-%d %H:%M:%S.") + f"{ts.microsecond // 1000:03d}"
 
 
 def format_frame(df: pd.DataFrame, types: dict[str, FlinkType]) -> list[list[str]]:
     cols = []
     for c in df.columns:
         f = formatter(types[c]) if c in types else str
-        cols.append(["" if _is_null(v) else f(v) for v in df[c].tolist()])
+        cols.append(["" if null else f(v)
+                     for v, null in zip(df[c].tolist(), df[c].isna().tolist())])
     return [list(r) for r in zip(*cols)] if cols else []
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from operators_lib.changelog import canonical_nan
 from operators_lib.types import FlinkType
 
 
@@ -36,7 +37,7 @@ def _show(v):
 
 def _normalizer(t: FlinkType):
     if t.is_floating:
-        return lambda v: float(f"{float(v):.12g}")
+        return lambda v: canonical_nan(float(f"{float(v):.12g}"))
     if t.name == "TIMESTAMP":
         return lambda v: pd.Timestamp(v).tz_localize(None) if pd.Timestamp(
             v).tzinfo is None else pd.Timestamp(v).tz_convert("UTC").tz_localize(None)
@@ -47,14 +48,11 @@ def _normalizer(t: FlinkType):
 
 def row_counter(df: pd.DataFrame, types: dict[str, FlinkType]) -> Counter:
     norms = [_normalizer(types[c]) for c in df.columns]
+    nulls = df.isna().itertuples(index=False, name=None)
     rows = Counter()
-    for r in df.itertuples(index=False, name=None):
-        rows[tuple(None if _null(v) else n(v) for v, n in zip(r, norms))] += 1
+    for r, null in zip(df.itertuples(index=False, name=None), nulls):
+        rows[tuple(None if z else n(v) for v, z, n in zip(r, null, norms))] += 1
     return rows
-
-
-def _null(v) -> bool:
-    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v)
 
 
 def compare(batch: pd.DataFrame, stream: pd.DataFrame, types: dict[str, FlinkType]) -> Diff:

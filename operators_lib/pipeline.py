@@ -25,12 +25,12 @@ from pathlib import Path
 import pandas as pd
 from pyspark.sql import SparkSession
 
-from operators_lib import ingest
+from operators_lib import ingest, nonfinite
 from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
 from operators_lib.changelog import materialize
 from operators_lib.errors import InputError
-from operators_lib.output import write_csv
+from operators_lib.output import result_frame, write_csv
 from operators_lib.parity import compare
 from operators_lib.plan import (
     EMIT_TS,
@@ -100,14 +100,17 @@ def run(cfg: RunConfig, spark: SparkSession, listen: Listener | None = None,
     missing = sorted(set(tables) - set(given))
     if missing:
         raise InputError(f"no --data given for table(s) the query reads: {', '.join(missing)}")
-    if cfg.rows_per_batch is not None and cfg.rows_per_batch < 1:
-        raise InputError("--rows-per-batch must be at least 1")
+    for option, value in (("--rows-per-batch", cfg.rows_per_batch),
+                          ("--stop-after-batches", cfg.stop_after_batches)):
+        if value is not None and value < 1:
+            raise InputError(f"{option} must be at least 1, got {value}")
 
     inputs, rejected = {}, []
     for name, table in tables.items():
         df, bad = ingest.read_csv(table, given[name])
         inputs[name] = df
         rejected.extend(bad)
+    nonfinite.check(plan, inputs)
     n = cfg.rows_per_batch or default_rows_per_batch(max((len(d) for d in inputs.values()),
                                                          default=0))
     state = cfg.out / "_state"
@@ -247,7 +250,7 @@ def plan_warnings(plan: Node) -> list[str]:
 
 def _collect(df, columns: list[str]) -> pd.DataFrame:
     order = [c for c in (EMIT_TS, ROWNUM) if c in df.columns]
-    pdf = df.toArrow().to_pandas()
+    pdf = result_frame(df.toArrow())
     return pdf.sort_values(order, kind="stable")[columns].reset_index(drop=True)
 
 

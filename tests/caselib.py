@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+from operators_lib.changelog import canonical_nan
 from operators_lib.pipeline import Result, RunConfig, run
 from operators_lib.stream.runner import SPARK
 from tests.harness import HarnessRuntime
@@ -74,8 +75,8 @@ def _value(text: str, type_name: str):
     if text in ("", "NULL"):
         return None
     t = type_name.split("(")[0]
-    if t in ("DOUBLE", "FLOAT"):
-        return float(f"{float(text):.12g}")
+    if t in ("DOUBLE", "FLOAT"):  # NaN, Infinity as Flink prints them
+        return canonical_nan(float(f"{float(text):.12g}"))
     if t == "DECIMAL":
         return Decimal(text)
     if t in ("INT", "BIGINT", "SMALLINT", "TINYINT"):

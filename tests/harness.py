@@ -46,7 +46,7 @@ from pyspark.sql.streaming.tws_tester import _InMemoryStatefulProcessorHandle
 from operators_lib.catalog import TableDef
 from operators_lib.plan import BATCH, EMIT_TS, ROWNUM
 from operators_lib.scan import staged_schema
-from operators_lib.stream.runner import StreamRun
+from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun
 
 _FILE = "tw__file"
 _CLOCK = 1_700_000_000_000  # the processing time the harness reports (no processor reads it)
@@ -69,11 +69,7 @@ class HarnessRuntime:
             raise ValueError(f"harness: no staged files in {path}")
         times = []
         for f in files:
-            t = pq.read_table(f, columns=[table.watermark.column]).column(0) \
-                if table.watermark else None
-            # As epoch ms: the end-of-input marker may lie beyond what pandas can hold.
-            peak = pc.max(t.cast(pa.int64())).as_py() if t is not None else None
-            times.append(peak // 1000 if peak is not None else None)
+            times.append(_max_event_time(f, table) if table.watermark else None)
         self.tables.append((table, times))
         self.batches = max(self.batches, len(files))
         index = F.create_map(*[x for k, f in enumerate(files) for x in (F.lit(f.name), F.lit(k))])
@@ -142,6 +138,16 @@ class HarnessRuntime:
         progress = [{"batchId": k, "eventTime": {"watermark": wms[min(k, len(wms) - 1)]}}
                     for k in range(batches)]
         return StreamRun(batches, time.perf_counter() - start, progress)
+
+
+def _max_event_time(path: Path, table: TableDef) -> int | None:
+    """The largest event time (epoch ms) in a staged file, the end-of-input marker's (a row
+    without data, tw__rownum -1) past every valid one, as SparkRuntime.source gives it."""
+    data = pq.read_table(path, columns=[table.watermark.column, ROWNUM])
+    if pc.any(pc.less(data[ROWNUM], 0)).as_py():
+        return END_OF_INPUT_US // 1000
+    peak = pc.max(data.column(0).cast(pa.int64())).as_py()  # microseconds
+    return None if peak is None else peak // 1000
 
 
 def feed(processor: StatefulProcessor, keys: list[str],

@@ -21,7 +21,8 @@ from operators_lib.plan import OP
 from operators_lib.stream.runner import read_changelog
 from tests.caselib import all_cases, assert_final, assert_resumes, typed_pair
 
-CASES = all_cases("join") + all_cases("group") + all_cases("semi_anti")
+# values/: NaN and ±Infinity through a projection and a GROUP BY (operators_lib/nonfinite.py)
+CASES = all_cases("join") + all_cases("group") + all_cases("semi_anti") + all_cases("values")
 RESTART = ["join/join_retracting_view"]
 
 

@@ -145,6 +145,67 @@ def test_malformed_rows_are_rejected_with_reason_and_the_rest_runs(spark, tmp_pa
     assert ["b", "5", "2024-01-01 00:00:05.000", "5"] in rows
 
 
+def test_bad_bytes_a_long_field_and_a_byte_order_mark(spark, tmp_path, capsys):
+    """A row with bytes that are not UTF-8 is rejected, the rest runs; a field is data however
+    long; an Excel byte-order mark before the header is not part of it."""
+    args = _write(tmp_path, GOOD_QUERY)
+    long_key = "k" * 200_000
+    (tmp_path / "t.csv").write_bytes(
+        b"\xef\xbb\xbfk,v,ts\na,1,2024-01-01 00:00:01\nb\xff,2,2024-01-01 00:00:02\n"
+        + f"{long_key},3,2024-01-01 00:00:03\n".encode())
+    code = main(args + ["--mode", "both"])
+    assert code == 0, capsys.readouterr().err
+    with open(tmp_path / "out" / "rejected.csv", newline="") as fh:
+        rejected = list(csv.DictReader(fh))
+    assert [(r["file"], r["line"], r["reason"]) for r in rejected] == [
+        (str(tmp_path / "t.csv"), "3", "invalid UTF-8 in column k: byte(s) 0xff")]
+    with open(tmp_path / "out" / "batch.csv", newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[1:] == [["a", "1", "2024-01-01 00:00:01.000", "1"],
+                        [long_key, "3", "2024-01-01 00:00:03.000", "3"]]
+
+
+def test_a_column_named_twice_in_the_header(spark, tmp_path, capsys):
+    args = _write(tmp_path, GOOD_QUERY, data="k,v,ts,K\na,1,2024-01-01 00:00:01,b\n")
+    _fails(spark, capsys, args, "named more than once in the header: K, k", "t.csv")
+
+
+DOUBLES = DDL.replace("v INT", "v DOUBLE")
+
+
+@pytest.mark.parametrize("data, query, needles", [
+    ("k,v,ts\na,1.5,2024-01-01 00:00:01\na,NaN,2024-01-01 00:00:02\n",
+     "SELECT k, MAX(v) AS m FROM t GROUP BY k",
+     ["table t, column v (input row 1) holds NaN, which reaches a GROUP BY"]),
+    ("k,v,ts\na,NaN,2024-01-01 00:00:01\n", GOOD_QUERY.replace("SUM", "MIN"),
+     ["column v (input row 0) holds NaN, which reaches an OVER aggregation"]),
+    ("k,v,ts\na,NaN,2024-01-01 00:00:01\n", "SELECT k, v FROM t WHERE v > 0",
+     ["column v (input row 0) holds NaN or ±Infinity, which WHERE compares"]),
+    ("k,v,ts\na,Infinity,2024-01-01 00:00:01\n", "SELECT k, v FROM t WHERE v - v > 0",
+     ["column v (input row 0) holds NaN or ±Infinity, which WHERE compares"]),
+    ("k,v,ts\na,-Infinity,2024-01-01 00:00:01\n", "SELECT k, SUM(v) AS s FROM t GROUP BY k",
+     ["column v (input row 0) holds ±Infinity, which reaches SUM in a GROUP BY"]),
+])
+def test_nan_and_infinity_where_flink_differs_are_refused(spark, tmp_path, capsys, data, query,
+                                                          needles):
+    """Where NaN or ±Infinity would not give Flink's answer (operators_lib/nonfinite.py)."""
+    _fails(spark, capsys, _write(tmp_path, query, data=data, ddl=DOUBLES), *needles)
+    assert not (tmp_path / "out" / "report.json").exists()
+
+
+@pytest.mark.parametrize("option, value", [("--stop-after-batches", "0"),
+                                           ("--stop-after-batches", "-1"),
+                                           ("--rows-per-batch", "0")])
+def test_batch_counts_must_be_positive(spark, tmp_path, capsys, option, value):
+    _fails(spark, capsys, _write(tmp_path, GOOD_QUERY) + [option, value],
+           f"{option} must be at least 1, got {value}")
+
+
+def test_topn_split_must_be_positive(spark, tmp_path, capsys):
+    _fails(spark, capsys, _write(tmp_path, GOOD_QUERY) + ["--topn-split", "0"],
+           "split factor must be at least 1, got 0")
+
+
 def test_nondeterministic_query_fails_parity_with_exit_1(spark, tmp_path, capsys, monkeypatch):
     # twinflow's catalog has no non-deterministic function (RAND is refused, below); one added
     # for this test (a catalog row) makes the stream and batch results differ.

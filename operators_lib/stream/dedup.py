@@ -33,7 +33,7 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from operators_lib.changelog import INSERT
 from operators_lib.plan import EMIT_TS, OP, ROWNUM
-from operators_lib.stream.over import TIME_MS, watermark
+from operators_lib.stream.over import TIME_MS, timer_time, watermark
 from operators_lib.stream.rows import LATE, marker_output
 
 _STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType())])
@@ -81,7 +81,7 @@ class FirstRowProcessor(StatefulProcessor):
                     st.row = tuple(_python(v, k) for v, k in
                                    zip(on_time[list(self.cols)].iloc[first], self.kinds))
                     st.time, st.rownum = t, int(on_time[ROWNUM].iloc[first])
-                    self._set_timer(st, max(t, wm + 1))
+                    self._set_timer(st, timer_time(max(t, wm + 1)))
         self.state.update((pickle.dumps(st, protocol=5),))
 
     def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:

@@ -140,7 +140,7 @@ class OverProcessor(StatefulProcessor):
     def _save(self, st: _KeyState, expired: int | None) -> None:
         if expired is not None and st.timer == expired:
             st.timer = None  # Spark removes a timer once it has fired
-        nxt = int(st.pending[_FIRE].min()) if _length(st.pending) else None
+        nxt = timer_time(int(st.pending[_FIRE].min())) if _length(st.pending) else None
         if nxt != st.timer:
             if st.timer is not None:
                 self.handle.deleteTimer(st.timer)
@@ -211,3 +211,10 @@ class OverProcessor(StatefulProcessor):
 def watermark(timer_values) -> int:
     wm = timer_values.getCurrentWatermarkInMs()
     return wm if wm > 0 else _NO_WATERMARK  # Spark reports 0 before the first watermark
+
+
+def timer_time(due_ms: int) -> int:
+    """The timer for rows due at ``due_ms``. Spark never fires a timer set before 1970 (epoch
+    0), where its watermark starts, as Flink's SQL watermark does: a row due earlier fires with
+    the first watermark, as in Flink."""
+    return max(due_ms, 1)

@@ -44,6 +44,7 @@ from operators_lib.stream.runner import SPARK, SparkRuntime
 from operators_lib.stream.topn import TopNProcessor, TopNSpec, keep_batch_top
 from operators_lib.topn_split import SPLIT
 
+_TIME_TEXT = "yyyy-MM-dd HH:mm:ss.SSSSSS"  # a TIMESTAMP through a Python processor
 PREFILTER_ROWS = 1000  # micro-batch rows from which the TopN pre-filter pays for its stage
 _GLOBAL = "tw__global"
 
@@ -111,10 +112,29 @@ def over_stream(node: Over, df: DataFrame, runtime: SparkRuntime) -> DataFrame:
            T.StructField(ROWNUM, T.LongType())])
     keyed = safe.select("*", F.unix_millis(F.col(spec.time_col)).alias(TIME_MS))
     keyed, keys = grouping_keys(keyed, [alias.get(p, p) for p in node.partition_by])
-    result = runtime.apply(keyed, keys, OverProcessor(spec), out,
+    result = transform_with_state(runtime, keyed, keys, OverProcessor(spec), out,
                            "None" if spec.proctime else "EventTime")
     original = {v: k for k, v in alias.items()}
     return result.select(*[F.col(c).alias(original.get(c, c)) for c in result.columns])
+
+
+def transform_with_state(runtime: SparkRuntime, df: DataFrame, keys: list[str], processor,
+                         out: T.StructType, time_mode: str) -> DataFrame:
+    """``processor`` over ``df`` grouped by ``keys`` on the runtime (transformWithStateInPandas)
+    with TIMESTAMP columns carried as text both ways: pyspark hands timestamps to pandas in
+    nanoseconds, which end in 2262, and a TIMESTAMP goes to 9999. The fixed-width text (years
+    0001-9999) sorts and compares as the instants do, so the processors need not know."""
+    def timestamp(f: T.StructField) -> bool:
+        return isinstance(f.dataType, T.TimestampType)
+
+    text = df.select(*[F.date_format(quote(f.name), _TIME_TEXT).alias(f.name) if timestamp(f)
+                       else F.col(quote(f.name)) for f in df.schema.fields])
+    text_out = T.StructType([T.StructField(f.name, T.StringType()) if timestamp(f) else f
+                             for f in out.fields])
+    result = runtime.apply(text, keys, processor, text_out, time_mode)
+    return result.select(*[F.to_timestamp(quote(f.name), _TIME_TEXT).alias(f.name)
+                           if timestamp(f) else F.col(quote(f.name)) for f in out.fields],
+                         *carried(result))
 
 
 def _pandas_dtype(t) -> str:
@@ -226,8 +246,8 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame, runtime: SparkRun
     keys = [f"k{i}" for i in range(nkeys)]
     # NULL never matches: the processor sees the NULL flags (and never stores such rows).
     union, key_cols = bucketed(lside.unionByName(rside), keys)
-    result = runtime.apply(union.drop(*keys), [BUCKET], JoinProcessor(spec, key_cols), out,
-                           "None")
+    result = transform_with_state(runtime, union.drop(*keys), [BUCKET],
+                                  JoinProcessor(spec, key_cols), out, "None")
     return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
                                               for c in result.columns]))
 
@@ -251,7 +271,8 @@ def aggregate_stream(node: Aggregate, df: DataFrame, runtime: SparkRuntime) -> D
         + [T.StructField(o, a.type.spark()) for o, a in zip(outputs, node.aggs)]
         + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
            T.StructField(ROWNUM, T.LongType())])
-    result = runtime.apply(safe, [BUCKET], GroupAggProcessor(spec, key_cols), out, "None")
+    result = transform_with_state(runtime, safe, [BUCKET], GroupAggProcessor(spec, key_cols),
+                                  out, "None")
     rename = {**dict(zip(keys, node.group_by)), **{o: a.name for o, a in zip(outputs, node.aggs)}}
     return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
                                               for c in result.columns]))
@@ -279,7 +300,7 @@ def rank_stream(node: Rank, df: DataFrame, runtime: SparkRuntime, prefilter: boo
                     node.start, node.end, node.rank_output, OP in df.columns,
                     latest_first=node.dedup == "last",
                     row_key=update_fast(node) if OP in df.columns else None)
-    result = runtime.apply(safe, [BUCKET], TopNProcessor(spec, key_cols, "rank"),
+    result = transform_with_state(runtime, safe, [BUCKET], TopNProcessor(spec, key_cols, "rank"),
                            _rank_schema(cols, fields), "None")
     return _rank_result(node, result, cols)
 
@@ -327,5 +348,6 @@ def _first_row_stream(node: Rank, df: DataFrame, cols: tuple[str, ...], alias: d
     keyed, keys = grouping_keys(safe, [alias[p] for p in node.partition_by])
     processor = FirstRowProcessor(cols, tuple(value_kind(f.type) for f in fields), "rank",
                                   node.rank_output)
-    result = runtime.apply(keyed, keys, processor, _rank_schema(cols, fields), "EventTime")
+    result = transform_with_state(runtime, keyed, keys, processor, _rank_schema(cols, fields),
+                                  "EventTime")
     return _rank_result(node, result, cols)

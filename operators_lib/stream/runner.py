@@ -28,10 +28,14 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.catalog import TableDef
+from operators_lib.output import result_frame
 from operators_lib.plan import EMIT_TS, ROWNUM
 from operators_lib.scan import staged_schema
 
 _WM = "tw__wm"
+# Event time of the end-of-input marker: year 148110, past every TIMESTAMP (they end in 9999)
+# by more than any watermark delay, within Spark's timestamps (294247) and int64 milliseconds.
+END_OF_INPUT_US = 2**62
 
 _EXCLUDED_RULES = "spark.sql.optimizer.excludedRules"
 _PUSH_DOWN = ",".join(f"org.apache.spark.sql.catalyst.optimizer.{r}" for r in (
@@ -61,7 +65,11 @@ class SparkRuntime:
               .parquet(str(path)))
         if table.watermark:
             wm = table.watermark
-            df = (df.withColumn(_WM, F.col(wm.column))
+            # The end-of-input marker (tw__rownum -1, no data) counts as an event time past
+            # every valid one: the watermark then passes all data, as Flink's at end of input.
+            time = F.when(F.col(ROWNUM) < 0, F.timestamp_micros(F.lit(END_OF_INPUT_US))) \
+                .otherwise(F.col(wm.column))
+            df = (df.withColumn(_WM, time)
                   .withWatermark(_WM, f"{wm.delay_ms} milliseconds").drop(_WM))
         return df
 
@@ -132,4 +140,4 @@ def read_changelog(changelog_dir: Path) -> pd.DataFrame | None:
     if not files:
         return None
     tables = [pq.read_table(f) for f in files]
-    return pa.concat_tables(tables, promote_options="default").to_pandas()
+    return result_frame(pa.concat_tables(tables, promote_options="default"))

@@ -1,0 +1,6 @@
+CREATE TABLE m (
+  id INT,
+  k STRING,
+  d DOUBLE,
+  f FLOAT
+);
