@@ -22,8 +22,9 @@ _NULLABLE_FLOATS = {pa.float64(): pd.Float64Dtype(), pa.float32(): pd.Float32Dty
 
 def result_frame(table: pa.Table) -> pd.DataFrame:
     """Query results as pandas with NULL kept apart from NaN: floating-point columns in pandas'
-    nullable dtypes (NULL is NA, NaN a value); elsewhere ``isna()`` marks NULL, as usual."""
-    return table.to_pandas(types_mapper=_NULLABLE_FLOATS.get)
+    nullable dtypes (NULL is NA, NaN a value); elsewhere ``isna()`` marks NULL, as usual. An
+    integer column with NULLs holds Python ints (as float64 a BIGINT past 2^53 would change)."""
+    return table.to_pandas(types_mapper=_NULLABLE_FLOATS.get, integer_object_nulls=True)
 
 
 def formatter(t: FlinkType) -> Callable[[object], str]:

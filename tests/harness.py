@@ -101,11 +101,10 @@ class HarnessRuntime:
         spark = df.sparkSession
         if time_mode == "EventTime":
             self.event_time = True
-        rows = df.toPandas()
-        by_batch = {k: g.drop(columns=[BATCH]) for k, g in rows.groupby(BATCH, sort=True)}
+        rows = df.toArrow()
         wms = self.watermarks()
-        batches = [(by_batch.get(k), wms[min(k, len(wms) - 1)])
-                   for k in range(self.micro_batches())]
+        batches = [(rows.filter(pc.equal(rows[BATCH], k)).drop_columns([BATCH]),
+                    wms[min(k, len(wms) - 1)]) for k in range(self.micro_batches())]
         out = []
         for k, frame in enumerate(feed(processor, keys, batches, time_mode)):
             if len(frame):
@@ -151,11 +150,13 @@ def _max_event_time(path: Path, table: TableDef) -> int | None:
 
 
 def feed(processor: StatefulProcessor, keys: list[str],
-         batches: list[tuple[pd.DataFrame | None, int]], time_mode: str = "None"
+         batches: list[tuple[pd.DataFrame | pa.Table | None, int]], time_mode: str = "None"
          ) -> list[pd.DataFrame]:
     """Rows and watermarks in, changelog out: ``processor`` over micro-batches of (rows or
     None, watermark in force), with in-memory state, called as Spark calls it (module
-    docstring). Returns each micro-batch's output rows in emission order."""
+    docstring). Rows given as Arrow reach each key as pyspark converts them, one key's rows
+    at a time (an integer column with a NULL among them arrives as float64). Returns each
+    micro-batch's output rows in emission order."""
     handle = _InMemoryStatefulProcessorHandle(time_mode)
     processor.init(handle)
     out = []
@@ -164,9 +165,12 @@ def feed(processor: StatefulProcessor, keys: list[str],
         values = TimerValues(_CLOCK, wm)
         frames: list[pd.DataFrame] = []
         if rows is not None and len(rows):
-            for key, group in rows.groupby(keys, sort=True, dropna=False):
+            index = rows.select(keys).to_pandas() if isinstance(rows, pa.Table) else rows
+            for key, group in index.groupby(keys, sort=True, dropna=False):
                 key = key if isinstance(key, tuple) else (key,)
                 handle.setGroupingKey(key)
+                if isinstance(rows, pa.Table):
+                    group = rows.take(group.index.to_numpy()).to_pandas()
                 frames += processor.handleInputRows(
                     key, iter([group.reset_index(drop=True)]), values)
         if time_mode == "EventTime":

@@ -1,0 +1,4 @@
+CREATE TABLE t (
+  k STRING,
+  v BIGINT
+);
