@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from operators_lib.catalog import TableDef
@@ -221,15 +222,22 @@ def _floats(s: pd.Series, null: np.ndarray) -> tuple[pd.Series, np.ndarray]:
     apart from NULL (pandas' nullable Float64)."""
     text = s.str.strip(_JAVA_WHITESPACE)
     ok = text.str.fullmatch(_FLOAT_RE).to_numpy(dtype=bool) & ~null
+    strings = text.to_numpy(dtype=object)[ok]
+    try:
+        parsed = strings.astype(float)  # Python's float(): decimals, NaN, [+-]Infinity
+    except ValueError:  # hexadecimal or with a type suffix (0x1p3, 1.5d): one by one
+        parsed = np.array([_java_double(v) for v in strings], dtype=float)
     values = np.zeros(len(s))
-    for i in np.flatnonzero(ok):
-        v = text.iat[i]
-        try:
-            values[i] = float(v)
-        except ValueError:  # hexadecimal or with a type suffix (1.5d, 0x1p3)
-            v = v.rstrip("fFdD")
-            values[i] = float.fromhex(v) if "x" in v.lower() else float(v)
+    values[ok] = parsed
     return pd.Series(pd.arrays.FloatingArray(values, ~ok)), ~(ok | null)
+
+
+def _java_double(text: str) -> float:
+    """``Double.parseDouble`` of a string matching ``_FLOAT_RE``."""
+    if text.endswith(("NaN", "Infinity")):
+        return float(text)
+    text = text.rstrip("fFdD")
+    return float.fromhex(text) if "x" in text.lower() else float(text)
 
 
 def _times(text: pd.Series, null: np.ndarray, t: FlinkType) -> tuple[pd.Series, np.ndarray]:
@@ -239,7 +247,7 @@ def _times(text: pd.Series, null: np.ndarray, t: FlinkType) -> tuple[pd.Series, 
     ok = text.str.fullmatch(_DATE_RE if date else _TS_RE).to_numpy(dtype=bool) & ~null
     target = pa.date32() if date else pa.timestamp("us")
     # At most microseconds: "YYYY-MM-DD HH:MM:SS." and six digits are 26 characters.
-    strings = pa.array([v[:26] if good else None for v, good in zip(text, ok)], pa.string())
+    strings = pc.utf8_slice_codeunits(pa.array(text.where(ok, None), pa.string()), 0, 26)
     chunks = []
     for start in range(0, len(strings), _PARSE_CHUNK):
         chunk = strings.slice(start, _PARSE_CHUNK)
