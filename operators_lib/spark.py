@@ -1,18 +1,42 @@
-"""One SparkSession configuration for every job and test: local by default, RocksDB state."""
+"""One SparkSession configuration for every job and test: local by default, RocksDB state.
+
+The driver JVM gets ``-XX:+ExitOnOutOfMemoryError``: without it, an OutOfMemoryError in a
+driver thread that nothing restarts (``task-result-getter``) leaves the job waiting forever.
+JVM options only count where the JVM is launched: pyspark passes the builder's options to
+spark-submit when it starts the JVM itself (``get_spark``), and jobs/dag_parts.py passes them
+on the DAGs' spark-submit command line. They go in ``spark.driver.defaultJavaOptions``, which
+Spark puts before ``spark.driver.extraJavaOptions``: a user's own options come later and win.
+This module imports pyspark only when called (the DAG files import it at parse time).
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from pyspark.sql import SparkSession
+from operators_lib.errors import EngineError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+DRIVER_JAVA_OPTIONS = "-XX:+ExitOnOutOfMemoryError"
+DRIVER_DIED = (
+    "the Spark driver JVM died, most likely out of memory (see 'java.lang.OutOfMemoryError' "
+    "above). Give the driver more heap where its JVM is launched, e.g. SPARK_DRIVER_MEMORY=8g "
+    "or PYSPARK_SUBMIT_ARGS='--driver-memory 8g pyspark-shell' for twinflow run, "
+    "spark-submit --driver-memory 8g, or \"spark_conf\": {\"spark.driver.memory\": \"8g\"} in "
+    "a DAG's query config (setting spark.driver.memory in a running session has no effect)")
 
 
 def get_spark(master: str | None = None, app: str = "twinflow") -> SparkSession:
     """Create (or reuse) the session. ``master`` defaults to spark-submit's ``--master``, else
     $TWINFLOW_MASTER, else local[2]."""
+    from pyspark.sql import SparkSession
+
     # Workers must run this interpreter (it has pandas/pyarrow/protobuf), not the system python3.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -29,10 +53,35 @@ def get_spark(master: str | None = None, app: str = "twinflow") -> SparkSession:
         .config("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
         .config("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", "true")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=ERROR")
+        .config("spark.driver.defaultJavaOptions", f"{DRIVER_JAVA_OPTIONS} -Dlog4j2.level=ERROR")
     )
     if master:
         builder = builder.master(master)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+@contextmanager
+def engine_failures() -> Iterator[None]:
+    """Report the death of the driver JVM as an EngineError (exit 3, what to change) instead of
+    the py4j error of whichever call noticed it first."""
+    try:
+        yield
+    except Exception as e:
+        if isinstance(e, EngineError) or _jvm_alive():
+            raise
+        raise EngineError(DRIVER_DIED) from e
+
+
+def _jvm_alive() -> bool:
+    from pyspark import SparkContext
+
+    jvm = SparkContext._jvm
+    if jvm is None:
+        return True  # no session was started: whatever failed, it was not the JVM
+    try:
+        jvm.java.lang.System.currentTimeMillis()
+    except Exception:  # py4j cannot reach the JVM: connection refused / closed
+        return False
+    return True
