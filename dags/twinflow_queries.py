@@ -3,7 +3,9 @@
 Each run of ``twinflow_<query>``:
 
 1. ``stream_increment`` (spark-submit): stages the input files that arrived since the last run
-   and runs the streaming job from the query's checkpoint with ``availableNow``;
+   (all or nothing: a bad header, or more malformed rows than the config's
+   ``max_rejected_rows``, default 0, fails the run before anything is staged) and runs the
+   streaming job from the query's checkpoint with ``availableNow``;
 2. ``batch_parity`` (spark-submit): recomputes the same input in batch and proves the stream's
    emitted rows equal it (other rows: late, or pending behind the watermark);
 3. ``validate``: the query's Great Expectations suite (``expectations/<suite>.json``) plus

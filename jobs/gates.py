@@ -28,6 +28,8 @@ def validate(cfg: QueryConfig, run: Path) -> dict:
     summary = validate_csv(run / "stream.csv", cfg.expectations, runtime,
                            run / "validation.json")
     summary["late_rows"], summary["watermark"] = stream["late_rows"], stream["watermark"]
+    # Staging already refused more than max_rejected_rows; these are the ones accepted.
+    summary["rejected_rows"] = stream["rejected_rows"]
     if not summary["success"]:
         raise GateFailed(f"{cfg.name}: {len(summary['failed'])} expectation(s) failed: "
                          f"{summary['failed']}")

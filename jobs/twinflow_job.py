@@ -7,7 +7,8 @@
 measure-skew writes DIR/skew.json: the TopN's partition skew over the recent input
 (operators_lib/hotspot.py), which the hotspot DAG turns into a split factor.
 
-Exit codes as for ``twinflow run``: 1 parity failed, 2 bad input / unsupported SQL.
+Exit codes as for ``twinflow run``: 1 parity failed, 2 bad input / unsupported SQL, 3 damaged
+state or a failed engine.
 """
 
 from __future__ import annotations
@@ -31,19 +32,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", type=Path, required=True)
     ap.add_argument("--run-dir", type=Path, required=True)
     args = ap.parse_args(argv)
-    from operators_lib.spark import get_spark
+    from operators_lib.spark import engine_failures, get_spark
 
     try:
         cfg = QueryConfig.load(args.config)
         spark = get_spark(app=f"twinflow-{cfg.name}-{args.step}")
         state = state_dir(cfg.name)
-        if args.step == "measure-skew":
-            report = asdict(measure_skew(cfg, spark, state))
-            args.run_dir.mkdir(parents=True, exist_ok=True)
-            (args.run_dir / "skew.json").write_text(json.dumps(report, indent=2))
-        else:
-            step = stream_increment if args.step == "stream-increment" else batch_parity
-            report = step(cfg, spark, state, args.run_dir)
+        with engine_failures():
+            if args.step == "measure-skew":
+                report = asdict(measure_skew(cfg, spark, state))
+                args.run_dir.mkdir(parents=True, exist_ok=True)
+                (args.run_dir / "skew.json").write_text(json.dumps(report, indent=2))
+            else:
+                step = stream_increment if args.step == "stream-increment" else batch_parity
+                report = step(cfg, spark, state, args.run_dir)
     except TwinflowError as e:
         print(f"twinflow_job: error: {e}", file=sys.stderr)
         return e.exit_code

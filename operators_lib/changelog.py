@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
 
 import pandas as pd
+
+from operators_lib.errors import StateError
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = "+I", "-U", "+U", "-D"
 ADDS = (INSERT, UPDATE_AFTER)
 RETRACTS = (UPDATE_BEFORE, DELETE)
 KINDS = ADDS + RETRACTS
-
-
-@dataclass
-class Materialized:
-    rows: pd.DataFrame
-    problems: list[str]  # retractions of rows that were not present (a malformed changelog)
 
 
 def canonical_nan(v):
@@ -26,9 +21,10 @@ def canonical_nan(v):
     return math.nan if isinstance(v, float) and v != v else v
 
 
-def materialize(changelog: pd.DataFrame, op_col: str, columns: list[str]) -> Materialized:
+def materialize(changelog: pd.DataFrame, op_col: str, columns: list[str]) -> pd.DataFrame:
     """Apply +I/+U (add) and -U/-D (retract) in order; keep the surviving rows in the order in
-    which they were (last) added."""
+    which they were (last) added. A retraction of a row that is not present means the changelog
+    is malformed (a bug, or a segment lost): StateError, not a result."""
     live: dict[tuple, list[int]] = {}
     problems = []
     counts: Counter = Counter()
@@ -48,5 +44,9 @@ def materialize(changelog: pd.DataFrame, op_col: str, columns: list[str]) -> Mat
             live[key].pop()
         else:
             raise ValueError(f"unknown row kind {op!r}")
+    if problems:
+        raise StateError(f"the changelog retracts {len(problems)} row(s) that are not present "
+                         "(damaged state or a bug); no result was written: "
+                         + "; ".join(problems[:10]))
     keep = sorted(i for idx in live.values() for i in idx)
-    return Materialized(changelog.iloc[keep][columns].reset_index(drop=True), problems)
+    return changelog.iloc[keep][columns].reset_index(drop=True)

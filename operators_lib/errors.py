@@ -1,4 +1,5 @@
-"""Errors mapped to the CLI's exit codes: 1 parity failed, 2 bad input or unsupported SQL."""
+"""Errors mapped to the CLI's exit codes: 1 parity failed, 2 bad input or unsupported SQL,
+3 damaged state or a failed engine."""
 
 from __future__ import annotations
 
@@ -29,3 +30,16 @@ class ParityError(TwinflowError):
     """Stream and batch results differ in a way that late rows do not explain."""
 
     exit_code = 1
+
+
+class StateError(TwinflowError):
+    """A run's state is incomplete or inconsistent (a changelog segment missing, a retraction of
+    a row that is not present): damage or a bug, never to be answered with a result."""
+
+    exit_code = 3
+
+
+class EngineError(TwinflowError):
+    """The Spark engine failed (its driver JVM died); the message says what to change."""
+
+    exit_code = 3

@@ -20,9 +20,15 @@ materialized result is then exactly that of an uninterrupted run with the new fa
 Each ``stream_increment`` stages only input files that arrived since the last run, and runs the
 streaming query with ``availableNow`` from the checkpoint: results whose event time the
 watermark has passed are emitted; the rest stay in state for the next run (no end-of-input
-flush: the stream goes on). ``batch_parity`` recomputes the same input in batch and proves that
-every row the stream has emitted equals the batch result for that row, and that every other
-input row is either late (dropped, with its reason) or still pending behind the watermark.
+flush: the stream goes on). Staging is one transaction: every new file is read and checked
+first (its header; more malformed rows than the config's ``max_rejected_rows``, default 0, and
+nothing is staged: the rows are in the run's rejected.csv); then the micro-batch files are
+written and linked, and the manifest, saved last, commits them. Files that a failed run left
+beyond the manifest were never offered to the stream (it runs after the manifest is saved):
+they are removed, so a later run succeeds once the input is fixed. ``batch_parity`` recomputes
+the same input in batch and proves that every row the stream has emitted equals the batch result
+for that row, and that every other input row is either late (dropped, with its reason) or still
+pending behind the watermark.
 """
 
 from __future__ import annotations
@@ -39,9 +45,10 @@ from pyspark.sql import SparkSession
 
 from operators_lib import ingest, nonfinite
 from operators_lib.batch import batch_dataframe
+from operators_lib.catalog import TableDef
 from operators_lib.changelog import materialize
 from operators_lib.errors import InputError, ParityError
-from operators_lib.output import write_csv
+from operators_lib.output import write_csv, write_json
 from operators_lib.parity import compare
 from operators_lib.pipeline import late_source, plan_query
 from operators_lib.plan import MARKERS, OP, ROWNUM, Node, scans
@@ -60,6 +67,7 @@ class QueryConfig:
     expectations: str  # GX suite name (expectations/gx/expectations/<name>.json)
     rows_per_batch: int = 1000
     schedule: str | None = None
+    max_rejected_rows: int = 0  # malformed input rows a run may set aside and still go on
     extra: dict = field(default_factory=dict)
 
     @property
@@ -74,12 +82,17 @@ class QueryConfig:
         missing = {"name", "sql", "inputs", "expectations"} - set(raw)
         if missing:
             raise InputError(f"{path}: missing key(s) {sorted(missing)}")
+        limit = raw.get("max_rejected_rows", 0)
+        if not isinstance(limit, int) or limit < 0:
+            raise InputError(f"{path}: max_rejected_rows must be a whole number >= 0, got "
+                             f"{limit!r}")
         return QueryConfig(
             raw["name"], [base / p for p in raw["sql"]],
             {t: base / p for t, p in raw["inputs"].items()}, raw["expectations"],
-            int(raw.get("rows_per_batch", 1000)), raw.get("schedule"),
+            int(raw.get("rows_per_batch", 1000)), raw.get("schedule"), limit,
             {k: v for k, v in raw.items() if k not in {
-                "name", "sql", "inputs", "expectations", "rows_per_batch", "schedule"}})
+                "name", "sql", "inputs", "expectations", "rows_per_batch", "schedule",
+                "max_rejected_rows"}})
 
 
 def plan_for(cfg: QueryConfig, spark: SparkSession, split: int | None = None) -> Node:
@@ -97,44 +110,84 @@ def _manifest(state: Path) -> dict:
     return json.loads(path.read_text()) if path.exists() else {"tables": {}}
 
 
-def _save_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str))
-    os.replace(tmp, path)
+@dataclass
+class NewInput:
+    """An input file not staged yet, read and checked."""
+
+    table: TableDef
+    file: Path
+    rows: pd.DataFrame
+    rejected: list[ingest.Rejected]
 
 
-def stage_new_inputs(cfg: QueryConfig, plan: Node, state: Path) -> tuple[dict, list]:
-    """Stage input files not seen before; returns ({table: new rows}, rejected rows)."""
+def read_new_inputs(cfg: QueryConfig, plan: Node, state: Path) -> list[NewInput]:
+    """Read every input file the manifest does not list yet, writing nothing: a file whose
+    header does not match fails the run here, before anything is staged."""
     manifest = _manifest(state)
-    added, rejected = {}, []
-    for scan in scans(plan):
-        table = scan.table
-        key = table.name.lower()
-        entry = manifest["tables"].setdefault(key, {"files": {}, "rows": 0, "parts": 0})
+    new = []
+    for key, table in {s.table.name.lower(): s.table for s in scans(plan)}.items():
+        seen = manifest["tables"].get(key, {}).get("files", {})
         src = cfg.inputs.get(table.name) or cfg.inputs.get(key)
         if src is None:
             raise InputError(f"query {cfg.name}: no input directory for table {table.name}")
-        files = [f for f in ingest.input_files(src) if f.name not in entry["files"]] \
+        files = [f for f in ingest.input_files(src) if f.name not in seen] \
             if Path(src).is_dir() and any(Path(src).glob("*.csv")) else []
-        added[table.name] = 0
         for f in files:
-            df, bad = ingest.read_csv(table, f)
-            nonfinite.check(plan, {key: df})
-            rejected.extend(bad)
-            parts = ingest.stage(table, df, state / "staged" / key, cfg.rows_per_batch,
-                                 first_rownum=entry["rows"], first_part=entry["parts"])
-            source = state / "source" / key
-            source.mkdir(parents=True, exist_ok=True)
-            for p in parts:
-                os.link(p, source / p.name)
-            entry["files"][f.name] = {"rows": len(df), "rejected": len(bad),
-                                      "first_row": entry["rows"]}
-            entry["rows"] += len(df)
-            entry["parts"] += len(parts)
-            added[table.name] += len(df)
+            rows, bad = ingest.read_csv(table, f)
+            nonfinite.check(plan, {key: rows})
+            new.append(NewInput(table, f, rows, bad))
+    return new
+
+
+def check_rejected(cfg: QueryConfig, new: list[NewInput], rejected_csv: Path) -> None:
+    """More malformed rows than ``max_rejected_rows`` in the new input: nothing is staged (the
+    input is not consumed, so fixing or removing it lets the next run go on)."""
+    rejected = sum(len(n.rejected) for n in new)
+    if rejected <= cfg.max_rejected_rows:
+        return
+    total = rejected + sum(len(n.rows) for n in new)
+    per_file = ", ".join(f"{n.file.name}: {len(n.rejected)}" for n in new if n.rejected)
+    raise InputError(
+        f"query {cfg.name}: {rejected} of {total} rows of the new input files were rejected as "
+        f"malformed ({per_file}), more than max_rejected_rows = {cfg.max_rejected_rows}; they "
+        f"are listed with file, line and reason in {rejected_csv}. Nothing was staged: fix or "
+        "remove those rows, or raise max_rejected_rows in the query's config")
+
+
+def discard_unstaged(state: Path) -> None:
+    """Remove micro-batch files and source links that a failed run wrote beyond what the
+    manifest records. The stream never saw them: it only runs after the manifest is saved."""
+    manifest = _manifest(state)
+    for key in {d.name for d in (state / "staged").glob("*")}:
+        parts = manifest["tables"].get(key, {}).get("parts", 0)
+        for d in (state / "staged" / key, state / "source" / key):
+            for f in d.glob("part-*.parquet"):
+                if int(f.stem.removeprefix("part-")) >= parts:
+                    f.unlink()
+
+
+def stage_new_inputs(cfg: QueryConfig, new: list[NewInput], state: Path) -> dict:
+    """Stage the new input as micro-batch files offered to the stream; the manifest, saved
+    last, records them. Returns {table: new rows}."""
+    manifest = _manifest(state)
+    added = {}
+    for n in new:
+        key = n.table.name.lower()
+        entry = manifest["tables"].setdefault(key, {"files": {}, "rows": 0, "parts": 0})
+        parts = ingest.stage(n.table, n.rows, state / "staged" / key, cfg.rows_per_batch,
+                             first_rownum=entry["rows"], first_part=entry["parts"])
+        source = state / "source" / key
+        source.mkdir(parents=True, exist_ok=True)
+        for p in parts:
+            os.link(p, source / p.name)
+        entry["files"][n.file.name] = {"rows": len(n.rows), "rejected": len(n.rejected),
+                                       "first_row": entry["rows"]}
+        entry["rows"] += len(n.rows)
+        entry["parts"] += len(parts)
+        added[n.table.name] = added.get(n.table.name, 0) + len(n.rows)
     state.mkdir(parents=True, exist_ok=True)
-    _save_json(state / "manifest.json", manifest)
-    return added, rejected
+    write_json(state / "manifest.json", manifest)
+    return added
 
 
 def bind_split(cfg: QueryConfig, state: Path) -> dict | None:
@@ -163,7 +216,7 @@ def bind_split(cfg: QueryConfig, state: Path) -> dict | None:
                 os.link(part, source / part.name)
     manifest["topn_split"] = new
     state.mkdir(parents=True, exist_ok=True)
-    _save_json(state / "manifest.json", manifest)
+    write_json(state / "manifest.json", manifest)
     replayed = sum(t["rows"] for t in manifest["tables"].values())
     if not replayed:
         return None  # nothing staged yet: the first run starts with the new factor
@@ -175,8 +228,15 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     """Stage new input, run the stream from its checkpoint, write the candidate output."""
     t0 = time.perf_counter()
     plan = plan_for(cfg, spark)
+    new = read_new_inputs(cfg, plan, state)
+    rejected = [r for n in new for r in n.rejected]
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_csv(run_dir / "rejected.csv", pd.DataFrame(
+        [r.__dict__ for r in rejected], columns=["table", "file", "line", "reason", "row"]), {})
+    check_rejected(cfg, new, run_dir / "rejected.csv")
+    discard_unstaged(state)
     rebuilt = bind_split(cfg, state)
-    added, rejected = stage_new_inputs(cfg, plan, state)
+    added = {s.table.name: 0 for s in scans(plan)} | stage_new_inputs(cfg, new, state)
     sources = {s.table.name.lower(): state / "source" / s.table.name.lower()
                for s in scans(plan)}
     for d in sources.values():
@@ -186,13 +246,12 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
                              state / "changelog")
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
-    changelog = read_changelog(state / "changelog")
+    changelog = read_changelog(state / "changelog", state / "checkpoint")
     if changelog is None:
         changelog = pd.DataFrame({c: [] for c in [OP, *columns, ROWNUM]})
     late = changelog[changelog[OP] == "LATE"]
     changelog = changelog[~changelog[OP].isin(MARKERS)].reset_index(drop=True)
-    final = materialize(changelog, OP, [*columns, ROWNUM]).rows
-    run_dir.mkdir(parents=True, exist_ok=True)
+    final = materialize(changelog, OP, [*columns, ROWNUM])
     write_csv(run_dir / "stream.csv", final[columns], types)
     final[[ROWNUM]].to_parquet(run_dir / "emitted_rows.parquet")
     late[[ROWNUM]].to_parquet(run_dir / "late_rows.parquet")
@@ -200,6 +259,7 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     progress = srun.progress[-1] if srun.progress else {}
     report = {
         "query": cfg.name, "new_input_rows": added, "rejected_rows": len(rejected),
+        "max_rejected_rows": cfg.max_rejected_rows,
         "topn_split": cfg.topn_split, "state_rebuilt": rebuilt,
         "micro_batches": srun.micro_batches, "stream_seconds": round(srun.seconds, 3),
         "emitted_rows": len(final), "late_rows": len(late),
@@ -208,9 +268,7 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
         "state_rows": sum(o.get("numRowsTotal", 0) for o in progress.get("stateOperators", [])),
         "seconds": round(time.perf_counter() - t0, 3),
     }
-    write_csv(run_dir / "rejected.csv", pd.DataFrame(
-        [r.__dict__ for r in rejected], columns=["table", "file", "line", "reason", "row"]), {})
-    _save_json(run_dir / "stream_report.json", report)
+    write_json(run_dir / "stream_report.json", report)
     return report
 
 
@@ -250,7 +308,7 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
         report = {"verdict": "equal" if diff.equal else "failed", "rows": len(batch)}
     write_csv(run_dir / "batch.csv", batch[columns], types)
     report.update(input_rows=input_rows, **diff.summary())
-    _save_json(run_dir / "parity.json", report)
+    write_json(run_dir / "parity.json", report)
     if not diff.equal:
         raise ParityError(f"query {cfg.name}: stream and batch differ: {diff.summary(3)}")
     return report

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -71,4 +72,11 @@ def write_csv(path: Path, df: pd.DataFrame, types: dict[str, FlinkType],
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(header or list(df.columns))
         w.writerows(format_frame(df, types))
+    os.replace(tmp, path)
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Write atomically (temp file + rename), as ``write_csv``."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str))
     os.replace(tmp, path)

@@ -5,9 +5,12 @@ parse + plan the SQL, check every input file and header, validate rows; then sta
 files, run the modes, compare, and write the outputs (each file atomically).
 
 Layout of ``--out DIR``: the result files (batch.csv, changelog.csv, stream.csv, late.csv,
-rejected.csv, report.json) and ``_state/`` (staged inputs, checkpoint, per-batch changelog).
-A stream run stopped early (``--stop-after-batches``) resumes from ``_state`` when run again
-with the same SQL, data and batch size; any other run starts from a clean ``_state``.
+rejected.csv, report.json) and ``_state/`` (staged inputs, checkpoint, per-batch changelog, and
+``run.json``: the stream run's fingerprint and how it ended). A stream run stopped early
+(``--stop-after-batches``) resumes from ``_state`` when run again with the same SQL, data and
+batch size; any other run starts from a clean ``_state``. A stream run that failed, or never
+ended, is not resumed (its state may be what failed): the next run recomputes from scratch and
+says so (``report["stream"]["recomputed_from_scratch"]`` and a warning).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
 from operators_lib.changelog import materialize
 from operators_lib.errors import InputError
-from operators_lib.output import result_frame, write_csv
+from operators_lib.output import result_frame, write_csv, write_json
 from operators_lib.parity import compare
 from operators_lib.plan import (
     EMIT_TS,
@@ -47,6 +50,7 @@ from operators_lib.plan import (
     first_row_dedup,
     scans,
 )
+from operators_lib.spark import engine_failures
 from operators_lib.sql import load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream.planner import stream_dataframe
@@ -54,6 +58,7 @@ from operators_lib.stream.runner import SPARK, SparkRuntime, read_changelog
 from operators_lib.topn_split import split_topn, splittable
 
 MAX_DEFAULT_BATCH = 100_000
+RUN_RECORD = "run.json"  # in _state: {"fingerprint": .., "status": running | stopped | complete}
 LATE_ROW = "input_row"  # late.csv: the row's 0-based position in its table's (valid) input
 # Called after each step ("ingest", "stream", "batch", "parity") with the report so far, and
 # while the stream runs with ("stream_progress", {"micro_batch": id, "input_read": 0..1}).
@@ -86,6 +91,12 @@ def default_rows_per_batch(largest_table: int) -> int:
 def run(cfg: RunConfig, spark: SparkSession, listen: Listener | None = None,
         runtime: SparkRuntime = SPARK) -> Result:
     """``runtime``: how stream mode runs (stream/runner.py; tests pass the operator harness)."""
+    with engine_failures():
+        return _run(cfg, spark, listen, runtime)
+
+
+def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
+         runtime: SparkRuntime) -> Result:
     t0 = time.perf_counter()
     notify = listen or (lambda step, info: None)
     script = load_script(cfg.sql)
@@ -115,7 +126,7 @@ def run(cfg: RunConfig, spark: SparkSession, listen: Listener | None = None,
                                                          default=0))
     state = cfg.out / "_state"
     fingerprint = _fingerprint(cfg, n)
-    resume = _can_resume(state, fingerprint) and cfg.mode != "batch"
+    resume, discarded = resume_decision(state / RUN_RECORD, fingerprint, cfg.mode)
     if not resume:
         shutil.rmtree(state, ignore_errors=True)
     state.mkdir(parents=True, exist_ok=True)
@@ -137,7 +148,10 @@ def run(cfg: RunConfig, spark: SparkSession, listen: Listener | None = None,
             "rejected_rows": sum(1 for r in rejected if r.table == t.name),
             "micro_batch_files": len(pool[k])} for k, t in tables.items()},
         "columns": [{"name": f.name, "type": f.type.sql()} for f in plan.fields],
-        "warnings": plan_warnings(plan),
+        "warnings": plan_warnings(plan) + ([
+            f"{discarded}: its state in {state} was discarded and "
+            + ("the stream recomputed from scratch" if cfg.mode != "batch" else "not resumed")]
+            if discarded else []),
         "timings_s": {"ingest": round(ingest_s, 3)},
     }
     notify("ingest", report)
@@ -146,7 +160,8 @@ def run(cfg: RunConfig, spark: SparkSession, listen: Listener | None = None,
     late = pd.DataFrame()
 
     if cfg.mode in ("stream", "both"):
-        (state / "fingerprint").write_text(fingerprint)
+        # Until the stream has ended and its changelog checked, the state is not resumable.
+        write_json(state / RUN_RECORD, {"fingerprint": fingerprint, "status": "running"})
         source = {}
         for name, table in tables.items():
             src = state / "source" / name
@@ -164,7 +179,7 @@ def run(cfg: RunConfig, spark: SparkSession, listen: Listener | None = None,
         srun = runtime.run(sdf, state / "checkpoint", state / "changelog",
                            _input_read(source, listen) if listen else None)
         report["timings_s"]["stream"] = round(srun.seconds, 3)
-        changelog = read_changelog(state / "changelog")
+        changelog = read_changelog(state / "changelog", state / "checkpoint")
         if changelog is None:
             changelog = pd.DataFrame({c: [] for c in [OP, *columns, EMIT_TS, ROWNUM]})
         late_rows = changelog[changelog[OP] == "LATE"]
@@ -172,19 +187,23 @@ def run(cfg: RunConfig, spark: SparkSession, listen: Listener | None = None,
         changelog = changelog[~changelog[OP].isin(MARKERS)].reset_index(drop=True)
         done = (state / "source").exists() and all(
             (state / "source" / k / ingest.EOF_FILE).exists() for k in tables)
-        mat = materialize(changelog, OP, columns + ([TTL_KEY] if TTL_KEY in changelog else []))
-        stream_final = mat.rows
+        stream_final = materialize(
+            changelog, OP, columns + ([TTL_KEY] if TTL_KEY in changelog else []))
+        write_json(state / RUN_RECORD, {"fingerprint": fingerprint,
+                                        "status": "complete" if done else "stopped"})
         late = _late_rows(late_rows, late_source(plan), inputs)
         report["stream"] = {
             "complete": done, "micro_batches_this_run": srun.micro_batches,
             "changelog_rows": len(changelog), "rows": len(stream_final),
-            "late_rows": len(late), "changelog_problems": mat.problems[:10],
+            "late_rows": len(late),
             "ttl_expired_keys": len(expired["keys"]) if ttl else None,
             "last_progress": _progress_summary(srun.progress),
         }
         outputs["changelog.csv"] = (changelog[[OP, *columns]], types, ["op", *columns])
         outputs["stream.csv"] = (stream_final[columns], types, None)
         outputs["late.csv"] = (late, _physical_types(tables), None)
+        if discarded:
+            report["stream"]["recomputed_from_scratch"] = discarded
         if not done:
             report["stream"]["note"] = (f"stopped after {cfg.stop_after_batches} micro-batch(es); "
                                         "run again with the same arguments to resume")
@@ -223,9 +242,7 @@ def run(cfg: RunConfig, spark: SparkSession, listen: Listener | None = None,
     report["outputs"] = {name: str(cfg.out / name) for name in [*outputs, "report.json"]}
     for name, (df, tps, header) in outputs.items():
         write_csv(cfg.out / name, df, tps, header)
-    tmp = cfg.out / ".report.json.tmp"
-    tmp.write_text(json.dumps(report, indent=2, default=str))
-    tmp.replace(cfg.out / "report.json")
+    write_json(cfg.out / "report.json", report)
     return Result(exit_code, report, message)
 
 
@@ -366,9 +383,21 @@ def _fingerprint(cfg: RunConfig, n: int) -> str:
     return h.hexdigest()
 
 
-def _can_resume(state: Path, fingerprint: str) -> bool:
-    """An unfinished stream run of the same query and data is resumed, not restarted."""
-    fp = state / "fingerprint"
-    if not fp.exists() or fp.read_text() != fingerprint:
-        return False
-    return not all((d / ingest.EOF_FILE).exists() for d in (state / "source").glob("*"))
+def resume_decision(record_path: Path, fingerprint: str, mode: str) -> tuple[bool, str | None]:
+    """(resume the stream state?, why an unfinished stream's state is discarded, if it is).
+
+    Only a stream stopped by ``--stop-after-batches`` resumes, and only with the same fingerprint
+    (SQL, data, batch size, split). A run that failed or was killed left its record at
+    "running": its checkpoint may be what failed, so it is recomputed, never silently."""
+    record = json.loads(record_path.read_text()) if record_path.exists() else {}
+    status = record.get("status")
+    if status == "stopped" and record.get("fingerprint") == fingerprint and mode != "batch":
+        return True, None
+    if status == "stopped":
+        return False, ("batch mode does not resume the stopped stream run" if mode == "batch"
+                       else "the stopped stream run was for other SQL, data or arguments")
+    if status == "running":
+        return False, "the previous stream run did not finish (it failed or was interrupted)"
+    if not record and (record_path.parent / "checkpoint").exists():
+        return False, "the stream state has no record of how its run ended"
+    return False, None

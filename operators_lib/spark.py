@@ -1,20 +1,43 @@
-"""One SparkSession configuration for every job and test: local by default, RocksDB state."""
+"""One SparkSession configuration for every job and test: local by default, RocksDB state.
+
+The driver JVM gets ``-XX:+ExitOnOutOfMemoryError``: without it, an OutOfMemoryError in a
+driver thread that nothing restarts (``task-result-getter``) leaves the job waiting forever.
+JVM options only count where the JVM is launched: pyspark passes the builder's options to
+spark-submit when it starts the JVM itself (``get_spark``), and jobs/dag_parts.py passes them
+on the DAGs' spark-submit command line. They go in ``spark.driver.defaultJavaOptions``, which
+Spark puts before ``spark.driver.extraJavaOptions``: a user's own options come later and win.
+This module imports pyspark only when called (the DAG files import it at parse time).
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pyspark is imported when a session is made: DAG files import LOG4J2_OPTION
+from operators_lib.errors import EngineError
+
+if TYPE_CHECKING:  # pyspark is imported when a session is made: DAG files import these options
     from pyspark.sql import SparkSession
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 # Warnings and errors only. A JVM option: it must be there when the driver JVM starts (pyspark
 # passes builder options to the JVM it launches; spark-submit needs it on its command line).
 LOG4J2 = Path(__file__).with_name("log4j2.properties")
-LOG4J2_OPTION = f"-Dlog4j2.configurationFile={LOG4J2.as_uri()}"
+# Driver JVM options as defaults (spark.driver.defaultJavaOptions), so that a user's
+# spark.driver.extraJavaOptions come after them and win: end a driver out of heap at once
+# instead of hanging, and the log configuration.
+DRIVER_JAVA_OPTIONS = (
+    f"-XX:+ExitOnOutOfMemoryError -Dlog4j2.configurationFile={LOG4J2.as_uri()}")
+DRIVER_DIED = (
+    "the Spark driver JVM died, most likely out of memory (see 'java.lang.OutOfMemoryError' "
+    "above). Give the driver more heap where its JVM is launched, e.g. SPARK_DRIVER_MEMORY=8g "
+    "or PYSPARK_SUBMIT_ARGS='--driver-memory 8g pyspark-shell' for twinflow run, "
+    "spark-submit --driver-memory 8g, or \"spark_conf\": {\"spark.driver.memory\": \"8g\"} in "
+    "a DAG's query config (setting spark.driver.memory in a running session has no effect)")
 
 
 def get_spark(master: str | None = None, app: str = "twinflow") -> SparkSession:
@@ -38,8 +61,33 @@ def get_spark(master: str | None = None, app: str = "twinflow") -> SparkSession:
         .config("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
         .config("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", "true")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.driver.extraJavaOptions", LOG4J2_OPTION)
+        .config("spark.driver.defaultJavaOptions", DRIVER_JAVA_OPTIONS)
     )
     if master:
         builder = builder.master(master)
     return builder.getOrCreate()
+
+
+@contextmanager
+def engine_failures() -> Iterator[None]:
+    """Report the death of the driver JVM as an EngineError (exit 3, what to change) instead of
+    the py4j error of whichever call noticed it first."""
+    try:
+        yield
+    except Exception as e:
+        if isinstance(e, EngineError) or _jvm_alive():
+            raise
+        raise EngineError(DRIVER_DIED) from e
+
+
+def _jvm_alive() -> bool:
+    from pyspark import SparkContext
+
+    jvm = SparkContext._jvm
+    if jvm is None:
+        return True  # no session was started: whatever failed, it was not the JVM
+    try:
+        jvm.java.lang.System.currentTimeMillis()
+    except Exception:  # py4j cannot reach the JVM: connection refused / closed
+        return False
+    return True

@@ -115,7 +115,6 @@ def assert_resumes(case: Case, spark, out: Path, rows_per_batch: int, stop_after
     assert second.exit_code == 0, second.message
     assert second.report["stream"]["complete"]
     assert second.report["parity"]["verdict"] == case.meta.get("parity", "equal")
-    assert second.report["stream"]["changelog_problems"] == []
     assert_final(case, out, "stream.csv", "stream_final.csv")
 
 

@@ -18,7 +18,8 @@ What it reproduces of Spark (stream/runner.py's ``SparkRuntime``):
   expiry time; Spark deletes a timer once it has fired;
 - after the last micro-batch, one micro-batch without data when an event-time processor is in
   the plan and the watermark moved;
-- the sink: one changelog file per micro-batch, rows ordered by emission time and arrival.
+- the sink: one changelog file per micro-batch, rows ordered by emission time and arrival,
+  and the micro-batch's commit in the checkpoint.
 
 What only a real stream shows (checkpoints and restarts, processing time, state TTL, the TopN
 pre-filter's per-micro-batch stage, Spark's own shuffle order) stays with the Structured
@@ -27,7 +28,6 @@ Streaming tests; ``HarnessRuntime`` refuses plans that need it.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -119,20 +119,19 @@ class HarnessRuntime:
     # -- the run ---------------------------------------------------------------------------
     def run(self, df: DataFrame, checkpoint: Path, changelog_dir: Path,
             on_progress: Callable[[dict], None] | None = None) -> StreamRun:
-        """The sink of stream/runner.py: one changelog file per micro-batch with output."""
+        """The sink of stream/runner.py: one changelog file per micro-batch, and a commit for
+        each in the checkpoint, as read_changelog checks them."""
         start = time.perf_counter()
         changelog_dir.mkdir(parents=True, exist_ok=True)
+        (checkpoint / "commits").mkdir(parents=True, exist_ok=True)
         table = df.where(f"{ROWNUM} >= 0").toArrow()
         batches = self.micro_batches()
         for k in range(batches):
             part = table.filter(pc.equal(table[BATCH], k)).drop_columns([BATCH])
-            if part.num_rows == 0:
-                continue
             order = pc.sort_indices(part, sort_keys=[(EMIT_TS, "ascending"),
                                                      (ROWNUM, "ascending")])
-            path = changelog_dir / f"batch-{k:08d}.parquet"
-            pq.write_table(part.take(order), path)
-        os.makedirs(checkpoint, exist_ok=True)
+            pq.write_table(part.take(order), changelog_dir / f"batch-{k:08d}.parquet")
+            (checkpoint / "commits" / str(k)).touch()
         wms = self.watermarks()
         progress = [{"batchId": k, "eventTime": {"watermark": wms[min(k, len(wms) - 1)]}}
                     for k in range(batches)]

@@ -204,3 +204,99 @@ def test_hotspot_dag_raises_the_split_and_the_next_run_uses_it(airflow_env, tmp_
     expected = (flink / "stream_final.csv").read_text().splitlines()
     assert set((second / "stream.csv").read_text().splitlines()) == set(expected)
     assert (home / "state" / "q_top" / "retired" / "checkpoint").is_dir()
+
+
+def _task_states(run) -> dict[str, str]:
+    return {ti.task_id: ti.state for ti in run.get_task_instances()}
+
+
+# The seed's rows_max_price (MAX(price) over the current and 2 preceding rows of the same type)
+# over both seed files, by its definition; with a 1 minute watermark delay ITEM008 (10:08) waits.
+SEED_RESULT = {"ITEM001,Electronic,2017-11-11 10:01:00.000,20.0,20.0",
+               "ITEM002,Electronic,2017-11-11 10:02:00.000,50.0,50.0",
+               "ITEM003,Electronic,2017-11-11 10:03:00.000,30.0,50.0",
+               "ITEM004,Electronic,2017-11-11 10:03:00.000,60.0,60.0",
+               "ITEM005,Electronic,2017-11-11 10:05:00.000,40.0,60.0",
+               "ITEM006,Electronic,2017-11-11 10:06:00.000,20.0,60.0",
+               "ITEM007,Electronic,2017-11-11 10:07:00.000,70.0,70.0"}
+
+
+def test_a_run_failed_on_a_bad_file_does_not_block_later_runs(airflow_env, tmp_path):
+    """A file with a wrong header after a good one fails the run; once it is removed, the next
+    run stages the good file and the new one exactly once and publishes the right result."""
+    config = _config(tmp_path, "tmall_max_price")
+    incoming = tmp_path / "incoming"
+    shutil.copy(SEED / "incoming" / "tmall_item" / "2017-11-11T10.csv", incoming)
+    (incoming / "bad.csv").write_text("itemID,kind,onSellTime,price\nX,Y,2017-11-11 10:04:00,1\n")
+    run = _run(airflow_env, config, 10)
+    assert run.state == "failed"
+    assert _task_states(run)["stream_increment"] == "failed"
+    home = Path(airflow_env["TWINFLOW_HOME"])
+    assert not (home / "published" / "q_tmall_max_price").exists()
+
+    (incoming / "bad.csv").unlink()
+    shutil.copy(SEED / "incoming" / "tmall_item" / "2017-11-11T11.csv", incoming)
+    run = _run(airflow_env, config, 11)
+    assert run.state == "success", _task_states(run)
+    published = home / "published" / "q_tmall_max_price"
+    key = (published / "LATEST").read_text().strip()
+    report = json.loads((published / key / "stream_report.json").read_text())
+    assert report["new_input_rows"] == {"tmall_item": 8}
+    parity = json.loads((published / key / "parity.json").read_text())
+    assert (parity["input_rows"], parity["emitted_rows"], parity["late_rows"],
+            parity["pending_rows"]) == (8, 7, 0, 1)
+    rows = (published / key / "stream.csv").read_text().splitlines()[1:]
+    assert len(rows) == len(SEED_RESULT) and set(rows) == SEED_RESULT
+
+
+def test_rejected_rows_block_publishing_until_allowed(airflow_env, tmp_path):
+    """6 of 10 rows malformed: the run fails before staging anything and the rows are in the
+    run's rejected.csv; with max_rejected_rows = 6 the same input is staged and published,
+    its rejected rows with it."""
+    config = _config(tmp_path, "tmall_max_price")
+    good = (SEED / "incoming" / "tmall_item" / "2017-11-11T10.csv").read_text()
+    bad = ("ITEM10,Electronic,2017-11-11 10:04:00,abc\n"
+           "ITEM11,Electronic,2017-11-11 25:04:00,10\n"
+           "ITEM12,Electronic,2017-11-11 10:04:00\n"
+           "ITEM13,Electronic,,10\n"
+           "ITEM14,Electronic,2017-11-11 10:04:00,1e\n"
+           "ITEM15,Electronic,2017-11-11 10:04:00,10,10\n")
+    (tmp_path / "incoming" / "mixed.csv").write_text(good + bad)
+    run = _run(airflow_env, config, 10)
+    assert run.state == "failed"
+    assert _task_states(run)["stream_increment"] == "failed"
+    home = Path(airflow_env["TWINFLOW_HOME"])
+    assert not (home / "published" / "q_tmall_max_price").exists()
+    rejected = next((home / "runs" / "q_tmall_max_price").glob("*/rejected.csv"))
+    assert len(rejected.read_text().splitlines()) == 1 + 6
+    state = home / "state" / "q_tmall_max_price"
+    assert not list(state.glob("staged/*/part-*"))  # the input was not consumed
+
+    cfg = json.loads(config.read_text())
+    config.write_text(json.dumps(cfg | {"max_rejected_rows": 6}))
+    run = _run(airflow_env, config, 11)
+    assert run.state == "success", _task_states(run)
+    published = home / "published" / "q_tmall_max_price"
+    key = (published / "LATEST").read_text().strip()
+    report = json.loads((published / key / "stream_report.json").read_text())
+    assert (report["new_input_rows"], report["rejected_rows"]) == ({"tmall_item": 4}, 6)
+    assert len((published / key / "rejected.csv").read_text().splitlines()) == 1 + 6
+
+
+def test_spark_steps_launch_a_driver_that_exits_on_oom_and_user_conf_wins(airflow_env, tmp_path):
+    """Driver JVM options only count on spark-submit's command line; the query config's
+    spark_conf comes after twinflow's settings."""
+    config = _config(tmp_path, "tmall_max_price")
+    cfg = json.loads(config.read_text())
+    config.write_text(json.dumps(cfg | {"spark_conf": {"spark.driver.memory": "3g"}}))
+    from dags.twinflow_queries import build_dag
+
+    dag = build_dag(config)
+    for task_id in ("stream_increment", "batch_parity"):
+        conf = dag.get_task(task_id).conf
+        assert "-XX:+ExitOnOutOfMemoryError" in conf["spark.driver.defaultJavaOptions"]
+        assert conf["spark.driver.memory"] == "3g"
+    config.write_text(json.dumps(cfg | {"spark_conf": {
+        "spark.driver.defaultJavaOptions": "-XX:-ExitOnOutOfMemoryError"}}))
+    assert build_dag(config).get_task("stream_increment").conf[
+        "spark.driver.defaultJavaOptions"] == "-XX:-ExitOnOutOfMemoryError"

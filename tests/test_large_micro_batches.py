@@ -53,7 +53,7 @@ def test_large_micro_batch_equals_record_by_record(desc, nulls_first, end, rank_
         assert [r for r in whole if part[r[1]] == p] == [r for r in one_by_one
                                                          if part[r[1]] == p]
     final = materialize(pd.DataFrame(whole, columns=[OP, "c0", "c1", "rank"]), OP,
-                        ["c0", "c1"]).rows
+                        ["c0", "c1"])
     expected = []
     for _, g in df.groupby("tw__kv0"):
         nulls = g["c1"].isna()
@@ -89,7 +89,7 @@ def test_large_bucket_with_retractions_groups_like_small_ones():
     out = [tester.testInPandas(0, frame(["+I"] * 6000, rows, 0)),
            tester.testInPandas(0, frame(["-D"] * 3000 + ["+I"] * 3000, gone + new, 6000))]
     changelog = pd.concat(out, ignore_index=True)
-    final = materialize(changelog, OP, ["o0", "o1", "g0"]).rows
+    final = materialize(changelog, OP, ["o0", "o1", "g0"])
     kept = rows[1::2] + new
     expected = {g: (sum(1 for k, _ in kept if k == g), sum(v for k, v in kept if k == g))
                 for g in {k for k, _ in kept}}
@@ -120,7 +120,7 @@ def test_batch_prefilter_keeps_what_can_rank():
 
     def final(frame: pd.DataFrame) -> list:
         rows = materialize(pd.DataFrame(_run(spec, [frame]), columns=[OP, "c0", "c1", "rank"]),
-                           OP, ["c0", "c1"]).rows
+                           OP, ["c0", "c1"])
         return sorted(rows["c0"])
 
     assert final(kept[kept[ROWNUM] >= 0]) == final(df[df[ROWNUM] >= 0])

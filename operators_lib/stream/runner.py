@@ -9,6 +9,8 @@ micro-batch in memory.
 The sink writes each micro-batch's changelog to ``<changelog_dir>/batch-<id>.parquet``, rows
 in emission order (event time, then arrival). Writing by batch id makes a replayed batch (after
 a failure between the write and Spark's commit) overwrite its own file: exactly-once output.
+Every batch writes its file, even without rows: ``read_changelog`` then checks the files against
+the batches the checkpoint committed, so a missing segment is an error, not a wrong result.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.catalog import TableDef
+from operators_lib.errors import StateError
 from operators_lib.output import result_frame
 from operators_lib.plan import EMIT_TS, ROWNUM
 from operators_lib.scan import staged_schema
@@ -96,8 +99,6 @@ def run_available_now(df: DataFrame, checkpoint: Path, changelog_dir: Path,
 
     def sink(batch: DataFrame, batch_id: int) -> None:
         table = batch.where(f"{ROWNUM} >= 0").toArrow()
-        if table.num_rows == 0:
-            return
         order = pc.sort_indices(table, sort_keys=[(EMIT_TS, "ascending"), (ROWNUM, "ascending")])
         tmp = changelog_dir / f".batch-{batch_id:08d}.parquet"
         pq.write_table(table.take(order), tmp)
@@ -135,9 +136,36 @@ def _poll(query, on_progress: Callable[[dict], None]) -> None:
             on_progress(progress)
 
 
-def read_changelog(changelog_dir: Path) -> pd.DataFrame | None:
-    files = sorted(changelog_dir.glob("batch-*.parquet"))
+def read_changelog(changelog_dir: Path, checkpoint: Path) -> pd.DataFrame | None:
+    """The changelog of every micro-batch the checkpoint committed, in batch order (None before
+    the first batch). StateError when a committed batch's file is missing or a file belongs to
+    no committed batch: the state is damaged and no result may be computed from it."""
+    files = {int(f.stem.removeprefix("batch-")): f for f in changelog_dir.glob("batch-*.parquet")}
+    committed = range(last_commit(checkpoint) + 1)
+    missing = [b for b in committed if b not in files]
+    stray = sorted(set(files) - set(committed))
+    if missing or stray:
+        problems = []
+        if missing:
+            problems.append(f"the changelog of micro-batch(es) {_ids(missing)} is missing from "
+                            f"{changelog_dir} (the checkpoint {checkpoint} committed batches "
+                            f"0..{len(committed) - 1})")
+        if stray:
+            problems.append(f"{changelog_dir} holds micro-batch(es) {_ids(stray)} that the "
+                            f"checkpoint {checkpoint} never committed")
+        raise StateError("the stream's state is damaged: " + "; ".join(problems))
     if not files:
         return None
-    tables = [pq.read_table(f) for f in files]
+    tables = [pq.read_table(files[b]) for b in committed]
     return result_frame(pa.concat_tables(tables, promote_options="default"))
+
+
+def last_commit(checkpoint: Path) -> int:
+    """The id of the last micro-batch the checkpoint committed; -1 for none (Spark writes
+    ``commits/<id>`` once a batch's output is complete and drops the oldest ones)."""
+    ids = [int(f.name) for f in (checkpoint / "commits").glob("*") if f.name.isdigit()]
+    return max(ids, default=-1)
+
+
+def _ids(ids: list[int]) -> str:
+    return ", ".join(map(str, ids[:10])) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")

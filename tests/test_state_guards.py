@@ -1,0 +1,123 @@
+"""Guards on a run's state, without Spark: which state resumes, a changelog checked against the
+checkpoint's commits, debris of a failed staging, and the rejected-rows limit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from operators_lib.catalog import TableDef
+from operators_lib.errors import InputError, StateError
+from operators_lib.incremental import NewInput, QueryConfig, check_rejected, discard_unstaged
+from operators_lib.ingest import Rejected
+from operators_lib.pipeline import resume_decision
+from operators_lib.stream.runner import read_changelog
+
+
+def _record(tmp: Path, **record) -> Path:
+    path = tmp / "run.json"
+    path.write_text(json.dumps(record))
+    return path
+
+
+@pytest.mark.parametrize("record, mode, expected", [
+    ({"fingerprint": "f", "status": "stopped"}, "stream", (True, None)),
+    ({"fingerprint": "f", "status": "stopped"}, "both", (True, None)),
+    ({"fingerprint": "g", "status": "stopped"}, "both",
+     (False, "the stopped stream run was for other SQL, data or arguments")),
+    ({"fingerprint": "f", "status": "stopped"}, "batch",
+     (False, "batch mode does not resume the stopped stream run")),
+    # a failed or killed run never marked its state resumable: recomputed, and said so
+    ({"fingerprint": "f", "status": "running"}, "both",
+     (False, "the previous stream run did not finish (it failed or was interrupted)")),
+    ({"fingerprint": "f", "status": "complete"}, "both", (False, None)),
+])
+def test_only_a_stopped_stream_resumes(tmp_path, record, mode, expected):
+    assert resume_decision(_record(tmp_path, **record), "f", mode) == expected
+
+
+def test_state_without_a_record_is_not_resumed_silently(tmp_path):
+    assert resume_decision(tmp_path / "run.json", "f", "both") == (False, None)
+    (tmp_path / "checkpoint").mkdir()
+    assert resume_decision(tmp_path / "run.json", "f", "both") == (
+        False, "the stream state has no record of how its run ended")
+
+
+def _state(tmp: Path, commits: list[int], batches: list[int]) -> tuple[Path, Path]:
+    changelog, checkpoint = tmp / "changelog", tmp / "checkpoint"
+    changelog.mkdir()
+    (checkpoint / "commits").mkdir(parents=True)
+    for c in commits:
+        (checkpoint / "commits" / str(c)).write_text("v1\n{}")
+        (checkpoint / "commits" / f".{c}.crc").write_text("")
+    for b in batches:
+        pq.write_table(pa.table({"op": ["+I"] * b, "batch": [b] * b}, schema=pa.schema(
+            [("op", pa.string()), ("batch", pa.int64())])), changelog / f"batch-{b:08d}.parquet")
+    return changelog, checkpoint
+
+
+def test_changelog_is_read_in_batch_order_empty_batches_included(tmp_path):
+    changelog = read_changelog(*_state(tmp_path, [0, 1, 2, 3], [0, 1, 2, 3]))
+    assert list(changelog["batch"]) == [1, 2, 2, 3, 3, 3]
+
+
+def test_a_missing_changelog_segment_is_an_error_not_a_result(tmp_path):
+    # Spark keeps only recent commits: batches 0..4 are committed although commits/0 is gone
+    with pytest.raises(StateError, match=r"micro-batch\(es\) 2 is missing .* batches 0\.\.4"):
+        read_changelog(*_state(tmp_path, [1, 2, 3, 4], [0, 1, 3, 4]))
+
+
+def test_changelog_files_the_checkpoint_never_committed_are_an_error(tmp_path):
+    with pytest.raises(StateError, match=r"micro-batch\(es\) 2, 3 that the checkpoint"):
+        read_changelog(*_state(tmp_path, [0, 1], [0, 1, 2, 3]))
+    with pytest.raises(StateError, match="never committed"):  # the checkpoint is gone
+        read_changelog(tmp_path / "changelog", tmp_path / "nowhere")
+
+
+def test_staged_files_beyond_the_manifest_are_discarded(tmp_path):
+    """A run that failed mid-staging left parts 2, 3 (and their links); the manifest records
+    parts 0, 1 only. The next run must be able to stage its own parts 2, 3."""
+    for d in ("staged/t", "source/t"):
+        (tmp_path / d).mkdir(parents=True)
+        for k in range(4):
+            (tmp_path / d / f"part-{k:06d}.parquet").write_text("x")
+    (tmp_path / "manifest.json").write_text(json.dumps({"tables": {"t": {"parts": 2}}}))
+    discard_unstaged(tmp_path)
+    for d in ("staged/t", "source/t"):
+        assert sorted(p.name for p in (tmp_path / d).iterdir()) == [
+            "part-000000.parquet", "part-000001.parquet"]
+
+
+def _new_input(name: str, good: int, bad: int) -> NewInput:
+    rejected = [Rejected("t", name, 2 + i, "column v: 'x' is not a valid INT", "a,x")
+                for i in range(bad)]
+    return NewInput(TableDef("t", ()), Path(name), pd.DataFrame({"v": range(good)}),
+                    rejected)
+
+
+def test_more_rejected_rows_than_allowed_stop_the_run(tmp_path):
+    cfg = QueryConfig("q", [], {}, "suite")
+    new = [_new_input("a.csv", 3, 0), _new_input("b.csv", 4, 6)]
+    with pytest.raises(InputError) as err:
+        check_rejected(cfg, new, tmp_path / "rejected.csv")
+    message = str(err.value)
+    assert "6 of 13 rows" in message and "b.csv: 6" in message
+    assert "max_rejected_rows = 0" in message and str(tmp_path / "rejected.csv") in message
+    assert "Nothing was staged" in message
+    cfg.max_rejected_rows = 6
+    check_rejected(cfg, new, tmp_path / "rejected.csv")  # within the limit: goes on
+
+
+def test_max_rejected_rows_must_be_a_count(tmp_path):
+    path = tmp_path / "q.json"
+    raw = {"name": "q", "sql": [], "inputs": {}, "expectations": "s"}
+    path.write_text(json.dumps(raw))
+    assert QueryConfig.load(path).max_rejected_rows == 0
+    path.write_text(json.dumps(raw | {"max_rejected_rows": 0.1}))
+    with pytest.raises(InputError, match="max_rejected_rows must be a whole number"):
+        QueryConfig.load(path)
