@@ -64,6 +64,8 @@ case "${1:-demo}" in
   test)
     shift || true
     .venv/bin/ruff check .
-    exec .venv/bin/python -m pytest -q "$@" ;;
+    # Two test processes: the DAG and CLI tests spend much of their time starting JVMs and
+    # waiting on subprocesses, while the case tests keep a core busy.
+    exec .venv/bin/python -m pytest -q -n 2 --dist worksteal "$@" ;;
   *) echo "usage: $0 {demo|test|setup}" >&2; exit 2 ;;
 esac
