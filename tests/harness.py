@@ -78,7 +78,8 @@ class HarnessRuntime:
                 .withColumn(BATCH, index[F.col(_FILE)]).drop(_FILE))
 
     def watermarks(self) -> list[int]:
-        """The watermark in force in each micro-batch (0: none yet, as Spark reports it)."""
+        """The watermark in force in each micro-batch, and in a last one without data (0: none
+        yet, as Spark reports it)."""
         seen: dict[str, int] = {}
         out, current = [], 0
         for k in range(self.batches + 1):
@@ -104,7 +105,7 @@ class HarnessRuntime:
         rows = df.toArrow()
         wms = self.watermarks()
         batches = [(rows.filter(pc.equal(rows[BATCH], k)).drop_columns([BATCH]),
-                    wms[min(k, len(wms) - 1)]) for k in range(self.micro_batches())]
+                    wms[k]) for k in range(self.micro_batches())]
         out = []
         for k, frame in enumerate(feed(processor, keys, batches, time_mode)):
             if len(frame):
@@ -133,7 +134,7 @@ class HarnessRuntime:
             pq.write_table(part.take(order), changelog_dir / f"batch-{k:08d}.parquet")
             (checkpoint / "commits" / str(k)).touch()
         wms = self.watermarks()
-        progress = [{"batchId": k, "eventTime": {"watermark": wms[min(k, len(wms) - 1)]}}
+        progress = [{"batchId": k, "eventTime": {"watermark": wms[k]}}
                     for k in range(batches)]
         return StreamRun(batches, time.perf_counter() - start, progress)
 
