@@ -81,13 +81,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, console: Console, log: Path | None) -> int:
     from jobs.run_output import RunProgress, summary
-    from operators_lib.pipeline import RunConfig, run
+    from operators_lib.pipeline import RunConfig, check_config, run
     from operators_lib.spark import get_spark
 
     cfg = RunConfig(args.sql, dict(args.data), args.mode, args.out, args.rows_per_batch,
                     args.stop_after_batches, args.topn_split)
     try:
         with console.ticking():
+            check_config(cfg)
             console.activity("spark", "starting")
             spark = get_spark(args.master)
             console.activity("ingest", "reading the SQL and the input")

@@ -37,6 +37,8 @@ from operators_lib.output import result_frame, write_csv, write_json
 from operators_lib.parity import compare
 from operators_lib.plan import (
     EMIT_TS,
+    LATE,
+    LATE_WINDOW,
     MARKERS,
     OP,
     ROWNUM,
@@ -46,12 +48,13 @@ from operators_lib.plan import (
     Node,
     Over,
     Rank,
+    WindowAggregate,
     find,
     first_row_dedup,
     scans,
 )
 from operators_lib.spark import engine_failures
-from operators_lib.sql import load_script
+from operators_lib.sql import Script, load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.runner import SPARK, SparkRuntime, read_changelog
@@ -88,6 +91,23 @@ def default_rows_per_batch(largest_table: int) -> int:
     return max(1, min(MAX_DEFAULT_BATCH, math.ceil(largest_table / 4)))
 
 
+def check_config(cfg: RunConfig) -> Script:
+    """What can be checked without Spark (the CLI calls it before starting the JVM, so that a
+    mistake is reported in a second): the SQL parses, every --data names a declared table,
+    the options are in range."""
+    script = load_script(cfg.sql)
+    declared = set(script.catalog.tables)
+    unknown = sorted({k.lower() for k in cfg.data} - declared)
+    if unknown:
+        raise InputError(f"--data for undeclared table(s): {', '.join(unknown)} "
+                         f"(declared: {', '.join(sorted(declared))})")
+    for option, value in (("--rows-per-batch", cfg.rows_per_batch),
+                          ("--stop-after-batches", cfg.stop_after_batches)):
+        if value is not None and value < 1:
+            raise InputError(f"{option} must be at least 1, got {value}")
+    return script
+
+
 def run(cfg: RunConfig, spark: SparkSession, listen: Listener | None = None,
         runtime: SparkRuntime = SPARK) -> Result:
     """``runtime``: how stream mode runs (stream/runner.py; tests pass the operator harness)."""
@@ -99,22 +119,13 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
          runtime: SparkRuntime) -> Result:
     t0 = time.perf_counter()
     notify = listen or (lambda step, info: None)
-    script = load_script(cfg.sql)
+    script = check_config(cfg)
     plan = plan_query(script, spark, cfg.topn_split)
     tables = {s.table.name.lower(): s.table for s in scans(plan)}
     given = {k.lower(): v for k, v in cfg.data.items()}
-    declared = set(script.catalog.tables)
-    unknown = sorted(set(given) - declared)
-    if unknown:
-        raise InputError(f"--data for undeclared table(s): {', '.join(unknown)} "
-                         f"(declared: {', '.join(sorted(declared))})")
     missing = sorted(set(tables) - set(given))
     if missing:
         raise InputError(f"no --data given for table(s) the query reads: {', '.join(missing)}")
-    for option, value in (("--rows-per-batch", cfg.rows_per_batch),
-                          ("--stop-after-batches", cfg.stop_after_batches)):
-        if value is not None and value < 1:
-            raise InputError(f"{option} must be at least 1, got {value}")
 
     inputs, rejected = {}, []
     for name, table in tables.items():
@@ -158,6 +169,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
     outputs: dict[str, tuple[pd.DataFrame, dict, list[str] | None]] = {}
     batch_final = stream_final = None
     late = pd.DataFrame()
+    late_windows: set[tuple[int, int]] = set()  # (row, window end) pairs the stream left out
 
     if cfg.mode in ("stream", "both"):
         # Until the stream has ended and its changelog checked, the state is not resumable.
@@ -182,7 +194,9 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
         changelog = read_changelog(state / "changelog", state / "checkpoint")
         if changelog is None:
             changelog = pd.DataFrame({c: [] for c in [OP, *columns, EMIT_TS, ROWNUM]})
-        late_rows = changelog[changelog[OP] == "LATE"]
+        late_rows = changelog[changelog[OP] == LATE]
+        late_windows = set(changelog.loc[changelog[OP] == LATE_WINDOW, [ROWNUM, EMIT_TS]]
+                           .astype("int64").itertuples(index=False, name=None))
         expired = _expired_keys(changelog)
         changelog = changelog[~changelog[OP].isin(MARKERS)].reset_index(drop=True)
         done = (state / "source").exists() and all(
@@ -195,7 +209,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
         report["stream"] = {
             "complete": done, "micro_batches_this_run": srun.micro_batches,
             "changelog_rows": len(changelog), "rows": len(stream_final),
-            "late_rows": len(late),
+            "late_rows": len(late), "late_row_windows": len(late_windows),
             "ttl_expired_keys": len(expired["keys"]) if ttl else None,
             "last_progress": _progress_summary(srun.progress),
         }
@@ -230,7 +244,8 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
         report["parity"] = {"verdict": "not_run", "reason": "the stream run is not complete"}
     else:
         report["parity"], exit_code, message = _parity(
-            spark, plan, pool, batch_final, stream_final, late, types, columns, tables, expired)
+            spark, plan, pool, batch_final, stream_final, late, late_windows, types, columns,
+            tables, expired)
     notify("parity", report)
 
     outputs["rejected.csv"] = (pd.DataFrame(
@@ -279,8 +294,8 @@ def _expired_keys(changelog: pd.DataFrame) -> dict:
     return {"keys": keys, "upstream": bool((ops == "TTL_UPSTREAM").any())}
 
 
-def _parity(spark, plan: Node, pool, batch_final, stream_final, late, types, columns, tables,
-            expired):
+def _parity(spark, plan: Node, pool, batch_final, stream_final, late, late_windows, types,
+            columns, tables, expired):
     diff = compare(batch_final[columns], stream_final[columns], types)
     if diff.equal:
         return {"verdict": "equal", "rows": len(batch_final)}, 0, ""
@@ -301,16 +316,20 @@ def _parity(spark, plan: Node, pool, batch_final, stream_final, late, types, col
     elif expired["upstream"]:
         result["note"] = ("state expired in an operator below the last join / aggregation: the "
                           "rows it affects cannot be told apart")
-    if len(late):
-        # Do the differences come only from the late rows? Recompute batch without them.
+    if len(late) or late_windows:
+        # Do the differences come only from the late rows? Recompute batch without them (and
+        # without the rows in windows that had fired when they arrived).
         drop = {name: set(late.loc[late["table"] == t.name, LATE_ROW])
                 for name, t in tables.items()}
-        on_time_final = _collect(batch_dataframe(spark, plan, pool, drop), columns)
+        on_time_final = _collect(batch_dataframe(spark, plan, pool, drop, late_windows),
+                                 columns)
         residual = compare(on_time_final, stream_final[columns], types)
         if residual.equal:
             result.update(verdict="explained_by_late_rows", late_rows=len(late),
-                          explanation="batch over the input without the late rows equals the "
-                                      "stream result")
+                          late_row_windows=len(late_windows),
+                          explanation="batch over the input without the late rows (and each "
+                                      "row without the windows that had fired when it "
+                                      "arrived) equals the stream result")
             return result, 0, ""
         result["unexplained"] = residual.summary()
     lines = ["parity failed: stream and batch results differ"]
@@ -321,10 +340,10 @@ def _parity(spark, plan: Node, pool, batch_final, stream_final, late, types, col
 
 
 def late_source(plan: Node) -> TableDef | None:
-    """The table whose late rows an operator drops: OVER's, or a keep-first deduplication's
-    by event time (queries with such an operator read one table)."""
-    for node in find(plan, Over) + find(plan, Rank):
-        if isinstance(node, Over) or first_row_dedup(node):
+    """The table whose late rows an operator drops: OVER's, a window aggregate's, or a
+    keep-first deduplication's by event time (queries with such an operator read one table)."""
+    for node in find(plan, Over) + find(plan, WindowAggregate) + find(plan, Rank):
+        if not isinstance(node, Rank) or first_row_dedup(node):
             return node.source
     return None
 

@@ -53,57 +53,106 @@ def test_dagbag_imports_the_query_dags(airflow_env):
     assert bag.get_dag("twinflow_hotspot_tmall_max_price") is None
 
 
-def test_passing_runs_publish_and_increments_stay_in_parity(airflow_env, tmp_path):
+def _task_states(run) -> dict[str, str]:
+    return {ti.task_id: ti.state for ti in run.get_task_instances()}
+
+
+def _latest(home: Path, query: str) -> Path:
+    published = home / "published" / query
+    return published / (published / "LATEST").read_text().strip()
+
+
+# The seed's rows_max_price (MAX(price) over the current and 2 preceding rows of the same type)
+# over both seed files, by its definition; with a 1 minute watermark delay ITEM008 (10:08) waits.
+SEED_RESULT = {"ITEM001,Electronic,2017-11-11 10:01:00.000,20.0,20.0",
+               "ITEM002,Electronic,2017-11-11 10:02:00.000,50.0,50.0",
+               "ITEM003,Electronic,2017-11-11 10:03:00.000,30.0,50.0",
+               "ITEM004,Electronic,2017-11-11 10:03:00.000,60.0,60.0",
+               "ITEM005,Electronic,2017-11-11 10:05:00.000,40.0,60.0",
+               "ITEM006,Electronic,2017-11-11 10:06:00.000,20.0,60.0",
+               "ITEM007,Electronic,2017-11-11 10:07:00.000,70.0,70.0"}
+MALFORMED = ("ITEM10,Electronic,2017-11-11 10:04:00,abc\n"
+             "ITEM11,Electronic,2017-11-11 25:04:00,10\n"
+             "ITEM12,Electronic,2017-11-11 10:04:00\n"
+             "ITEM13,Electronic,,10\n"
+             "ITEM14,Electronic,2017-11-11 10:04:00,1e\n"
+             "ITEM15,Electronic,2017-11-11 10:04:00,10,10\n")
+
+
+def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
+    """One query's life under the DAG, each run keyed by its hour:
+
+    10h a file with a wrong header fails the run before anything is staged;
+    11h without it, the good file is staged once and published (rows behind the watermark
+        wait);
+    12h 6 malformed rows beside 4 good ones fail the run: nothing staged, the rows listed;
+    13h with max_rejected_rows = 6 they are staged (only the new file is read) and the
+        result is in parity with batch, but it breaks a stricter suite: the run fails at the
+        gate and publishes nothing.
+    """
     config = _config(tmp_path, "tmall_max_price")
-    incoming = tmp_path / "incoming"
-    shutil.copy(SEED / "incoming" / "tmall_item" / "2017-11-11T10.csv", incoming)
-    run = _run(airflow_env, config, 10)
-    assert run.state == "success"
-    home = Path(airflow_env["TWINFLOW_HOME"])
-    published = home / "published" / "q_tmall_max_price"
-    first_key = (published / "LATEST").read_text().strip()
-    parity = json.loads((published / first_key / "parity.json").read_text())
-    # 4 rows so far; the watermark is 10:02, so ITEM003/ITEM004 (10:03) wait; none late
-    assert parity["verdict"] == "equal_for_emitted_rows"
-    assert (parity["input_rows"], parity["emitted_rows"], parity["late_rows"]) == (4, 2, 0)
-
-    shutil.copy(SEED / "incoming" / "tmall_item" / "2017-11-11T11.csv", incoming)
-    run = _run(airflow_env, config, 11)
-    assert run.state == "success"
-    second_key = (published / "LATEST").read_text().strip()
-    assert second_key != first_key
-    report = json.loads((published / second_key / "stream_report.json").read_text())
-    assert report["new_input_rows"] == {"tmall_item": 4}  # only the new file was read
-    parity = json.loads((published / second_key / "parity.json").read_text())
-    assert parity["verdict"] == "equal_for_emitted_rows"
-    assert parity["input_rows"] == 8 and parity["pending_rows"] == 1  # ITEM008 > 10:07
-    rows = (published / second_key / "stream.csv").read_text().splitlines()
-    assert "ITEM007,Electronic,2017-11-11 10:07:00.000,70.0,70.0" in rows
-
-
-def test_failed_gate_fails_the_run_and_publishes_nothing(airflow_env, tmp_path):
+    gx_root = tmp_path / "expectations"
+    gx_root.mkdir()
     suite = json.loads((REPO / "expectations" / "tmall_max_price.json").read_text())
+    (gx_root / "tmall_max_price.json").write_text(json.dumps(suite))
     suite["name"] = "tmall_strict"
     suite["expectations"].append({"type": "expect_column_values_to_be_between",
                                   "kwargs": {"column": "maxPrice", "max_value": 40}})
-    gx_root = tmp_path / "expectations"
-    gx_root.mkdir()
     (gx_root / "tmall_strict.json").write_text(json.dumps(suite))
     airflow_env.setenv("TWINFLOW_GX_ROOT", str(gx_root))
-    config = _config(tmp_path, "tmall_strict")
-    for f in (SEED / "incoming" / "tmall_item").glob("*.csv"):
-        shutil.copy(f, tmp_path / "incoming")
+    cfg = json.loads(config.read_text())
+    home = Path(airflow_env["TWINFLOW_HOME"])
+    runs = home / "runs" / "q_tmall_max_price"
+    incoming = tmp_path / "incoming"
+    seed = SEED / "incoming" / "tmall_item"
+
+    shutil.copy(seed / "2017-11-11T10.csv", incoming)
+    (incoming / "bad.csv").write_text("itemID,kind,onSellTime,price\nX,Y,2017-11-11 10:04:00,1\n")
+    run = _run(airflow_env, config, 10)
+    assert run.state == "failed"
+    assert _task_states(run)["stream_increment"] == "failed"
+    assert not (home / "published" / "q_tmall_max_price").exists()
+
+    (incoming / "bad.csv").unlink()
+    run = _run(airflow_env, config, 11)
+    assert run.state == "success", _task_states(run)
+    first = _latest(home, "q_tmall_max_price")
+    assert json.loads((first / "stream_report.json").read_text())["new_input_rows"] == {
+        "tmall_item": 4}
+    parity = json.loads((first / "parity.json").read_text())
+    # the watermark is 10:02, so ITEM003/ITEM004 (10:03) wait; none late
+    assert parity["verdict"] == "equal_for_emitted_rows"
+    assert (parity["input_rows"], parity["emitted_rows"], parity["late_rows"]) == (4, 2, 0)
+
+    (incoming / "mixed.csv").write_text((seed / "2017-11-11T11.csv").read_text() + MALFORMED)
     run = _run(airflow_env, config, 12)
     assert run.state == "failed"
-    states = {ti.task_id: ti.state for ti in run.get_task_instances()}
-    assert states["batch_parity"] == "success"
-    assert states["validate"] == "failed"
+    assert _task_states(run)["stream_increment"] == "failed"
+    assert len((runs / "20240101T120000").joinpath("rejected.csv").read_text()
+               .splitlines()) == 1 + 6
+    assert _latest(home, "q_tmall_max_price") == first
+
+    config.write_text(json.dumps(cfg | {"max_rejected_rows": 6, "expectations": "tmall_strict"}))
+    run = _run(airflow_env, config, 13)
+    assert run.state == "failed"
+    states = _task_states(run)
+    assert (states["batch_parity"], states["validate"]) == ("success", "failed")
     assert states["publish"] != "success"
-    home = Path(airflow_env["TWINFLOW_HOME"])
-    assert not (home / "published" / "q_tmall_strict").exists()
-    validation = json.loads(next((home / "runs" / "q_tmall_strict").glob(
-        "*/validation.json")).read_text())
+    assert _latest(home, "q_tmall_max_price") == first
+    gated = runs / "20240101T130000"
+    validation = json.loads((gated / "validation.json").read_text())
     assert validation["failed"][0]["kwargs"]["column"] == "maxPrice"
+    report = json.loads((gated / "stream_report.json").read_text())
+    assert (report["new_input_rows"], report["rejected_rows"]) == ({"tmall_item": 4}, 6)
+    assert len((gated / "rejected.csv").read_text().splitlines()) == 1 + 6
+
+    parity = json.loads((gated / "parity.json").read_text())
+    assert parity["verdict"] == "equal_for_emitted_rows"
+    # the watermark is 10:07: ITEM008 (10:08) waits
+    assert (parity["input_rows"], parity["emitted_rows"], parity["late_rows"],
+            parity["pending_rows"]) == (8, 7, 0, 1)
+    rows = (gated / "stream.csv").read_text().splitlines()[1:]
+    assert len(rows) == len(SEED_RESULT) and set(rows) == SEED_RESULT
 
 
 def _shop_config(tmp: Path) -> Path:
@@ -111,7 +160,7 @@ def _shop_config(tmp: Path) -> Path:
     cfg = json.loads((REPO / "dags" / "queries" / "revenue_by_region.json").read_text())
     cfg.update(name="q_shop", sql=[str(shop / "shop.sql"), str(shop / "revenue_by_region.sql")],
                inputs={t: str(tmp / "incoming" / t) for t in ("customers", "orders")},
-               retries=0)
+               retries=0, rows_per_batch=100)  # finals only: one micro-batch a run
     for t in ("customers", "orders"):
         (tmp / "incoming" / t).mkdir(parents=True)
     path = tmp / "queries" / "q_shop.json"
@@ -121,9 +170,7 @@ def _shop_config(tmp: Path) -> Path:
 
 
 def _published_rows(home: Path, query: str) -> set[str]:
-    published = home / "published" / query
-    key = (published / "LATEST").read_text().strip()
-    return set((published / key / "stream.csv").read_text().splitlines()[1:])
+    return set((_latest(home, query) / "stream.csv").read_text().splitlines()[1:])
 
 
 def test_join_and_group_by_query_runs_incrementally(airflow_env, tmp_path):
@@ -155,7 +202,8 @@ def _topn_config(tmp: Path) -> Path:
     example = REPO / "examples" / "topn"
     cfg = json.loads((REPO / "dags" / "queries" / "top_shops.json").read_text())
     cfg.update(name="q_top", sql=[str(example / "shop_sales.sql"), str(example / "top_shops.sql")],
-               inputs={"shop_sales": str(tmp / "incoming")}, retries=0)
+               inputs={"shop_sales": str(tmp / "incoming")}, retries=0,
+               rows_per_batch=100)  # finals only: one micro-batch a run
     (tmp / "incoming").mkdir()
     path = tmp / "queries" / "q_top.json"
     path.parent.mkdir()
@@ -204,83 +252,6 @@ def test_hotspot_dag_raises_the_split_and_the_next_run_uses_it(airflow_env, tmp_
     expected = (flink / "stream_final.csv").read_text().splitlines()
     assert set((second / "stream.csv").read_text().splitlines()) == set(expected)
     assert (home / "state" / "q_top" / "retired" / "checkpoint").is_dir()
-
-
-def _task_states(run) -> dict[str, str]:
-    return {ti.task_id: ti.state for ti in run.get_task_instances()}
-
-
-# The seed's rows_max_price (MAX(price) over the current and 2 preceding rows of the same type)
-# over both seed files, by its definition; with a 1 minute watermark delay ITEM008 (10:08) waits.
-SEED_RESULT = {"ITEM001,Electronic,2017-11-11 10:01:00.000,20.0,20.0",
-               "ITEM002,Electronic,2017-11-11 10:02:00.000,50.0,50.0",
-               "ITEM003,Electronic,2017-11-11 10:03:00.000,30.0,50.0",
-               "ITEM004,Electronic,2017-11-11 10:03:00.000,60.0,60.0",
-               "ITEM005,Electronic,2017-11-11 10:05:00.000,40.0,60.0",
-               "ITEM006,Electronic,2017-11-11 10:06:00.000,20.0,60.0",
-               "ITEM007,Electronic,2017-11-11 10:07:00.000,70.0,70.0"}
-
-
-def test_a_run_failed_on_a_bad_file_does_not_block_later_runs(airflow_env, tmp_path):
-    """A file with a wrong header after a good one fails the run; once it is removed, the next
-    run stages the good file and the new one exactly once and publishes the right result."""
-    config = _config(tmp_path, "tmall_max_price")
-    incoming = tmp_path / "incoming"
-    shutil.copy(SEED / "incoming" / "tmall_item" / "2017-11-11T10.csv", incoming)
-    (incoming / "bad.csv").write_text("itemID,kind,onSellTime,price\nX,Y,2017-11-11 10:04:00,1\n")
-    run = _run(airflow_env, config, 10)
-    assert run.state == "failed"
-    assert _task_states(run)["stream_increment"] == "failed"
-    home = Path(airflow_env["TWINFLOW_HOME"])
-    assert not (home / "published" / "q_tmall_max_price").exists()
-
-    (incoming / "bad.csv").unlink()
-    shutil.copy(SEED / "incoming" / "tmall_item" / "2017-11-11T11.csv", incoming)
-    run = _run(airflow_env, config, 11)
-    assert run.state == "success", _task_states(run)
-    published = home / "published" / "q_tmall_max_price"
-    key = (published / "LATEST").read_text().strip()
-    report = json.loads((published / key / "stream_report.json").read_text())
-    assert report["new_input_rows"] == {"tmall_item": 8}
-    parity = json.loads((published / key / "parity.json").read_text())
-    assert (parity["input_rows"], parity["emitted_rows"], parity["late_rows"],
-            parity["pending_rows"]) == (8, 7, 0, 1)
-    rows = (published / key / "stream.csv").read_text().splitlines()[1:]
-    assert len(rows) == len(SEED_RESULT) and set(rows) == SEED_RESULT
-
-
-def test_rejected_rows_block_publishing_until_allowed(airflow_env, tmp_path):
-    """6 of 10 rows malformed: the run fails before staging anything and the rows are in the
-    run's rejected.csv; with max_rejected_rows = 6 the same input is staged and published,
-    its rejected rows with it."""
-    config = _config(tmp_path, "tmall_max_price")
-    good = (SEED / "incoming" / "tmall_item" / "2017-11-11T10.csv").read_text()
-    bad = ("ITEM10,Electronic,2017-11-11 10:04:00,abc\n"
-           "ITEM11,Electronic,2017-11-11 25:04:00,10\n"
-           "ITEM12,Electronic,2017-11-11 10:04:00\n"
-           "ITEM13,Electronic,,10\n"
-           "ITEM14,Electronic,2017-11-11 10:04:00,1e\n"
-           "ITEM15,Electronic,2017-11-11 10:04:00,10,10\n")
-    (tmp_path / "incoming" / "mixed.csv").write_text(good + bad)
-    run = _run(airflow_env, config, 10)
-    assert run.state == "failed"
-    assert _task_states(run)["stream_increment"] == "failed"
-    home = Path(airflow_env["TWINFLOW_HOME"])
-    assert not (home / "published" / "q_tmall_max_price").exists()
-    rejected = next((home / "runs" / "q_tmall_max_price").glob("*/rejected.csv"))
-    assert len(rejected.read_text().splitlines()) == 1 + 6
-    state = home / "state" / "q_tmall_max_price"
-    assert not list(state.glob("staged/*/part-*"))  # the input was not consumed
-
-    cfg = json.loads(config.read_text())
-    config.write_text(json.dumps(cfg | {"max_rejected_rows": 6}))
-    run = _run(airflow_env, config, 11)
-    assert run.state == "success", _task_states(run)
-    published = home / "published" / "q_tmall_max_price"
-    key = (published / "LATEST").read_text().strip()
-    report = json.loads((published / key / "stream_report.json").read_text())
-    assert (report["new_input_rows"], report["rejected_rows"]) == ({"tmall_item": 4}, 6)
-    assert len((published / key / "rejected.csv").read_text().splitlines()) == 1 + 6
 
 
 def test_spark_steps_launch_a_driver_that_exits_on_oom_and_user_conf_wins(airflow_env, tmp_path):
