@@ -74,7 +74,11 @@ def parity_text(parity: dict) -> str:
     if parity.get("reason"):
         text += f" ({parity['reason']})"
     if parity["verdict"] == "explained_by_late_rows":
-        text += f": batch without the {parity['late_rows']:,} late rows equals the stream"
+        text += f": batch without the {parity['late_rows']:,} late rows"
+        if parity.get("late_row_windows"):
+            text += (f" and {parity['late_row_windows']:,} rows' windows that had fired "
+                     "when they arrived")
+        text += " equals the stream"
     if parity["verdict"] == "explained_by_ttl":
         text += f": only rows of {parity['ttl_expired_keys']:,} expired keys differ"
     return text

@@ -23,7 +23,18 @@ import pandas as pd
 from sqlglot import exp, parse_one
 
 from operators_lib.errors import InputError
-from operators_lib.plan import Aggregate, Filter, Join, Node, Over, Project, Rank, Scan, children
+from operators_lib.plan import (
+    Aggregate,
+    Filter,
+    Join,
+    Node,
+    Over,
+    Project,
+    Rank,
+    Scan,
+    WindowAggregate,
+    children,
+)
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ,
                 exp.NullSafeNEQ, exp.Between, exp.In, exp.Greatest, exp.Least)
@@ -66,17 +77,18 @@ def _walk(node: Node, inputs: dict[str, pd.DataFrame]) -> tuple[Origins, Origins
                 out_nan[name.lower()] = out_inf[name.lower()] = origin
         return out_nan, out_inf
     kind = {Over: "an OVER aggregation", Join: "a JOIN", Aggregate: "a GROUP BY",
-            Rank: "a TopN / deduplication"}[type(node)]
+            Rank: "a TopN / deduplication", WindowAggregate: "a window aggregate"}[type(node)]
     used = {c for c in nan if c in _operands(node)}
     if used:
         col = sorted(used)[0]
         raise InputError(f"{nan[col]} holds NaN, which reaches {kind}: twinflow refuses NaN "
                          "there (its stream operators cannot tell NaN from NULL, and Flink "
                          "treats NaN differently in its streaming and batch modes)")
-    aggs = node.aggs if isinstance(node, (Over, Aggregate)) else ()
+    aggs = node.aggs if isinstance(node, (Over, Aggregate, WindowAggregate)) else ()
     for a in aggs:
         origin = inf.get((a.arg or "").lower())
-        if a.func in _SUMS and origin:
+        # A window aggregate never retracts: its sums are Flink's in both modes.
+        if a.func in _SUMS and origin and not isinstance(node, WindowAggregate):
             raise InputError(f"{origin} holds ±Infinity, which reaches {a.func} in {kind}: "
                              "Flink's streaming sum turns it into NaN once the row is retracted "
                              "(∞ − ∞), unlike its batch mode: twinflow refuses it")
@@ -126,7 +138,7 @@ def _columns(tree: exp.Expression) -> set[str]:
 
 def _operands(node: Node) -> set[str]:
     """The input columns a stateful operator's stream processor receives."""
-    if isinstance(node, Aggregate):
+    if isinstance(node, (Aggregate, WindowAggregate)):
         names = [*node.group_by, *(a.arg for a in node.aggs if a.arg)]
     else:
         names = [f.name for c in children(node) for f in c.fields]

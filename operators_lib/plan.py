@@ -18,7 +18,10 @@ EMIT_TS = "tw__ts"  # event time (epoch ms) at which a stream operator emitted t
 OP = "tw__op"  # row kind in stream mode: +I, -U, +U, -D, LATE (a dropped late row), TTL (a
 # key whose state expired in the last changelog operator), TTL_UPSTREAM (expired further up)
 TTL_KEY = "tw__ttlkey"  # hash of the key of the last changelog operator (join key, group key)
-MARKERS = ("LATE", "TTL", "TTL_UPSTREAM")  # row kinds that report, not change, the result
+# Row kinds that report, not change, the result. LATE_WINDOW: a row left out of one of its
+# windows, which had fired when it arrived (HOP, CUMULATE), the window's end in tw__ts.
+MARKERS = ("LATE", "TTL", "TTL_UPSTREAM", "LATE_WINDOW")
+LATE, TTL, TTL_UPSTREAM, LATE_WINDOW = MARKERS
 BATCH = "tw__batch"  # a row's micro-batch, only under the operator harness (tests/harness.py)
 HIDDEN = (OP, EMIT_TS, ROWNUM, TTL_KEY, BATCH)
 
@@ -142,6 +145,38 @@ class Aggregate:
 
 
 @dataclass(frozen=True)
+class TimeWindow:
+    """Flink's event-time window assigners, aligned to the epoch plus ``offset_ms``:
+    TUMBLE(size): ``[s, s + size)``; HOP(slide, size): every ``slide``, ``size`` long;
+    CUMULATE(step, size): windows ``[s, s + step)``, ``[s, s + 2 step)`` .. ``[s, s + size)``
+    of each ``size``-long period starting at ``s``."""
+
+    kind: str  # TUMBLE | HOP | CUMULATE
+    size_ms: int
+    step_ms: int  # HOP's slide, CUMULATE's step; TUMBLE: the size
+    offset_ms: int = 0
+
+
+@dataclass(frozen=True)
+class WindowAggregate:
+    """GROUP BY a time window (a group window such as ``TUMBLE(ts, ..)``, or a window TVF's
+    ``window_start, window_end``) and keys: one row per key and window, emitted once when the
+    watermark passes the window's end; a row whose windows have all fired is late.
+
+    ``bounds`` name the window start, end and time (end - 1 ms, a rowtime) columns of
+    ``fields`` (group columns, bounds, aggregates)."""
+
+    child: Node
+    time_col: str  # the child's rowtime attribute
+    window: TimeWindow
+    group_by: tuple[str, ...]
+    aggs: tuple[AggCall, ...]
+    bounds: tuple[str, str, str]
+    fields: tuple[Field, ...]
+    source: TableDef  # the table whose late rows this operator drops
+
+
+@dataclass(frozen=True)
 class SortKey:
     col: str
     desc: bool
@@ -173,7 +208,7 @@ class Rank:
     source: TableDef | None = None  # dedup keep-first drops late rows of this table
 
 
-Node = Scan | Filter | Project | Over | Join | Aggregate | Rank
+Node = Scan | Filter | Project | Over | Join | Aggregate | Rank | WindowAggregate
 
 
 def children(node: Node) -> list[Node]:
@@ -206,6 +241,8 @@ def unique_key(node: Node) -> tuple[str, ...] | None:
             c.lower() in names for c in pk) else None
     if isinstance(node, Aggregate):
         return node.group_by
+    if isinstance(node, WindowAggregate):
+        return (*node.group_by, node.bounds[0], node.bounds[1])
     if isinstance(node, (Filter, Over)):
         return unique_key(node.child)
     if isinstance(node, Rank):
@@ -227,7 +264,7 @@ def unique_key(node: Node) -> tuple[str, ...] | None:
 
 def append_only(node: Node) -> bool:
     """Does ``node`` only ever insert rows (no retractions) in stream mode?"""
-    if isinstance(node, (Scan, Over)):
+    if isinstance(node, (Scan, Over, WindowAggregate)):
         return True
     if isinstance(node, (Filter, Project)):
         return append_only(node.child)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window, WindowSpec
@@ -27,6 +28,8 @@ from operators_lib.plan import (
     Over,
     Rank,
     Scan,
+    TimeWindow,
+    WindowAggregate,
     quote,
 )
 from operators_lib.relational import build, spark_join, with_ttl_key
@@ -34,9 +37,12 @@ from operators_lib.scan import staged_schema, with_columns
 
 
 def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[Path]],
-                    drop_rows: dict[str, Collection[int]] | None = None) -> DataFrame:
+                    drop_rows: dict[str, Collection[int]] | None = None,
+                    drop_windows: Collection[tuple[int, int]] = ()) -> DataFrame:
     """``files``: staged data files per table (lower-case name); ``drop_rows``: input row
-    numbers to leave out per table (the rows a stream run found late)."""
+    numbers to leave out per table (the rows a stream run found late); ``drop_windows``:
+    (input row, window end) pairs a window aggregate leaves out (windows that had fired when
+    the row arrived)."""
 
     def scan(node: Scan) -> DataFrame:
         name = node.table.name.lower()
@@ -50,7 +56,9 @@ def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[P
         return with_columns(df, node.table)
 
     return build(plan, scan, {Over: over_batch, Join: spark_join, Aggregate: aggregate_batch,
-                              Rank: rank_batch})
+                              Rank: rank_batch,
+                              WindowAggregate: partial(window_batch, drop=drop_windows,
+                                                       spark=spark)})
 
 
 def over_batch(node: Over, df: DataFrame) -> DataFrame:
@@ -165,3 +173,48 @@ def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:
     if a.func == "AVG":  # Java integer division truncates toward zero
         value = (value / count).cast("long")
     return value.cast(t.spark())
+
+
+_START, _END, _BASE, _K = "tw__wsms", "tw__wems", "tw__wbase", "tw__wk"
+
+
+def window_batch(node: WindowAggregate, df: DataFrame, drop: Collection[tuple[int, int]],
+                 spark: SparkSession) -> DataFrame:
+    """Each row in each of its windows (stream/window_agg.assign in Spark columns) but the
+    ``drop`` pairs, then the aggregates per key and window; a window's row arrives with its
+    first input row."""
+    t = F.unix_millis(F.col(quote(node.time_col)))
+    df = with_windows(node.window, df, t)
+    if drop:
+        pairs = spark.createDataFrame(sorted(drop), f"{ROWNUM} long, {_END} long")
+        df = df.join(F.broadcast(pairs), [ROWNUM, _END], "left_anti")
+    keys = [F.col(quote(g)) for g in node.group_by]
+    out = df.groupBy(*keys, F.col(_START), F.col(_END)).agg(
+        *[agg_column(a).alias(a.name) for a in node.aggs], F.min(ROWNUM).alias(ROWNUM))
+    start, end, wtime = node.bounds
+    bounds = {start: F.timestamp_millis(F.col(_START)), end: F.timestamp_millis(F.col(_END)),
+              wtime: F.timestamp_millis(F.col(_END) - 1)}
+    return out.select(*[bounds[f.name].alias(f.name) if f.name in bounds else
+                        F.col(quote(f.name)) for f in node.fields], F.col(ROWNUM),
+                      (F.col(_END) - 1).alias(EMIT_TS))
+
+
+def with_windows(w: TimeWindow, df: DataFrame, t: Column) -> DataFrame:
+    """``df`` with one row per window of time ``t`` and its (start, end) in epoch
+    milliseconds."""
+    size, step, offset = F.lit(w.size_ms), F.lit(w.step_ms), F.lit(w.offset_ms)
+    if w.kind == "TUMBLE":
+        start = t - F.pmod(t - offset, size)
+        return df.select("*", start.alias(_START), (start + size).alias(_END))
+    n = w.size_ms // w.step_ms
+    if w.kind == "HOP":  # the windows starting at the last slide boundary and n - 1 before it
+        base, k = t - F.pmod(t - offset, step), F.sequence(F.lit(0), F.lit(n - 1))
+    else:  # CUMULATE: the windows of the period that end after t
+        base = t - F.pmod(t - offset, size)
+        k = F.sequence(F.floor((t - base) / step).cast("int") + 1, F.lit(n))
+    df = df.select("*", base.alias(_BASE), F.explode(k).alias(_K))
+    if w.kind == "HOP":
+        start = F.col(_BASE) - F.col(_K) * step
+        return df.select("*", start.alias(_START), (start + size).alias(_END)).drop(_BASE, _K)
+    return df.select("*", F.col(_BASE).alias(_START),
+                     (F.col(_BASE) + F.col(_K) * step).alias(_END)).drop(_BASE, _K)

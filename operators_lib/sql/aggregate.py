@@ -4,26 +4,64 @@ Plan: child -> Project(group keys, aggregate arguments) -> Aggregate -> [Filter(
 Project(select list). In the select list and HAVING, aggregate calls become the Aggregate's
 output columns and GROUP BY expressions become its key columns; any other column is an error,
 as in Flink.
+
+GROUP BY a time window (sql/windows.py) plans the same keys and aggregates into a
+``WindowAggregate``: child -> Project(keys, arguments, time) -> WindowAggregate -> ...
 """
 
 from __future__ import annotations
 
 from sqlglot import exp
 
-from operators_lib.plan import AggCall, Aggregate, Field, Filter, Node, Project, quote
+from operators_lib.plan import (
+    AggCall,
+    Aggregate,
+    Field,
+    Filter,
+    Node,
+    Project,
+    TimeWindow,
+    WindowAggregate,
+    quote,
+)
 from operators_lib.sql.context import Ctx, Scope, key
 from operators_lib.sql.over import AGGREGATES, agg_name, agg_type
+from operators_lib.sql.windows import (
+    AUXILIARY,
+    BOUND_TYPE,
+    GROUP_WINDOWS,
+    TVF_BOUNDS,
+    group_window,
+    source_table,
+    unwrap,
+)
 
 
 def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
                    project) -> Node:
+    try:
+        tvf, child = unwrap(child)
+    except ValueError as e:
+        raise ctx.err(str(e), group or having or items[0][1]) from None
     by_name = {f.name: f for f in child.fields}
     pre: list[tuple[str, str, Field]] = []
     keys: dict[str, str] = {}  # resolved GROUP BY expression (SQL) -> key column
+    window: tuple[str, TimeWindow, exp.Expression] | None = None  # (time column, window, call)
+    bounds = TVF_BOUNDS if tvf else tuple(ctx.hidden(b) for b in ("ws", "we", "wt"))
+    tvf_keys: set[str] = set()
     for g in group.expressions if group else []:
         if isinstance(g, exp.Literal) and not g.is_string:
             raise ctx.err("GROUP BY by position is not supported; name the expression", g)
+        if isinstance(g, exp.Anonymous) and g.name.upper() in GROUP_WINDOWS:
+            if window is not None or tvf is not None:
+                raise ctx.err("one time window per GROUP BY", g)
+            window = (*group_window(ctx, g, scope, child.fields), g)
+            continue
         resolved = scope.resolve(ctx, g)
+        if tvf is not None and isinstance(resolved, exp.Column) and resolved.name in TVF_BOUNDS:
+            tvf_keys.add(resolved.name)
+            keys[key(resolved)] = resolved.name
+            continue
         text = key(resolved)
         if text in keys:
             continue
@@ -72,9 +110,31 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
                             distinct))
         return out
 
+    if tvf is not None:
+        if not {"window_start", "window_end"} <= tvf_keys:
+            raise ctx.err(f"an aggregation over TABLE({tvf.window.kind}(..)) must GROUP BY "
+                          "window_start and window_end", group or tvf.call)
+        window = (tvf.time_col, tvf.window, tvf.call)
+        for b in TVF_BOUNDS:
+            keys[key(exp.column(b, quoted=True))] = b
+
+    def auxiliary(node: exp.Anonymous) -> exp.Expression:
+        """TUMBLE_START(ts, size) and the like: the GROUP BY window's bound."""
+        name = node.name.upper()
+        call = window[2] if window is not None and tvf is None else None
+        if call is None or name.split("_")[0] != call.name.upper() or [
+                key(scope.resolve(ctx, a)) for a in node.expressions] != [
+                key(scope.resolve(ctx, a)) for a in call.expressions]:
+            raise ctx.err(f"{name}(..) must name the GROUP BY's window "
+                          f"({call.sql() if call is not None else 'there is none'})", node)
+        return exp.column(bounds[("START", "END", "ROWTIME").index(AUXILIARY[name])],
+                          quoted=True)
+
     def rewrite(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.AggFunc):
             return exp.column(add_call(node), quoted=True)
+        if isinstance(node, exp.Anonymous) and node.name.upper() in AUXILIARY:
+            return auxiliary(node)
         if key(node) in keys:
             return exp.column(keys[key(node)], quoted=True)
         if isinstance(node, exp.Column):
@@ -91,11 +151,36 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
 
     out_items = [(name, rewrite(body)) for name, body in items]
     having_cond = rewrite(scope.resolve(ctx, having.this)) if having else None
-    pre_node = Project(child, tuple((n, t) for n, t, _ in pre), tuple(f for _, _, f in pre))
     group_fields = tuple(f for _, _, f in pre[:n_keys])
-    node: Node = Aggregate(pre_node, tuple(f.name for f in group_fields), tuple(aggs),
-                           group_fields + tuple(Field(a.name, a.type) for a in aggs),
-                           ctx.catalog.state_ttl_ms)
+    agg_fields = tuple(Field(a.name, a.type) for a in aggs)
+    if window is None:
+        pre_node = Project(child, tuple((n, t) for n, t, _ in pre), tuple(f for _, _, f in pre))
+        node: Node = Aggregate(pre_node, tuple(f.name for f in group_fields), tuple(aggs),
+                               group_fields + agg_fields, ctx.catalog.state_ttl_ms)
+    else:
+        node = _window_aggregate(ctx, child, pre, group_fields, tuple(aggs), agg_fields, window,
+                                 bounds)
     if having_cond is not None:
         node = Filter(node, ctx.sql(having_cond, node.fields), node.fields)
     return project(ctx, node, out_items)
+
+
+def _window_aggregate(ctx: Ctx, child: Node, pre: list, group_fields: tuple[Field, ...],
+                      aggs: tuple[AggCall, ...], agg_fields: tuple[Field, ...],
+                      window: tuple[str, TimeWindow, exp.Expression], bounds: tuple[str, ...]
+                      ) -> WindowAggregate:
+    time_col, spec, call = window
+    source = source_table(child)
+    if source is None:
+        raise ctx.err(f"a {spec.kind} window over a join, an aggregate or another window "
+                      "(cascaded windows) is not supported yet", call)
+    time_name = next((n for n, t, _ in pre if t == quote(time_col)), None)
+    if time_name is None:
+        time_name = ctx.hidden("t")
+        pre.append((time_name, quote(time_col), Field(time_name, BOUND_TYPE)))
+    pre_node = Project(child, tuple((n, t) for n, t, _ in pre), tuple(f for _, _, f in pre))
+    start, end, wtime = bounds
+    fields = group_fields + (Field(start, BOUND_TYPE), Field(end, BOUND_TYPE),
+                             Field(wtime, BOUND_TYPE, "rowtime")) + agg_fields
+    return WindowAggregate(pre_node, time_name, spec, tuple(f.name for f in group_fields), aggs,
+                           (start, end, wtime), fields, source)

@@ -60,11 +60,15 @@ ALLOWED: dict[type, set[str]] = {
     exp.Interval: {"this", "unit"}, exp.Var: {"this"},
     exp.DataType: {"this", "expressions", "nested"}, exp.DataTypeParam: {"this"},
     # function calls (their names are checked against the catalog)
-    exp.Anonymous: {"this", "expressions"}, exp.Cast: {"this", "to"},
+    exp.Anonymous: {"this", "expressions"}, exp.Kwarg: _BINARY, exp.Cast: {"this", "to"},
     exp.TryCast: {"this", "to", "safe"}, exp.Extract: _BINARY,
     exp.Trim: {"this", "expression", "position"}, exp.Substring: {"this", "start", "length"},
     exp.Floor: {"this", "to"}, exp.Ceil: {"this", "to"},
 }
+
+# Time windows: group windows and their bounds, window TVFs (sql/windows.py).
+WINDOW_SYNTAX = {"TUMBLE", "HOP", "CUMULATE", "TABLE", "DESCRIPTOR", "TUMBLE_START", "TUMBLE_END",
+                 "TUMBLE_ROWTIME", "HOP_START", "HOP_END", "HOP_ROWTIME"}
 
 # Friendlier names for what a query may contain but twinflow does not run.
 _ARG_MESSAGES = {
@@ -137,6 +141,9 @@ def _check_node(n: exp.Expression) -> None:
         if unit is None or unit.name.upper().rstrip("S") not in _INTERVAL_UNITS:
             raise Unsupported(f"interval {n.sql()}: only SECOND, MINUTE, HOUR and DAY "
                               "intervals are supported", n)
+    elif isinstance(n, exp.Kwarg) and not (isinstance(n.parent, exp.Anonymous) and
+                                           n.parent.name.upper() in ("TUMBLE", "HOP", "CUMULATE")):
+        raise Unsupported("named arguments (=>) are only supported in window TVFs", n)
     elif isinstance(n, exp.Var) and not _unit_position(n):
         raise Unsupported(f"{n.name} is not supported here", n)
 
@@ -144,8 +151,12 @@ def _check_node(n: exp.Expression) -> None:
 def _check_call(n: exp.Expression, name: str, args: list) -> None:
     function = FUNCTIONS.get(name)
     if function is None:
+        if name in WINDOW_SYNTAX:
+            return  # placed and checked by the planner (sql/windows.py)
         if name in TIME_WINDOW_FUNCTIONS:
-            raise Unsupported(f"group window {name}(..): time windows are not supported yet", n)
+            what = "SESSION windows" if name.startswith("SESSION") else \
+                "processing-time windows" if name.endswith("PROCTIME") else "this window"
+            raise Unsupported(f"{name}(..): {what} are not supported yet", n)
         if isinstance(n.parent, exp.Window):
             raise Unsupported(f"{name}() OVER is not supported (supported: "
                               f"{', '.join(AGGREGATES + RANKING)})", n)
@@ -166,7 +177,7 @@ def _unit_position(n: exp.Var) -> bool:
     INTERVAL '1' u, or a window frame bound (UNBOUNDED, CURRENT ROW)."""
     parent = n.parent
     return isinstance(parent, (exp.Extract, exp.Floor, exp.Ceil, exp.Interval, exp.WindowSpec,
-                               exp.Anonymous))
+                               exp.Anonymous, exp.Kwarg))
 
 
 def _describe(n: exp.Expression) -> str:

@@ -88,9 +88,6 @@ def line_of(node: exp.Expression) -> int | None:
     return None
 
 
-_TIME_WINDOWS = {"TUMBLE", "HOP", "CUMULATE", "SESSION"}
-
-
 def pre_scan(text: str) -> tuple[str, int] | None:
     """The first construct of a statement that twinflow rejects before parsing (sqlglot either
     cannot parse it or would read it as something else): (message, 1-based line)."""
@@ -107,9 +104,8 @@ def pre_scan(text: str) -> tuple[str, int] | None:
         nxt = _texts(tokens, i + 1, 4)
         if word == "MATCH_RECOGNIZE":
             return "MATCH_RECOGNIZE is not supported", tok.line
-        if word == "TABLE" and nxt[:1] == ["("] and nxt[1:2] and nxt[1] in _TIME_WINDOWS:
-            return (f"window table function TABLE({nxt[1]}(...)): time windows are not "
-                    "supported yet", tok.line)
+        if word == "SESSION" and nxt[:1] == ["("]:
+            return "SESSION(..): SESSION windows are not supported yet", tok.line
         if word == "LATERAL" and nxt[:1] == ["TABLE"]:
             return "LATERAL TABLE (table functions) is not supported", tok.line
         if tok.token_type == TokenType.DCOLON:
@@ -117,6 +113,34 @@ def pre_scan(text: str) -> tuple[str, int] | None:
         if tok.token_type == TokenType.NEQ and tok.text == "!=":
             return "'!=' is not Flink SQL; write <>", tok.line
     return None
+
+
+def rewrite_window_tvfs(text: str) -> str:
+    """``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), ..))`` (also HOP, CUMULATE, and named arguments
+    ``DATA => TABLE t``) in a form sqlglot parses: the inner ``TABLE`` keywords blanked, so
+    that the table is a plain argument. Same length, so positions and lines stay."""
+    try:
+        tokens = Flink().tokenize(text)
+    except Exception:  # noqa: BLE001 - the parser reports it
+        return text
+    blank: list[Token] = []
+    for i, tok in enumerate(tokens):
+        nxt = _texts(tokens, i + 1, 2)
+        if tok.text.upper() != "TABLE" or nxt[:1] != ["("] or nxt[1:] not in (
+                ["TUMBLE"], ["HOP"], ["CUMULATE"]):
+            continue
+        depth = 0
+        for j in range(i + 1, len(tokens)):
+            t = tokens[j]
+            depth += {"(": 1, ")": -1}.get(t.text, 0)
+            if depth == 0:
+                break
+            if depth == 2 and t.text.upper() == "TABLE" and j + 1 < len(tokens) and \
+                    tokens[j + 1].token_type in (TokenType.VAR, TokenType.IDENTIFIER):
+                blank.append(t)
+    for t in blank:
+        text = text[:t.start] + " " * (t.end - t.start + 1) + text[t.end + 1:]
+    return text
 
 
 def _texts(tokens: list[Token], start: int, n: int) -> list[str]:

@@ -16,7 +16,16 @@ from pyspark.sql import SparkSession
 from sqlglot import exp
 
 from operators_lib.errors import SqlError
-from operators_lib.plan import Field, Filter, Node, Project, Scan
+from operators_lib.plan import (
+    Field,
+    Filter,
+    Node,
+    Project,
+    Scan,
+    WindowAggregate,
+    children,
+    find,
+)
 from operators_lib.sql.aggregate import plan_aggregate
 from operators_lib.sql.context import Ctx, Scope
 from operators_lib.sql.joins import JOIN_KINDS, plan_join, split_and
@@ -30,6 +39,7 @@ from operators_lib.sql.topn import (
     plan_rank,
     unbounded_rank,
 )
+from operators_lib.sql.windows import Windowed, is_window_tvf, plan_window_tvf, tvf_below
 
 _UNSUPPORTED_CLAUSES = {
     "order": "ORDER BY", "limit": "LIMIT", "distinct": "DISTINCT",
@@ -49,7 +59,17 @@ def compile_query(script: Script, spark: SparkSession) -> Node:
                       "result in the enclosing query (e.g. SELECT * FROM (SELECT .., "
                       "ROW_NUMBER() OVER (..) AS rownum FROM t) WHERE rownum <= 10), as in "
                       "Flink's TopN", win)
+    _check_window_consumers(ctx, plan, script.query)
     return mark_rank_outputs(plan)
+
+
+def _check_window_consumers(ctx: Ctx, node: Node, query: exp.Expression) -> None:
+    """Only projections and filters may read a window aggregate's result (so far)."""
+    if not isinstance(node, (Filter, Project, WindowAggregate)) and find(node, WindowAggregate):
+        raise ctx.err("a window TopN / deduplication, a join or a further aggregation over a "
+                      "window aggregate is not supported yet", query)
+    for child in children(node):
+        _check_window_consumers(ctx, child, query)
 
 
 def _clause_node(value) -> exp.Expression | None:
@@ -89,6 +109,11 @@ def _select(ctx: Ctx, node: exp.Expression) -> Node:
             raise ctx.err("subqueries in the SELECT list are not supported", item)
     items = _items(ctx, node.expressions, scope)
     group, having = node.args.get("group"), node.args.get("having")
+    tvf = tvf_below(child)
+    if tvf is not None and not (group or having or any(e.find(exp.AggFunc) for _, e in items)):
+        raise ctx.err(f"TABLE({tvf.window.kind}(..)) without a GROUP BY window_start, "
+                      "window_end (rows tagged with their windows) is not supported yet",
+                      tvf.call)
     if has_ranking(items):
         if group or having:
             raise ctx.err("a ranking function together with GROUP BY / HAVING is not "
@@ -110,6 +135,8 @@ def _from(ctx: Ctx, first: exp.Expression, joins: list[exp.Join], conjuncts: lis
     """The FROM clause as a left-deep join tree. WHERE conjuncts that relate the two sides of
     an inner (or comma) join become its join condition, as Flink's optimizer does."""
     node, scope = _relation(ctx, first)
+    if joins and isinstance(node, Windowed):
+        raise ctx.err("a window TVF in a join (window join) is not supported yet", joins[0])
     for j in joins:
         if j.args.get("using"):
             raise ctx.err("JOIN ... USING is not supported yet; write ON a.k = b.k", j)
@@ -119,6 +146,8 @@ def _from(ctx: Ctx, first: exp.Expression, joins: list[exp.Join], conjuncts: lis
             raise ctx.err(f"{kind} JOIN is not supported yet", j)
         kind = side if side in JOIN_KINDS else "INNER"
         right, rscope = _relation(ctx, j.this)
+        if isinstance(right, Windowed):
+            raise ctx.err("a window TVF in a join (window join) is not supported yet", j)
         on = j.args.get("on")
         conds = split_and(on) if on is not None else []
         if kind == "INNER":
@@ -142,6 +171,8 @@ def _relates(ctx: Ctx, cond: exp.Expression, left: Scope, right: Scope) -> bool:
 
 def _relation(ctx: Ctx, rel: exp.Expression) -> tuple[Node, Scope]:
     alias = rel.alias or None
+    if is_window_tvf(rel):
+        return plan_window_tvf(ctx, rel, _relation)
     if isinstance(rel, exp.Subquery):
         node = _select(ctx, rel.this)
         return node, Scope.of(node.fields, alias)

@@ -17,7 +17,7 @@ from operators_lib.catalog import Catalog, ViewDef
 from operators_lib.errors import InputError, SqlError
 from operators_lib.sql.check import check, rewrite_filters
 from operators_lib.sql.ddl import parse_create_table
-from operators_lib.sql.dialect import READ, line_of, pre_scan
+from operators_lib.sql.dialect import READ, line_of, pre_scan, rewrite_window_tvfs
 from operators_lib.sql.functions import Unsupported
 
 STATE_TTL = "table.exec.state.ttl"
@@ -123,7 +123,7 @@ def parse_select(stmt: Statement, text: str | None = None, line_offset: int = 0)
     if found:
         raise stmt.error(found[0], found[1] + line_offset)
     try:
-        node = sqlglot.parse_one(body, read=READ)
+        node = sqlglot.parse_one(rewrite_window_tvfs(body), read=READ)
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
         line = err.get("line")

@@ -32,9 +32,9 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from operators_lib.changelog import INSERT
-from operators_lib.plan import EMIT_TS, OP, ROWNUM
+from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM
 from operators_lib.stream.over import TIME_MS, timer_time, watermark
-from operators_lib.stream.rows import LATE, marker_output
+from operators_lib.stream.rows import marker_output
 
 _STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType())])
 

@@ -33,9 +33,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
-from operators_lib.plan import ROWNUM, AggCall
+from operators_lib.plan import ROWNUM, TTL, AggCall
 from operators_lib.stream.rows import (
-    TTL,
     ChangelogProcessor,
     Changes,
     KeyRows,

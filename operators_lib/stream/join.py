@@ -44,9 +44,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from operators_lib.plan import Cond
+from operators_lib.plan import TTL, Cond
 from operators_lib.stream.rows import (
-    TTL,
     ChangelogProcessor,
     Changes,
     KeyRows,

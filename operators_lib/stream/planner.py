@@ -28,6 +28,7 @@ from operators_lib.plan import (
     Project,
     Rank,
     Scan,
+    WindowAggregate,
     first_row_dedup,
     monotonicity,
     quote,
@@ -42,6 +43,7 @@ from operators_lib.stream.over import TIME_MS, OverProcessor, OverSpec
 from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_kind
 from operators_lib.stream.runner import SPARK, SparkRuntime
 from operators_lib.stream.topn import TopNProcessor, TopNSpec, keep_batch_top
+from operators_lib.stream.window_agg import WindowAggProcessor, WindowAggSpec
 from operators_lib.topn_split import SPLIT
 
 _TIME_TEXT = "yyyy-MM-dd HH:mm:ss.SSSSSS"  # a TIMESTAMP through a Python processor
@@ -65,7 +67,8 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path],
     df = build(plan, scan, {Over: partial(over_stream, runtime=runtime),
                             Join: partial(join_stream, runtime=runtime),
                             Aggregate: partial(aggregate_stream, runtime=runtime),
-                            Rank: partial(rank_stream, runtime=runtime, prefilter=prefilter)})
+                            Rank: partial(rank_stream, runtime=runtime, prefilter=prefilter),
+                            WindowAggregate: partial(window_stream, runtime=runtime)})
     if OP not in df.columns:  # append-only (stateless, inner joins): every row is an insert
         df = df.withColumn(OP, F.lit("+I"))
     elif _emits_changelog(_last_stateful(plan)):
@@ -276,6 +279,35 @@ def aggregate_stream(node: Aggregate, df: DataFrame, runtime: SparkRuntime) -> D
     rename = {**dict(zip(keys, node.group_by)), **{o: a.name for o, a in zip(outputs, node.aggs)}}
     return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
                                               for c in result.columns]))
+
+
+def window_stream(node: WindowAggregate, df: DataFrame, runtime: SparkRuntime) -> DataFrame:
+    fields = {f.name: f for f in node.child.fields}
+    keys = tuple(f"g{i}" for i in range(len(node.group_by)))
+    args = {a.arg: f"a{i}" for i, a in enumerate(node.aggs) if a.arg}
+    outputs = tuple(f"o{i}" for i in range(len(node.aggs)))
+    bounds = ("tw__wstart", "tw__wend", "tw__wtime")
+    safe = df.select(*[F.col(quote(g)).alias(k) for g, k in zip(node.group_by, keys)],
+                     *[F.col(quote(a)).alias(c) for a, c in args.items()],
+                     F.unix_millis(F.col(quote(node.time_col))).alias(TIME_MS), F.col(ROWNUM),
+                     *carried(df))
+    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(BUCKETS)) if keys else F.lit(0)
+    safe = safe.withColumn(BUCKET, bucket.cast("long"))
+    aggs = tuple(replace(a, arg=args.get(a.arg), name=o) for a, o in zip(node.aggs, outputs))
+    spec = WindowAggSpec(node.window, keys, tuple(value_kind(fields[g].type)
+                                                  for g in node.group_by), aggs,
+                         tuple(_pandas_dtype(a.type) for a in node.aggs), bounds)
+    out = T.StructType(
+        [T.StructField(k, fields[g].type.spark()) for k, g in zip(keys, node.group_by)]
+        + [T.StructField(b, T.TimestampType()) for b in bounds]
+        + [T.StructField(o, a.type.spark()) for o, a in zip(outputs, node.aggs)]
+        + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
+           T.StructField(ROWNUM, T.LongType())])
+    result = transform_with_state(runtime, safe, [BUCKET], WindowAggProcessor(spec), out,
+                                  "EventTime")
+    rename = {**dict(zip(keys, node.group_by)), **dict(zip(bounds, node.bounds)),
+              **{o: a.name for o, a in zip(outputs, node.aggs)}}
+    return result.select(*[F.col(c).alias(rename.get(c, c)) for c in result.columns])
 
 
 def rank_stream(node: Rank, df: DataFrame, runtime: SparkRuntime, prefilter: bool) -> DataFrame:

@@ -28,10 +28,9 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.changelog import ADDS, DELETE, INSERT
-from operators_lib.plan import EMIT_TS, MARKERS, OP, ROWNUM
+from operators_lib.plan import EMIT_TS, LATE, MARKERS, OP, ROWNUM, TTL_UPSTREAM
 from operators_lib.types import FlinkType
 
-LATE, TTL, TTL_UPSTREAM = MARKERS
 NOW = "tw__now"  # the micro-batch's processing time (epoch ms): the state TTL clock
 _STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType())])
 _SLOT_SCHEMA = T.StructType([T.StructField("slot", T.LongType())])

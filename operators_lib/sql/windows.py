@@ -1,0 +1,183 @@
+"""Time windows in SQL: group windows (``GROUP BY TUMBLE(ts, ..)``, ``HOP(ts, slide, size)``
+with ``TUMBLE_START/_END/_ROWTIME``) and window TVFs (``TABLE(TUMBLE(TABLE t,
+DESCRIPTOR(ts), size [, offset]))``, ``HOP``, ``CUMULATE``) followed by a GROUP BY on
+``window_start, window_end``. Both become one ``WindowAggregate`` (sql/aggregate.py plans its
+keys and aggregates).
+
+A window TVF is planned as ``Windowed`` (the table with its window columns) and must be
+aggregated by its window right away: rows tagged with their windows, and window TopN / joins /
+cascades over a window result, are refused by name until they are implemented.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from operators_lib.catalog import TableDef
+from operators_lib.plan import Field, Filter, Node, Project, Scan, TimeWindow, quote
+from operators_lib.sql.context import Ctx, Scope
+from operators_lib.sql.ddl import interval_ms
+from operators_lib.types import FlinkType
+
+GROUP_WINDOWS = {"TUMBLE": ("size",), "HOP": ("slide", "size")}
+# Group window auxiliary functions -> the window bound they return.
+AUXILIARY = {f"{w}_{part}": part for w in GROUP_WINDOWS for part in ("START", "END", "ROWTIME")}
+TVF_ARGS = {"TUMBLE": ("size", "offset"), "HOP": ("slide", "size", "offset"),
+            "CUMULATE": ("step", "size", "offset")}
+TVF_BOUNDS = ("window_start", "window_end", "window_time")
+BOUND_TYPE = FlinkType("TIMESTAMP", 3)
+
+
+@dataclass(frozen=True)
+class Windowed:
+    """A window TVF: the child's rows with their windows (``TVF_BOUNDS`` appended). Only a
+    window aggregate consumes it (sql/aggregate.py)."""
+
+    child: Node
+    time_col: str
+    window: TimeWindow
+    fields: tuple[Field, ...]
+    call: exp.Expression  # for error messages
+
+
+def is_window_tvf(rel: exp.Expression) -> bool:
+    inner = rel.this if isinstance(rel, exp.Table) else None
+    return (isinstance(inner, exp.Anonymous) and inner.name.upper() == "TABLE"
+            and len(inner.expressions) == 1 and isinstance(inner.expressions[0], exp.Anonymous))
+
+
+def plan_window_tvf(ctx: Ctx, rel: exp.Table, relation) -> tuple[Windowed, Scope]:
+    """``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size [, offset]))`` and HOP / CUMULATE, with
+    positional or named (``DATA =>``, ``TIMECOL =>``, ..) arguments. ``relation`` plans the
+    table argument (planner._relation)."""
+    call = rel.this.expressions[0]
+    kind = call.name.upper()
+    if kind not in TVF_ARGS:
+        raise ctx.err(f"table function {kind} is not supported (window TVFs: TUMBLE, HOP, "
+                      "CUMULATE)", call)
+    names = ("data", "timecol", *TVF_ARGS[kind])
+    args: dict[str, exp.Expression] = {}
+    for i, a in enumerate(call.expressions):
+        if isinstance(a, exp.Kwarg):
+            name = a.this.name.lower()
+            if name not in names:
+                raise ctx.err(f"{kind} has no parameter {a.this.name} (parameters: "
+                              f"{', '.join(n.upper() for n in names)})", a)
+            args[name] = a.expression
+        elif i < len(names):
+            args[names[i]] = a
+        else:
+            raise ctx.err(f"{kind} takes at most {len(names)} arguments", a)
+    missing = [n for n in names if n not in args and n != "offset"]
+    if missing:
+        raise ctx.err(f"{kind} needs {', '.join(m.upper() for m in missing)}", call)
+    data = args["data"]
+    table = data if isinstance(data, exp.Subquery) else exp.Table(this=data.this) if isinstance(
+        data, exp.Column) and not data.table else None
+    if table is None:
+        raise ctx.err(f"the first argument of {kind} must be TABLE name or a subquery", data)
+    child, scope = relation(ctx, table)
+    desc = args["timecol"]
+    if not (isinstance(desc, exp.Anonymous) and desc.name.upper() == "DESCRIPTOR"
+            and len(desc.expressions) == 1 and isinstance(desc.expressions[0], exp.Column)):
+        raise ctx.err(f"the time column of {kind} is given as DESCRIPTOR(column)", desc)
+    time_col = _time_attribute(ctx, scope, child.fields, desc.expressions[0], kind)
+    ms = [_interval(ctx, args[n], kind) if n in args else 0 for n in TVF_ARGS[kind]]
+    if kind == "TUMBLE":
+        window = TimeWindow("TUMBLE", ms[0], ms[0], ms[1])
+    else:
+        window = TimeWindow(kind, ms[1], ms[0], ms[2])
+    window = checked(ctx, window, call)
+    taken = {f.name.lower() for f in child.fields}
+    clash = [b for b in TVF_BOUNDS if b in taken]
+    if clash:
+        raise ctx.err(f"{kind} adds the column {clash[0]}, which the table already has", call)
+    rowtime = (Field(TVF_BOUNDS[0], BOUND_TYPE), Field(TVF_BOUNDS[1], BOUND_TYPE),
+               Field(TVF_BOUNDS[2], BOUND_TYPE, "rowtime"))
+    node = Windowed(child, time_col, window, child.fields + rowtime, call)
+    alias = rel.alias or None
+    return node, Scope.of(node.fields, alias)
+
+
+def group_window(ctx: Ctx, call: exp.Anonymous, scope: Scope, fields: tuple[Field, ...]
+                 ) -> tuple[str, TimeWindow]:
+    """``TUMBLE(ts, size)`` / ``HOP(ts, slide, size)`` of a GROUP BY: (time column, window)."""
+    kind = call.name.upper()
+    params = GROUP_WINDOWS.get(kind)
+    if params is None:
+        raise ctx.err(f"group window {kind}(..) is not supported yet", call)
+    args = call.expressions
+    if len(args) != 1 + len(params):
+        raise ctx.err(f"{kind} takes a time attribute and {' and '.join(params)}", call)
+    time_col = _time_attribute(ctx, scope, fields, args[0], kind)
+    ms = [_interval(ctx, a, kind) for a in args[1:]]
+    window = TimeWindow("TUMBLE", ms[0], ms[0]) if kind == "TUMBLE" else TimeWindow(
+        "HOP", ms[1], ms[0])
+    return time_col, checked(ctx, window, call)
+
+
+def checked(ctx: Ctx, w: TimeWindow, node: exp.Expression) -> TimeWindow:
+    if w.size_ms <= 0 or w.step_ms <= 0:
+        raise ctx.err(f"{w.kind}: window sizes must be positive", node)
+    if w.kind == "CUMULATE" and w.size_ms % w.step_ms:
+        raise ctx.err("CUMULATE: the max size must be a multiple of the step", node)
+    if w.kind == "HOP" and w.size_ms % w.step_ms:
+        raise ctx.err("HOP: the size must be a multiple of the slide", node)
+    if abs(w.offset_ms) >= w.size_ms and w.kind == "TUMBLE":
+        raise ctx.err("TUMBLE: the offset must be smaller than the size", node)
+    return w
+
+
+def _time_attribute(ctx: Ctx, scope: Scope, fields: tuple[Field, ...], col: exp.Expression,
+                    kind: str) -> str:
+    resolved = scope.resolve(ctx, col)
+    field = next((f for f in fields if isinstance(resolved, exp.Column)
+                  and f.name == resolved.name), None)
+    if field is None or field.time_attr != "rowtime":
+        if field is not None and field.time_attr == "proctime":
+            raise ctx.err(f"{kind} over a processing-time attribute is not supported yet", col)
+        raise ctx.err(f"{kind} needs an event-time attribute (a column with a WATERMARK); "
+                      f"{col.sql()} is not one", col)
+    return field.name
+
+
+def _interval(ctx: Ctx, node: exp.Expression, kind: str) -> int:
+    ms = interval_ms(node) if isinstance(node, exp.Interval) else None
+    if ms is None:
+        raise ctx.err(f"{kind}: expected an interval literal such as INTERVAL '1' MINUTE",
+                      node)
+    return ms
+
+
+def tvf_below(node: Node) -> Windowed | None:
+    """The window TVF under a node's WHERE filters, if any."""
+    while isinstance(node, Filter):
+        node = node.child
+    return node if isinstance(node, Windowed) else None
+
+
+def unwrap(node: Node) -> tuple[Windowed | None, Node]:
+    """A window TVF under WHERE filters: (the TVF, its child with the filters on it). A filter
+    on the window columns themselves is refused."""
+    filters: list[Filter] = []
+    while isinstance(node, Filter):
+        filters.append(node)
+        node = node.child
+    if not isinstance(node, Windowed):
+        return None, node
+    child = node.child
+    for f in reversed(filters):
+        if any(quote(b) in f.condition for b in TVF_BOUNDS):
+            raise ValueError("a WHERE on window_start / window_end / window_time before the "
+                             "window aggregation is not supported yet")
+        child = Filter(child, f.condition, child.fields)
+    return node, child
+
+
+def source_table(node: Node) -> TableDef | None:
+    """The one table whose rows reach a window aggregate (through filters and projections)."""
+    while isinstance(node, (Filter, Project)):
+        node = node.child
+    return node.table if isinstance(node, Scan) else None

@@ -1,0 +1,225 @@
+"""Event-time window aggregation (TUMBLE, HOP, CUMULATE; group windows and window TVFs) as a
+transformWithState processor over buckets of keys, vectorized across keys and windows.
+
+Implements ``SELECT keys, bounds, agg(x), .. GROUP BY keys, <window>`` over an append-only
+input (Flink's window aggregate):
+- A row belongs to each window of the assigner (plan.TimeWindow) that contains its time:
+  ``start <= time < end``.
+- A window fires once the watermark reaches ``end - 1``: one ``+I`` row per key and window
+  with its bounds and aggregates, never updated or retracted. A firing's rows leave ordered by
+  window end, then by the arrival of the window's first row.
+- A row is checked against the watermark when it arrives: it is added to each of its windows
+  that has not fired (``end - 1 > watermark``), as Flink does for group windows and window
+  TVFs alike. A row whose windows have all fired is late, dropped and reported (``LATE``,
+  late.csv); a row left out of some windows only (HOP, CUMULATE) is reported per window
+  (``LATE_WINDOW``, its end in ``tw__ts``), so that parity can leave out the same.
+- End of input: the end-of-input marker moves the watermark past every window: all fire.
+
+Runtime: grouped by bucket (a hash of the key), so a micro-batch costs one Python call per
+bucket with rows or a due timer, never one per key. State per bucket: one page holding the
+pending (row, window) pairs as numpy columns (key values, window start and end, aggregate
+arguments, arrival) and one event-time timer at the earliest pending ``end - 1``. A firing is
+one sort of the due pairs by (window end, key, window start, arrival) and segment reductions
+(window_aggs.windowed) over all its keys and windows at once.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+
+from operators_lib.plan import EMIT_TS, LATE, LATE_WINDOW, OP, ROWNUM, AggCall, TimeWindow
+from operators_lib.stream.over import _STATE_SCHEMA, TIME_MS, timer_time, watermark
+from operators_lib.stream.window_aggs import as_array, windowed
+
+PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
+_WS, _WE, _RN = "tw__ws", "tw__we", ROWNUM
+Block = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class WindowAggSpec:
+    window: TimeWindow
+    keys: tuple[str, ...]  # key columns of the input (output under the same names)
+    key_kinds: tuple[str, ...]  # rows.value_kind per key
+    aggs: tuple[AggCall, ...]  # ``arg``: the processor's input column
+    out_types: tuple[str, ...]  # pandas dtype per aggregate output
+    bounds: tuple[str, str, str]  # output columns: window start, end, time
+
+
+def assign(window: TimeWindow, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each time's windows as (index into ``t``, start, end) arrays, Flink's assigners."""
+    size, step, offset = window.size_ms, window.step_ms, window.offset_ms
+    if window.kind == "TUMBLE":
+        start = t - np.mod(t - offset, size)
+        return np.arange(len(t)), start, start + size
+    if window.kind == "HOP":
+        n = size // step
+        last = t - np.mod(t - offset, step)
+        idx = np.repeat(np.arange(len(t)), n)
+        start = last[idx] - np.tile(np.arange(n), len(t)) * step
+        return idx, start, start + size
+    # CUMULATE: the windows of the period that end after the time
+    n = size // step
+    period = t - np.mod(t - offset, size)
+    first = (t - period) // step + 1
+    counts = n - first + 1
+    idx = np.repeat(np.arange(len(t)), counts)
+    j = np.arange(len(idx)) - np.repeat(np.cumsum(counts) - counts, counts) + first[idx]
+    return idx, period[idx], period[idx] + j * step
+
+
+def _take(block: Block, index) -> Block:
+    return {c: a[index] for c, a in block.items()}
+
+
+def _concat(a: Block | None, b: Block) -> Block:
+    return b if not a else {c: np.concatenate((a[c], b[c])) for c in b}
+
+
+def _text(ms: np.ndarray) -> np.ndarray:
+    """Epoch milliseconds as the processors' timestamp text (planner.transform_with_state)."""
+    return np.char.replace(np.datetime_as_string(ms.astype("datetime64[ms]"), unit="us"),
+                           "T", " ").astype(object)
+
+
+class WindowAggProcessor(StatefulProcessor):
+    def __init__(self, spec: WindowAggSpec):
+        self.spec = spec
+        self.args = sorted({a.arg for a in spec.aggs if a.arg})
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
+        self.state = handle.getValueState("windows", _STATE_SCHEMA)
+
+    def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
+        wm = watermark(timerValues)
+        page = self._load()
+        fired = self._fire(page, wm)  # windows due before these rows arrived
+        frames = list(rows)
+        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        df = df[df[ROWNUM] >= 0]  # the end-of-input marker only moves the watermark
+        late = None
+        if len(df):
+            idx, start, end = assign(self.spec.window, df[TIME_MS].to_numpy(dtype=np.int64))
+            on_time = end - 1 > wm
+            cols = {c: df[c].to_numpy() for c in (*self.spec.keys, *self.args, _RN)}
+            if on_time.any():
+                pairs = {c: a[idx[on_time]] for c, a in cols.items()}
+                pairs[_WS], pairs[_WE] = start[on_time], end[on_time]
+                page["pairs"] = _concat(page.get("pairs"), pairs)
+            late = self._late(cols[_RN], idx, end, on_time)
+        self._save(page, expired=None)
+        yield from (o for o in (fired, late) if o is not None)
+
+    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
+        page = self._load()
+        out = self._fire(page, watermark(timerValues))
+        self._save(page, expired=expiredTimerInfo.getExpiryTimeInMs())
+        if out is not None:
+            yield out
+
+    def close(self) -> None:
+        pass
+
+    # -- state -----------------------------------------------------------------------------
+    def _load(self) -> dict:
+        value = self.state.get()
+        return {"version": PAGE_VERSION} if value is None else pickle.loads(value[0])
+
+    def _save(self, page: dict, expired: int | None) -> None:
+        timer = page.get("timer")
+        if expired is not None and timer == expired:
+            timer = None  # Spark removes a timer once it has fired
+        pairs = page.get("pairs")
+        nxt = timer_time(int(pairs[_WE].min()) - 1) if pairs else None
+        if nxt != timer:
+            if timer is not None:
+                self.handle.deleteTimer(timer)
+            if nxt is not None:
+                self.handle.registerTimer(nxt)
+        page["timer"] = nxt
+        if pairs or nxt is not None:
+            self.state.update((pickle.dumps(page, protocol=5),))
+        else:
+            self.state.clear()
+
+    # -- firing ----------------------------------------------------------------------------
+    def _fire(self, page: dict, wm: int) -> pd.DataFrame | None:
+        pairs = page.get("pairs")
+        if not pairs:
+            return None
+        due = pairs[_WE] - 1 <= wm
+        if not due.any():
+            return None
+        page["pairs"] = _take(pairs, ~due) if not due.all() else None
+        sel = _take(pairs, due)
+        code = _key_codes([sel[k] for k in self.spec.keys], len(sel[_RN]))
+        order = np.lexsort((sel[_RN], sel[_WS], code, sel[_WE]))
+        sel, code = _take(sel, order), code[order]
+        n = len(code)
+        change = np.ones(n, bool)
+        change[1:] = (code[1:] != code[:-1]) | (sel[_WS][1:] != sel[_WS][:-1]) | (
+            sel[_WE][1:] != sel[_WE][:-1])
+        starts = np.flatnonzero(change)
+        ends = np.append(starts[1:] - 1, n - 1)
+        segment = np.cumsum(change) - 1
+        out: dict[str, object] = {}
+        for k, kind in zip(self.spec.keys, self.spec.key_kinds):
+            out[k] = _values(sel[k][starts], kind)
+        ws, we = sel[_WS][starts], sel[_WE][starts]
+        for name, ms in zip(self.spec.bounds, (ws, we, we - 1)):
+            out[name] = _text(ms)
+        for call, dtype in zip(self.spec.aggs, self.spec.out_types):
+            arr, valid = as_array(sel[call.arg], call) if call.arg else (
+                np.zeros(n), np.ones(n, bool))
+            if call.distinct:  # each value once per window and key
+                valid = valid & ~pd.DataFrame({"s": segment, "v": sel[call.arg]}).duplicated(
+                    ).to_numpy()
+            values = windowed(call, arr, valid, starts, ends)
+            out[call.name] = pd.array(values, dtype=dtype) if dtype != "object" else values
+        out[OP] = np.full(len(starts), "+I", dtype=object)
+        out[EMIT_TS] = we - 1
+        out[ROWNUM] = sel[_RN][starts]
+        return pd.DataFrame(out)
+
+    def _late(self, rownum: np.ndarray, idx: np.ndarray, end: np.ndarray,
+              on_time: np.ndarray) -> pd.DataFrame | None:
+        """``LATE`` for each row left out of all its windows; ``LATE_WINDOW`` (with the
+        window's end) for each window a row with some on-time windows was left out of."""
+        kept = np.zeros(len(rownum), bool)
+        kept[idx[on_time]] = True
+        partial = ~on_time & kept[idx]
+        late = np.flatnonzero(~kept)
+        if not len(late) and not partial.any():
+            return None
+        n = len(late) + int(partial.sum())
+        out: dict[str, object] = {c: [None] * n for c in (
+            *self.spec.keys, *self.spec.bounds, *(a.name for a in self.spec.aggs))}
+        out[OP] = np.array([LATE] * len(late) + [LATE_WINDOW] * (n - len(late)), dtype=object)
+        out[EMIT_TS] = np.concatenate((np.zeros(len(late), np.int64), end[partial]))
+        out[ROWNUM] = np.concatenate((rownum[late], rownum[idx[partial]])).astype(np.int64)
+        return pd.DataFrame(out)
+
+
+def _key_codes(columns: list[np.ndarray], n: int) -> np.ndarray:
+    """A dense integer code per distinct key (NULL, NaN and None as one value)."""
+    code = np.zeros(n, dtype=np.int64)
+    for col in columns:
+        inv, uniques = pd.factorize(pd.Series(col, dtype=object).where(pd.notna(col), None),
+                                    sort=False, use_na_sentinel=False)
+        code, _ = pd.factorize(code * (len(uniques) + 1) + inv, sort=False)
+    return code
+
+
+def _values(values: np.ndarray, kind: str) -> list:
+    """Key values for the output: NULL as None, integers as int (a nullable integer column
+    reaches pandas as float64)."""
+    if kind == "int":
+        return [None if v is None or v != v else int(v) for v in values.tolist()]
+    return [None if v is None or v != v else v for v in values.tolist()]

@@ -1,0 +1,2 @@
+SELECT user_id, window_start, window_end, COUNT(*) AS c, SUM(v) AS s
+FROM TABLE(CUMULATE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY user_id, window_start, window_end
