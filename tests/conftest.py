@@ -9,6 +9,15 @@ import pytest
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
+# Modules whose tests each take a minute or more (DAG runs and CLI runs start JVMs).
+SLOW_FIRST = ("test_dags.py", "test_console.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slowest tests first: with work stealing (bootstrap.sh test) the other process then
+    fills in behind them, instead of one process ending the suite alone on a DAG run."""
+    items.sort(key=lambda item: item.path.name not in SLOW_FIRST)
+
 
 @pytest.fixture(scope="session")
 def spark():
