@@ -33,6 +33,7 @@ from operators_lib.plan import (
     Rank,
     Scan,
     WindowAggregate,
+    WindowRows,
     children,
 )
 
@@ -59,6 +60,8 @@ def _walk(node: Node, inputs: dict[str, pd.DataFrame]) -> tuple[Origins, Origins
         return nan, inf
     if isinstance(node, Filter):
         _comparisons(node.condition, nan, inf, "WHERE")
+        return nan, inf
+    if isinstance(node, WindowRows):  # the columns pass through
         return nan, inf
     if isinstance(node, Project):
         out_nan, out_inf = {}, {}

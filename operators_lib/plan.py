@@ -177,6 +177,18 @@ class WindowAggregate:
 
 
 @dataclass(frozen=True)
+class WindowRows:
+    """A window TVF's rows: each input row once per window of its time, with the window's
+    start, end and time (end - 1 ms, a rowtime) appended. Stateless: Flink emits each row at
+    once and drops none (nothing waits for the watermark)."""
+
+    child: Node
+    time_col: str
+    window: TimeWindow
+    fields: tuple[Field, ...]  # the child's, then window_start, window_end, window_time
+
+
+@dataclass(frozen=True)
 class SortKey:
     col: str
     desc: bool
@@ -208,7 +220,8 @@ class Rank:
     source: TableDef | None = None  # dedup keep-first drops late rows of this table
 
 
-Node = Scan | Filter | Project | Over | Join | Aggregate | Rank | WindowAggregate
+Node = (Scan | Filter | Project | Over | Join | Aggregate | Rank | WindowAggregate
+        | WindowRows)
 
 
 def children(node: Node) -> list[Node]:
@@ -266,7 +279,7 @@ def append_only(node: Node) -> bool:
     """Does ``node`` only ever insert rows (no retractions) in stream mode?"""
     if isinstance(node, (Scan, Over, WindowAggregate)):
         return True
-    if isinstance(node, (Filter, Project)):
+    if isinstance(node, (Filter, Project, WindowRows)):
         return append_only(node.child)
     if isinstance(node, Join):
         return node.kind == "INNER" and append_only(node.left) and append_only(node.right)

@@ -28,6 +28,8 @@ from operators_lib.plan import (
     Node,
     Project,
     Scan,
+    TimeWindow,
+    WindowRows,
     children,
     quote,
 )
@@ -50,6 +52,8 @@ def build(node: Node, scan: Callable[[Scan], DataFrame], operators: Operators) -
         child = inputs[0]
         cols = [F.expr(sql).alias(name) for name, sql in node.exprs]
         return child.select(*cols, *[F.col(h) for h in HIDDEN if h in child.columns])
+    if isinstance(node, WindowRows):
+        return window_rows(node, inputs[0])
     op = operators.get(type(node))
     if op is None:
         raise TypeError(f"unknown plan node {type(node).__name__}")
@@ -118,3 +122,39 @@ def with_ttl_key(node: Join | Aggregate, df: DataFrame) -> DataFrame:
         keys = [F.coalesce(F.col(quote(lk)), F.col(quote(rk)))
                 for lk, rk in zip(node.left_keys, node.right_keys)]
     return df.withColumn(TTL_KEY, F.xxhash64(*keys) if keys else F.lit(0).cast("long"))
+
+
+WSTART, WEND, _BASE, _K = "tw__wsms", "tw__wems", "tw__wbase", "tw__wk"
+
+
+def with_windows(w: TimeWindow, df: DataFrame, t: Column) -> DataFrame:
+    """``df`` with one row per window of time ``t`` and its (start, end) in epoch
+    milliseconds."""
+    size, step, offset = F.lit(w.size_ms), F.lit(w.step_ms), F.lit(w.offset_ms)
+    if w.kind == "TUMBLE":
+        start = t - F.pmod(t - offset, size)
+        return df.select("*", start.alias(WSTART), (start + size).alias(WEND))
+    n = w.size_ms // w.step_ms
+    if w.kind == "HOP":  # the windows starting at the last slide boundary and n - 1 before it
+        base, k = t - F.pmod(t - offset, step), F.sequence(F.lit(0), F.lit(n - 1))
+    else:  # CUMULATE: the windows of the period that end after t
+        base = t - F.pmod(t - offset, size)
+        k = F.sequence(F.floor((t - base) / step).cast("int") + 1, F.lit(n))
+    df = df.select("*", base.alias(_BASE), F.explode(k).alias(_K))
+    if w.kind == "HOP":
+        start = F.col(_BASE) - F.col(_K) * step
+        return df.select("*", start.alias(WSTART), (start + size).alias(WEND)).drop(_BASE, _K)
+    return df.select("*", F.col(_BASE).alias(WSTART),
+                     (F.col(_BASE) + F.col(_K) * step).alias(WEND)).drop(_BASE, _K)
+
+
+def window_rows(node: WindowRows, df: DataFrame) -> DataFrame:
+    """A window TVF's rows, the same stateless projection in both modes."""
+    t = F.unix_millis(F.col(quote(node.time_col)))
+    start, end, wtime = (f.name for f in node.fields[-3:])
+    out = with_windows(node.window, df, t)
+    return out.select(*[F.col(quote(f.name)) for f in node.fields[:-3]],
+                      F.timestamp_millis(F.col(WSTART)).alias(start),
+                      F.timestamp_millis(F.col(WEND)).alias(end),
+                      F.timestamp_millis(F.col(WEND) - 1).alias(wtime),
+                      *[F.col(h) for h in HIDDEN if h in out.columns])

@@ -3,7 +3,8 @@
 Per case, on the operator harness: a per-row stream (a watermark after every row, Flink's oracle
 setting) in ``both`` mode, whose changelog, stream final and batch final must equal Flink's,
 with the late rows Flink's rule gives (a row is late for a window that had fired when it
-arrived); a stream of several micro-batches in parity. On Structured Streaming: a case stopped
+arrived), or a window TVF's rows (each row once per window, at once); a stream of several
+micro-batches in parity. On Structured Streaming: a case stopped
 and resumed from its checkpoint gives Flink's changelog. And what is not implemented yet is
 refused by name (exit 2).
 """
@@ -86,7 +87,10 @@ INNER = ("SELECT k, TUMBLE_ROWTIME(ts, INTERVAL '10' SECOND) AS rt, COUNT(*) AS 
 
 
 @pytest.mark.parametrize("query, needles", [
-    (f"SELECT * FROM\n{TVF}", ["without a GROUP BY window_start, window_end", "line 2"]),
+    (f"SELECT * FROM (SELECT k, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
+     f"ORDER BY v DESC) AS n FROM {TVF}) WHERE n <= 2", ["window TopN / deduplication"]),
+    (f"SELECT window_start, COUNT(*) FROM (SELECT * FROM {TVF}) GROUP BY window_start, "
+     "window_end", ["a further aggregation over a window aggregate or a window TVF's rows"]),
     (f"SELECT k, COUNT(*) FROM {TVF}\nGROUP BY k, window_start",
      ["must GROUP BY window_start and window_end", "line 2"]),
     (f"SELECT window_start, COUNT(*) FROM {TVF} WHERE window_start > TIMESTAMP "

@@ -28,11 +28,10 @@ from operators_lib.plan import (
     Over,
     Rank,
     Scan,
-    TimeWindow,
     WindowAggregate,
     quote,
 )
-from operators_lib.relational import build, spark_join, with_ttl_key
+from operators_lib.relational import WEND, WSTART, build, spark_join, with_ttl_key, with_windows
 from operators_lib.scan import staged_schema, with_columns
 
 
@@ -175,46 +174,22 @@ def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:
     return value.cast(t.spark())
 
 
-_START, _END, _BASE, _K = "tw__wsms", "tw__wems", "tw__wbase", "tw__wk"
-
-
 def window_batch(node: WindowAggregate, df: DataFrame, drop: Collection[tuple[int, int]],
                  spark: SparkSession) -> DataFrame:
-    """Each row in each of its windows (stream/window_agg.assign in Spark columns) but the
+    """Each row in each of its windows (relational.with_windows) but the
     ``drop`` pairs, then the aggregates per key and window; a window's row arrives with its
     first input row."""
     t = F.unix_millis(F.col(quote(node.time_col)))
     df = with_windows(node.window, df, t)
     if drop:
-        pairs = spark.createDataFrame(sorted(drop), f"{ROWNUM} long, {_END} long")
-        df = df.join(F.broadcast(pairs), [ROWNUM, _END], "left_anti")
+        pairs = spark.createDataFrame(sorted(drop), f"{ROWNUM} long, {WEND} long")
+        df = df.join(F.broadcast(pairs), [ROWNUM, WEND], "left_anti")
     keys = [F.col(quote(g)) for g in node.group_by]
-    out = df.groupBy(*keys, F.col(_START), F.col(_END)).agg(
+    out = df.groupBy(*keys, F.col(WSTART), F.col(WEND)).agg(
         *[agg_column(a).alias(a.name) for a in node.aggs], F.min(ROWNUM).alias(ROWNUM))
     start, end, wtime = node.bounds
-    bounds = {start: F.timestamp_millis(F.col(_START)), end: F.timestamp_millis(F.col(_END)),
-              wtime: F.timestamp_millis(F.col(_END) - 1)}
+    bounds = {start: F.timestamp_millis(F.col(WSTART)), end: F.timestamp_millis(F.col(WEND)),
+              wtime: F.timestamp_millis(F.col(WEND) - 1)}
     return out.select(*[bounds[f.name].alias(f.name) if f.name in bounds else
                         F.col(quote(f.name)) for f in node.fields], F.col(ROWNUM),
-                      (F.col(_END) - 1).alias(EMIT_TS))
-
-
-def with_windows(w: TimeWindow, df: DataFrame, t: Column) -> DataFrame:
-    """``df`` with one row per window of time ``t`` and its (start, end) in epoch
-    milliseconds."""
-    size, step, offset = F.lit(w.size_ms), F.lit(w.step_ms), F.lit(w.offset_ms)
-    if w.kind == "TUMBLE":
-        start = t - F.pmod(t - offset, size)
-        return df.select("*", start.alias(_START), (start + size).alias(_END))
-    n = w.size_ms // w.step_ms
-    if w.kind == "HOP":  # the windows starting at the last slide boundary and n - 1 before it
-        base, k = t - F.pmod(t - offset, step), F.sequence(F.lit(0), F.lit(n - 1))
-    else:  # CUMULATE: the windows of the period that end after t
-        base = t - F.pmod(t - offset, size)
-        k = F.sequence(F.floor((t - base) / step).cast("int") + 1, F.lit(n))
-    df = df.select("*", base.alias(_BASE), F.explode(k).alias(_K))
-    if w.kind == "HOP":
-        start = F.col(_BASE) - F.col(_K) * step
-        return df.select("*", start.alias(_START), (start + size).alias(_END)).drop(_BASE, _K)
-    return df.select("*", F.col(_BASE).alias(_START),
-                     (F.col(_BASE) + F.col(_K) * step).alias(_END)).drop(_BASE, _K)
+                      (F.col(WEND) - 1).alias(EMIT_TS))

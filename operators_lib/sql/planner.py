@@ -23,6 +23,7 @@ from operators_lib.plan import (
     Project,
     Scan,
     WindowAggregate,
+    WindowRows,
     children,
     find,
 )
@@ -39,7 +40,13 @@ from operators_lib.sql.topn import (
     plan_rank,
     unbounded_rank,
 )
-from operators_lib.sql.windows import Windowed, is_window_tvf, plan_window_tvf, tvf_below
+from operators_lib.sql.windows import (
+    Windowed,
+    as_rows,
+    is_window_tvf,
+    plan_window_tvf,
+    tvf_below,
+)
 
 _UNSUPPORTED_CLAUSES = {
     "order": "ORDER BY", "limit": "LIMIT", "distinct": "DISTINCT",
@@ -64,10 +71,13 @@ def compile_query(script: Script, spark: SparkSession) -> Node:
 
 
 def _check_window_consumers(ctx: Ctx, node: Node, query: exp.Expression) -> None:
-    """Only projections and filters may read a window aggregate's result (so far)."""
-    if not isinstance(node, (Filter, Project, WindowAggregate)) and find(node, WindowAggregate):
+    """Only projections and filters may read a window aggregate's result or a window TVF's
+    rows (so far): Flink plans window TopN, window joins and window aggregates over them, which
+    a regular TopN, join or aggregate would answer with another changelog."""
+    windowed = find(node, WindowAggregate) + find(node, WindowRows)
+    if not isinstance(node, (Filter, Project, WindowAggregate, WindowRows)) and windowed:
         raise ctx.err("a window TopN / deduplication, a join or a further aggregation over a "
-                      "window aggregate is not supported yet", query)
+                      "window aggregate or a window TVF's rows is not supported yet", query)
     for child in children(node):
         _check_window_consumers(ctx, child, query)
 
@@ -109,11 +119,9 @@ def _select(ctx: Ctx, node: exp.Expression) -> Node:
             raise ctx.err("subqueries in the SELECT list are not supported", item)
     items = _items(ctx, node.expressions, scope)
     group, having = node.args.get("group"), node.args.get("having")
-    tvf = tvf_below(child)
-    if tvf is not None and not (group or having or any(e.find(exp.AggFunc) for _, e in items)):
-        raise ctx.err(f"TABLE({tvf.window.kind}(..)) without a GROUP BY window_start, "
-                      "window_end (rows tagged with their windows) is not supported yet",
-                      tvf.call)
+    if tvf_below(child) is not None and not (
+            group or having or any(e.find(exp.AggFunc) for _, e in items)):
+        child = as_rows(child)
     if has_ranking(items):
         if group or having:
             raise ctx.err("a ranking function together with GROUP BY / HAVING is not "

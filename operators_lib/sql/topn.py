@@ -27,6 +27,7 @@ from operators_lib.plan import (
     Scan,
     SortKey,
     WindowAggregate,
+    WindowRows,
     children,
     quote,
     scans,
@@ -211,6 +212,6 @@ def mark_rank_outputs(node: Node, need: set[str] | None = None) -> Node:
     if isinstance(node, Join):
         return replace(node, left=mark_rank_outputs(node.left, None),
                        right=mark_rank_outputs(node.right, None))
-    if isinstance(node, (Over, WindowAggregate)):
+    if isinstance(node, (Over, WindowAggregate, WindowRows)):
         return replace(node, child=mark_rank_outputs(node.child, None))
     raise TypeError(f"unknown plan node {type(node).__name__}")

@@ -4,9 +4,10 @@ DESCRIPTOR(ts), size [, offset]))``, ``HOP``, ``CUMULATE``) followed by a GROUP 
 ``window_start, window_end``. Both become one ``WindowAggregate`` (sql/aggregate.py plans its
 keys and aggregates).
 
-A window TVF is planned as ``Windowed`` (the table with its window columns) and must be
-aggregated by its window right away: rows tagged with their windows, and window TopN / joins /
-cascades over a window result, are refused by name until they are implemented.
+A window TVF is planned as ``Windowed`` (the table with its window columns): aggregated by
+its window it becomes a ``WindowAggregate``, otherwise its rows (``WindowRows``: each row once
+per window, emitted at once, as Flink does). Window TopN / joins / cascades and any other
+operator over such a result are refused by name until they are implemented.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from operators_lib.catalog import TableDef
-from operators_lib.plan import Field, Filter, Node, Project, Scan, TimeWindow, quote
+from operators_lib.plan import Field, Filter, Node, Project, Scan, TimeWindow, WindowRows, quote
 from operators_lib.sql.context import Ctx, Scope
 from operators_lib.sql.ddl import interval_ms
 from operators_lib.types import FlinkType
@@ -156,6 +157,15 @@ def tvf_below(node: Node) -> Windowed | None:
     while isinstance(node, Filter):
         node = node.child
     return node if isinstance(node, Windowed) else None
+
+
+def as_rows(node: Node) -> Node:
+    """The window TVF under WHERE filters as its rows (``WindowRows``): a query that does not
+    aggregate it by window."""
+    if isinstance(node, Filter):
+        child = as_rows(node.child)
+        return Filter(child, node.condition, child.fields)
+    return WindowRows(node.child, node.time_col, node.window, node.fields)
 
 
 def unwrap(node: Node) -> tuple[Windowed | None, Node]:
