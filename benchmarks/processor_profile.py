@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from operators_lib.plan import ROWNUM, AggCall, Frame
-from operators_lib.stream.over import TIME_MS, OverProcessor, OverSpec
+from operators_lib.stream.event_time import TIME_MS
+from operators_lib.stream.over import OverProcessor, OverSpec
 from operators_lib.types import FlinkType
 
 

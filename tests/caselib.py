@@ -105,6 +105,16 @@ def assert_final(case: Case, out: Path, ours: str, flink: str) -> None:
     assert as_multiset(a) == as_multiset(b), f"{case.id}: {ours} differs from Flink's {flink}"
 
 
+def assert_changelog(case: Case, out: Path) -> None:
+    """Our changelog is Flink's, row by row (up to the order of ties, ``canonical_changelog``
+    with the case's ``changelog_ties``)."""
+    a, b = typed_pair(case, out, "changelog.csv", "changelog.csv")
+    header = read_csv(out / "changelog.csv")[0]
+    ties = case.meta.get("changelog_ties")
+    assert canonical_changelog(header, a, ties) == canonical_changelog(header, b, ties), \
+        f"{case.id}: changelog.csv differs from Flink's changelog.csv"
+
+
 def assert_resumes(case: Case, spark, out: Path, rows_per_batch: int, stop_after: int) -> None:
     """A stream stopped after ``stop_after`` micro-batches and resumed from its checkpoint
     completes, with parity (the case's expected verdict) and Flink's final result."""

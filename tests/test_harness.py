@@ -19,7 +19,8 @@ import pytest
 
 from operators_lib.plan import OP, ROWNUM, AggCall, Frame
 from operators_lib.stream.dedup import FirstRowProcessor
-from operators_lib.stream.over import TIME_MS, OverProcessor, OverSpec
+from operators_lib.stream.event_time import TIME_MS
+from operators_lib.stream.over import OverProcessor, OverSpec
 from operators_lib.types import FlinkType
 from tests.caselib import all_cases
 from tests.harness import feed

@@ -112,7 +112,7 @@ def test_the_end_of_input_marker_holds_no_data_value(tmp_path):
 
 
 def test_a_time_before_1970_is_not_a_timer_spark_never_fires():
-    from operators_lib.stream.over import timer_time
+    from operators_lib.stream.event_time import timer_time
 
     assert timer_time(-62135596800000) == 1  # fires with the first watermark, as in Flink
     assert timer_time(253402300799999) == 253402300799999

@@ -12,14 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.caselib import (
-    all_cases,
-    as_multiset,
-    canonical_changelog,
-    column_types,
-    normalize,
-    read_csv,
-)
+from tests.caselib import all_cases, assert_changelog, assert_final, read_csv
 
 CASES = all_cases("over")
 RESTART = ["over/late_bounded_vs_unbounded"]
@@ -29,26 +22,13 @@ def _harness(case) -> bool:
     return not case.meta.get("proctime")
 
 
-def _check(case, out, name_ours, name_flink, ordered):
-    types = column_types(out)
-    h1, ours = normalize(read_csv(out / name_ours), types)
-    h2, flink = normalize(case.expected(name_flink), types)
-    assert h1 == h2, f"{case.id}: columns differ"
-    if ordered:
-        ties = case.meta.get("changelog_ties")
-        assert canonical_changelog(h1, ours, ties) == canonical_changelog(h2, flink, ties), \
-            f"{case.id}: {name_ours} differs from Flink's {name_flink}"
-    else:
-        assert as_multiset(ours) == as_multiset(flink), f"{case.id}: {name_ours} != {name_flink}"
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_per_row_stream_and_batch_equal_flink(spark, tmp_path, case):
     result = case.run(spark, tmp_path, "both", rows_per_batch=1, harness=_harness(case))
     assert result.exit_code == 0, result.message
-    _check(case, tmp_path, "changelog.csv", "changelog.csv", ordered=True)
-    _check(case, tmp_path, "stream.csv", "stream_final.csv", ordered=False)
-    _check(case, tmp_path, "batch.csv", "batch_final.csv", ordered=False)
+    assert_changelog(case, tmp_path)
+    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
+    assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
     report = result.report
     n_late = len(read_csv(case.dir / "expected" / "batch_final.csv")) - len(
         read_csv(case.dir / "expected" / "stream_final.csv"))
@@ -66,9 +46,9 @@ def test_several_micro_batches_parity(spark, tmp_path, case):
     assert result.exit_code == 0, result.message
     assert result.report["parity"]["verdict"] in ("equal", "explained_by_late_rows")
     assert result.report["stream"]["micro_batches_this_run"] >= 3
-    _check(case, tmp_path, "batch.csv", "batch_final.csv", ordered=False)
+    assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
     if result.report["late_rows"] == 0:
-        _check(case, tmp_path, "stream.csv", "batch_final.csv", ordered=False)
+        assert_final(case, tmp_path, "stream.csv", "batch_final.csv")
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in RESTART], ids=lambda c: c.id)
@@ -83,4 +63,4 @@ def test_restart_from_checkpoint_gives_the_same_changelog(spark, tmp_path, case)
     # The resumed run processed only the remaining input, not everything again.
     total_rows = sum(t["accepted_rows"] for t in second.report["tables"].values())
     assert second.report["stream"]["micro_batches_this_run"] < total_rows + 2
-    _check(case, tmp_path, "changelog.csv", "changelog.csv", ordered=True)
+    assert_changelog(case, tmp_path)

@@ -15,39 +15,19 @@ import pytest
 
 from operators_lib.errors import SqlError
 from operators_lib.pipeline import RunConfig, run
-from tests.caselib import (
-    all_cases,
-    as_multiset,
-    canonical_changelog,
-    column_types,
-    normalize,
-    read_csv,
-)
+from tests.caselib import all_cases, assert_changelog, assert_final
 
 CASES = all_cases("windows")
 RESTART = ["windows/hop_tvf"]
-
-
-def _check(case, out, name_ours, name_flink, ordered):
-    types = column_types(out)
-    h1, ours = normalize(read_csv(out / name_ours), types)
-    h2, flink = normalize(case.expected(name_flink), types)
-    assert h1 == h2, f"{case.id}: columns differ"
-    if ordered:
-        ties = case.meta.get("changelog_ties")
-        assert canonical_changelog(h1, ours, ties) == canonical_changelog(h2, flink, ties), \
-            f"{case.id}: {name_ours} differs from Flink's {name_flink}"
-    else:
-        assert as_multiset(ours) == as_multiset(flink), f"{case.id}: {name_ours} != {name_flink}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_per_row_stream_and_batch_equal_flink(spark, tmp_path, case):
     result = case.run(spark, tmp_path, "both", rows_per_batch=1, harness=True)
     assert result.exit_code == 0, result.message
-    _check(case, tmp_path, "changelog.csv", "changelog.csv", ordered=True)
-    _check(case, tmp_path, "stream.csv", "stream_final.csv", ordered=False)
-    _check(case, tmp_path, "batch.csv", "batch_final.csv", ordered=False)
+    assert_changelog(case, tmp_path)
+    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
+    assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
     report = result.report
     if "late_rows" in case.meta:
         assert report["late_rows"] == case.meta["late_rows"]
@@ -62,7 +42,7 @@ def test_several_micro_batches_parity(spark, tmp_path, case):
     assert result.exit_code == 0, result.message
     assert result.report["parity"]["verdict"] in ("equal", "explained_by_late_rows")
     assert result.report["stream"]["micro_batches_this_run"] >= 4
-    _check(case, tmp_path, "batch.csv", "batch_final.csv", ordered=False)
+    assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in RESTART], ids=lambda c: c.id)
@@ -74,7 +54,7 @@ def test_restart_from_checkpoint_gives_flinks_changelog(spark, tmp_path, case):
     assert second.exit_code == 0, second.message
     assert second.report["stream"]["complete"]
     assert second.report["parity"]["verdict"] == "explained_by_late_rows"
-    _check(case, tmp_path, "changelog.csv", "changelog.csv", ordered=True)
+    assert_changelog(case, tmp_path)
 
 
 DDL = """CREATE TABLE t (k STRING, v INT, ts TIMESTAMP(3),

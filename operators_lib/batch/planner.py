@@ -56,8 +56,7 @@ def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[P
 
     return build(plan, scan, {Over: over_batch, Join: spark_join, Aggregate: aggregate_batch,
                               Rank: rank_batch,
-                              WindowAggregate: partial(window_batch, drop=drop_windows,
-                                                       spark=spark)})
+                              WindowAggregate: partial(window_batch, drop=drop_windows)})
 
 
 def over_batch(node: Over, df: DataFrame) -> DataFrame:
@@ -174,15 +173,15 @@ def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:
     return value.cast(t.spark())
 
 
-def window_batch(node: WindowAggregate, df: DataFrame, drop: Collection[tuple[int, int]],
-                 spark: SparkSession) -> DataFrame:
+def window_batch(node: WindowAggregate, df: DataFrame, drop: Collection[tuple[int, int]]
+                 ) -> DataFrame:
     """Each row in each of its windows (relational.with_windows) but the
     ``drop`` pairs, then the aggregates per key and window; a window's row arrives with its
     first input row."""
     t = F.unix_millis(F.col(quote(node.time_col)))
     df = with_windows(node.window, df, t)
     if drop:
-        pairs = spark.createDataFrame(sorted(drop), f"{ROWNUM} long, {WEND} long")
+        pairs = df.sparkSession.createDataFrame(sorted(drop), f"{ROWNUM} long, {WEND} long")
         df = df.join(F.broadcast(pairs), [ROWNUM, WEND], "left_anti")
     keys = [F.col(quote(g)) for g in node.group_by]
     out = df.groupBy(*keys, F.col(WSTART), F.col(WEND)).agg(

@@ -39,15 +39,12 @@ from operators_lib.sql.windows import (
 
 def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
                    project) -> Node:
-    try:
-        tvf, child = unwrap(child)
-    except ValueError as e:
-        raise ctx.err(str(e), group or having or items[0][1]) from None
+    tvf, child = unwrap(ctx, child, group or having or items[0][1])
     by_name = {f.name: f for f in child.fields}
     pre: list[tuple[str, str, Field]] = []
     keys: dict[str, str] = {}  # resolved GROUP BY expression (SQL) -> key column
     window: tuple[str, TimeWindow, exp.Expression] | None = None  # (time column, window, call)
-    bounds = TVF_BOUNDS if tvf else tuple(ctx.hidden(b) for b in ("ws", "we", "wt"))
+    bounds = TVF_BOUNDS  # a group window's: hidden columns (below)
     tvf_keys: set[str] = set()
     for g in group.expressions if group else []:
         if isinstance(g, exp.Literal) and not g.is_string:
@@ -56,6 +53,7 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
             if window is not None or tvf is not None:
                 raise ctx.err("one time window per GROUP BY", g)
             window = (*group_window(ctx, g, scope, child.fields), g)
+            bounds = tuple(ctx.hidden(b) for b in ("ws", "we", "wt"))
             continue
         resolved = scope.resolve(ctx, g)
         if tvf is not None and isinstance(resolved, exp.Column) and resolved.name in TVF_BOUNDS:

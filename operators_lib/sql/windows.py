@@ -168,9 +168,9 @@ def as_rows(node: Node) -> Node:
     return WindowRows(node.child, node.time_col, node.window, node.fields)
 
 
-def unwrap(node: Node) -> tuple[Windowed | None, Node]:
+def unwrap(ctx: Ctx, node: Node, where: exp.Expression) -> tuple[Windowed | None, Node]:
     """A window TVF under WHERE filters: (the TVF, its child with the filters on it). A filter
-    on the window columns themselves is refused."""
+    on the window columns themselves is refused (``where``: the node to name)."""
     filters: list[Filter] = []
     while isinstance(node, Filter):
         filters.append(node)
@@ -180,8 +180,8 @@ def unwrap(node: Node) -> tuple[Windowed | None, Node]:
     child = node.child
     for f in reversed(filters):
         if any(quote(b) in f.condition for b in TVF_BOUNDS):
-            raise ValueError("a WHERE on window_start / window_end / window_time before the "
-                             "window aggregation is not supported yet")
+            raise ctx.err("a WHERE on window_start / window_end / window_time before the "
+                          "window aggregation is not supported yet", where)
         child = Filter(child, f.condition, child.fields)
     return node, child
 

@@ -28,15 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from operators_lib.changelog import INSERT
 from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM
-from operators_lib.stream.over import TIME_MS, timer_time, watermark
+from operators_lib.stream.event_time import STATE_SCHEMA, TIME_MS, timer_time, watermark
 from operators_lib.stream.rows import marker_output
-
-_STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType())])
 
 
 @dataclass
@@ -58,7 +55,7 @@ class FirstRowProcessor(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
-        self.state = handle.getValueState("dedup_first", _STATE_SCHEMA)
+        self.state = handle.getValueState("dedup_first", STATE_SCHEMA)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)

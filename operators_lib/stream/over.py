@@ -35,16 +35,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from operators_lib.plan import EMIT_TS, OP, ROWNUM, AggCall, Frame
+from operators_lib.stream.event_time import (
+    NO_WATERMARK,
+    STATE_SCHEMA,
+    TIME_MS,
+    Block,
+    concat,
+    move_timer,
+    take,
+    watermark,
+)
 from operators_lib.stream.window_aggs import Acc, as_array, running, windowed
 
 _FIRE = "tw__fire"
-TIME_MS = "tw__t"  # the ORDER BY time attribute in epoch milliseconds
-_NO_WATERMARK = -(2**62)
-_STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType())])
 
 
 @dataclass(frozen=True)
@@ -57,9 +63,6 @@ class OverSpec:
     proctime: bool = False  # ORDER BY a processing-time attribute
 
 
-Block = dict[str, np.ndarray]  # columns of equal length: the processor's row batches
-
-
 @dataclass
 class _KeyState:
     last_fired: int | None = None
@@ -67,14 +70,6 @@ class _KeyState:
     pending: Block | None = None  # rows waiting for the watermark (+ their fire time)
     history: Block | None = None  # bounded frames: time + aggregate arguments
     accs: list[Acc] = field(default_factory=list)  # unbounded frames
-
-
-def _take(block: Block, index) -> Block:
-    return {c: a[index] for c, a in block.items()}
-
-
-def _concat(a: Block | None, b: Block) -> Block:
-    return b if a is None else {c: np.concatenate((a[c], b[c])) for c in b}
 
 
 def _length(block: Block | None) -> int:
@@ -89,7 +84,7 @@ class OverProcessor(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
-        self.state = handle.getValueState("over", _STATE_SCHEMA)
+        self.state = handle.getValueState("over", STATE_SCHEMA)
 
     # -- callbacks -------------------------------------------------------------------------
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
@@ -99,24 +94,24 @@ class OverProcessor(StatefulProcessor):
         frames = list(rows)
         df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         new = {c: df[c].to_numpy() for c in self.columns}
-        new = _take(new, new[ROWNUM] >= 0)  # drop the end-of-input marker
+        new = take(new, new[ROWNUM] >= 0)  # drop the end-of-input marker
         if self.spec.proctime:
             # Processing time: a row is complete on arrival (its time is the micro-batch's).
             if _length(new):
-                due = _take(new, np.argsort(new[ROWNUM], kind="stable"))
+                due = take(new, np.argsort(new[ROWNUM], kind="stable"))
                 out.append(self._emit(due, self._aggregate(st, due), "+I"))
         elif _length(new):
             ts = new[TIME_MS]
             if self.spec.frame.preceding is None:
                 late = ts <= wm
             else:
-                late = ts <= (st.last_fired if st.last_fired is not None else _NO_WATERMARK)
+                late = ts <= (st.last_fired if st.last_fired is not None else NO_WATERMARK)
             if late.any():
-                out.append(self._emit(_take(new, late), None, "LATE"))
-                new = _take(new, ~late)
+                out.append(self._emit(take(new, late), None, "LATE"))
+                new = take(new, ~late)
             new[_FIRE] = np.maximum(new[TIME_MS], wm + 1)
             if _length(new):
-                st.pending = _concat(st.pending, new)
+                st.pending = concat(st.pending, new)
         self._save(st, expired=None)
         yield from (o for o in out if o is not None)
 
@@ -138,15 +133,8 @@ class OverProcessor(StatefulProcessor):
         return pickle.loads(value[0])
 
     def _save(self, st: _KeyState, expired: int | None) -> None:
-        if expired is not None and st.timer == expired:
-            st.timer = None  # Spark removes a timer once it has fired
-        nxt = timer_time(int(st.pending[_FIRE].min())) if _length(st.pending) else None
-        if nxt != st.timer:
-            if st.timer is not None:
-                self.handle.deleteTimer(st.timer)
-            if nxt is not None:
-                self.handle.registerTimer(nxt)
-            st.timer = nxt
+        due = int(st.pending[_FIRE].min()) if _length(st.pending) else None
+        st.timer = move_timer(self.handle, st.timer, expired, due)
         self.state.update((pickle.dumps(st, protocol=5),))
 
     # -- firing ----------------------------------------------------------------------------
@@ -156,9 +144,9 @@ class OverProcessor(StatefulProcessor):
         due_mask = st.pending[_FIRE] <= wm
         if not due_mask.any():
             return None
-        due = _take(st.pending, due_mask)
-        due = _take(due, np.lexsort((due[ROWNUM], due[TIME_MS])))
-        st.pending = _take(st.pending, ~due_mask) if not due_mask.all() else None
+        due = take(st.pending, due_mask)
+        due = take(due, np.lexsort((due[ROWNUM], due[TIME_MS])))
+        st.pending = take(st.pending, ~due_mask) if not due_mask.all() else None
         results = self._aggregate(st, due)
         st.last_fired = int(due[TIME_MS][-1])
         return self._emit(due, results, "+I")
@@ -177,18 +165,18 @@ class OverProcessor(StatefulProcessor):
                 last = np.searchsorted(ts, ts, side="right") - 1
                 results = [[r[i] for i in last] for r in results]
             return results
-        hist = _concat(st.history, {c: due[c] for c in (TIME_MS, *self.args)})
+        hist = concat(st.history, {c: due[c] for c in (TIME_MS, *self.args)})
         all_ts = hist[TIME_MS]
         idx = np.arange(len(all_ts) - n, len(all_ts))
         if frame.kind == "ROWS":
             starts, ends = np.maximum(idx - frame.preceding, 0), idx
             keep = slice(max(len(all_ts) - frame.preceding, 0), None) if frame.preceding else \
                 slice(0, 0)
-            st.history = _take(hist, keep)
+            st.history = take(hist, keep)
         else:
             starts = np.searchsorted(all_ts, ts - frame.preceding, side="left")
             ends = np.searchsorted(all_ts, ts, side="right") - 1
-            st.history = _take(hist, all_ts >= ts[-1] - frame.preceding)
+            st.history = take(hist, all_ts >= ts[-1] - frame.preceding)
         results = []
         for call in self.spec.aggs:
             arr, valid = as_array(hist[call.arg], call) if call.arg else (
@@ -206,15 +194,3 @@ class OverProcessor(StatefulProcessor):
         out[EMIT_TS] = rows[TIME_MS]
         out[ROWNUM] = rows[ROWNUM]
         return pd.DataFrame(out)
-
-
-def watermark(timer_values) -> int:
-    wm = timer_values.getCurrentWatermarkInMs()
-    return wm if wm > 0 else _NO_WATERMARK  # Spark reports 0 before the first watermark
-
-
-def timer_time(due_ms: int) -> int:
-    """The timer for rows due at ``due_ms``. Spark never fires a timer set before 1970 (epoch
-    0), where its watermark starts, as Flink's SQL watermark does: a row due earlier fires with
-    the first watermark, as in Flink."""
-    return max(due_ms, 1)

@@ -37,9 +37,10 @@ from operators_lib.plan import (
 from operators_lib.relational import build, carried, spark_join, with_ttl_key
 from operators_lib.scan import with_columns
 from operators_lib.stream.dedup import FirstRowProcessor
+from operators_lib.stream.event_time import TIME_MS
 from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
 from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, SideSpec
-from operators_lib.stream.over import TIME_MS, OverProcessor, OverSpec
+from operators_lib.stream.over import OverProcessor, OverSpec
 from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_kind
 from operators_lib.stream.runner import SPARK, SparkRuntime
 from operators_lib.stream.topn import TopNProcessor, TopNSpec, keep_batch_top

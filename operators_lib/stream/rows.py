@@ -29,10 +29,10 @@ from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.changelog import ADDS, DELETE, INSERT
 from operators_lib.plan import EMIT_TS, LATE, MARKERS, OP, ROWNUM, TTL_UPSTREAM
+from operators_lib.stream.event_time import STATE_SCHEMA
 from operators_lib.types import FlinkType
 
 NOW = "tw__now"  # the micro-batch's processing time (epoch ms): the state TTL clock
-_STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType())])
 _SLOT_SCHEMA = T.StructType([T.StructField("slot", T.LongType())])
 
 
@@ -149,7 +149,7 @@ def _group_arrays(df: pd.DataFrame, cols: Columns, key_cols: list[str]
         data, add = np.flatnonzero((rownum >= 0) & ~np.isin(op, MARKERS)), np.isin(op, ADDS)
     else:
         data, add = np.flatnonzero(rownum >= 0), np.ones(len(df), bool)
-    codes = _key_codes(df, key_cols)[data]
+    codes = key_codes(df, key_cols)[data]
     order = data[np.lexsort((rownum[data], add[data], codes))].tolist()
     bounds = (np.flatnonzero(np.diff(np.sort(codes))) + 1).tolist()
     keys = [cols[c] for c in key_cols]
@@ -158,7 +158,7 @@ def _group_arrays(df: pd.DataFrame, cols: Columns, key_cols: list[str]
     return {tuple(c[g[0]] for c in keys): g for g in groups}, add.tolist()
 
 
-def _key_codes(df: pd.DataFrame, key_cols: list[str]) -> np.ndarray:
+def key_codes(df: pd.DataFrame, key_cols: list[str]) -> np.ndarray:
     """A dense integer code per distinct key (pandas' hash factorization, column by column:
     far cheaper than a groupby on the small frames of a bucket)."""
     code = np.zeros(len(df), dtype=np.int64)
@@ -223,7 +223,7 @@ class SlotState:
     is asked once (``exists``), not once per slot."""
 
     def __init__(self, handle, name: str):
-        self.map = handle.getMapState(name, _SLOT_SCHEMA, _STATE_SCHEMA)
+        self.map = handle.getMapState(name, _SLOT_SCHEMA, STATE_SCHEMA)
         self.empty = True
 
     def open_bucket(self) -> None:

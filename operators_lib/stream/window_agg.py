@@ -34,12 +34,19 @@ import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from operators_lib.plan import EMIT_TS, LATE, LATE_WINDOW, OP, ROWNUM, AggCall, TimeWindow
-from operators_lib.stream.over import _STATE_SCHEMA, TIME_MS, timer_time, watermark
+from operators_lib.stream.event_time import (
+    STATE_SCHEMA,
+    TIME_MS,
+    concat,
+    move_timer,
+    take,
+    watermark,
+)
+from operators_lib.stream.rows import key_codes
 from operators_lib.stream.window_aggs import as_array, windowed
 
 PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
 _WS, _WE, _RN = "tw__ws", "tw__we", ROWNUM
-Block = dict[str, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -74,14 +81,6 @@ def assign(window: TimeWindow, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     return idx, period[idx], period[idx] + j * step
 
 
-def _take(block: Block, index) -> Block:
-    return {c: a[index] for c, a in block.items()}
-
-
-def _concat(a: Block | None, b: Block) -> Block:
-    return b if not a else {c: np.concatenate((a[c], b[c])) for c in b}
-
-
 def _text(ms: np.ndarray) -> np.ndarray:
     """Epoch milliseconds as the processors' timestamp text (planner.transform_with_state)."""
     return np.char.replace(np.datetime_as_string(ms.astype("datetime64[ms]"), unit="us"),
@@ -95,7 +94,7 @@ class WindowAggProcessor(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
-        self.state = handle.getValueState("windows", _STATE_SCHEMA)
+        self.state = handle.getValueState("windows", STATE_SCHEMA)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)
@@ -112,7 +111,7 @@ class WindowAggProcessor(StatefulProcessor):
             if on_time.any():
                 pairs = {c: a[idx[on_time]] for c, a in cols.items()}
                 pairs[_WS], pairs[_WE] = start[on_time], end[on_time]
-                page["pairs"] = _concat(page.get("pairs"), pairs)
+                page["pairs"] = concat(page.get("pairs"), pairs)
             late = self._late(cols[_RN], idx, end, on_time)
         self._save(page, expired=None)
         yield from (o for o in (fired, late) if o is not None)
@@ -133,18 +132,10 @@ class WindowAggProcessor(StatefulProcessor):
         return {"version": PAGE_VERSION} if value is None else pickle.loads(value[0])
 
     def _save(self, page: dict, expired: int | None) -> None:
-        timer = page.get("timer")
-        if expired is not None and timer == expired:
-            timer = None  # Spark removes a timer once it has fired
         pairs = page.get("pairs")
-        nxt = timer_time(int(pairs[_WE].min()) - 1) if pairs else None
-        if nxt != timer:
-            if timer is not None:
-                self.handle.deleteTimer(timer)
-            if nxt is not None:
-                self.handle.registerTimer(nxt)
-        page["timer"] = nxt
-        if pairs or nxt is not None:
+        due = int(pairs[_WE].min()) - 1 if pairs else None
+        page["timer"] = move_timer(self.handle, page.get("timer"), expired, due)
+        if pairs:
             self.state.update((pickle.dumps(page, protocol=5),))
         else:
             self.state.clear()
@@ -157,11 +148,12 @@ class WindowAggProcessor(StatefulProcessor):
         due = pairs[_WE] - 1 <= wm
         if not due.any():
             return None
-        page["pairs"] = _take(pairs, ~due) if not due.all() else None
-        sel = _take(pairs, due)
-        code = _key_codes([sel[k] for k in self.spec.keys], len(sel[_RN]))
+        page["pairs"] = take(pairs, ~due) if not due.all() else None
+        sel = take(pairs, due)
+        code = key_codes(pd.DataFrame({k: sel[k] for k in self.spec.keys}, index=np.arange(
+            len(sel[_RN]))), list(self.spec.keys))
         order = np.lexsort((sel[_RN], sel[_WS], code, sel[_WE]))
-        sel, code = _take(sel, order), code[order]
+        sel, code = take(sel, order), code[order]
         n = len(code)
         change = np.ones(n, bool)
         change[1:] = (code[1:] != code[:-1]) | (sel[_WS][1:] != sel[_WS][:-1]) | (
@@ -205,16 +197,6 @@ class WindowAggProcessor(StatefulProcessor):
         out[EMIT_TS] = np.concatenate((np.zeros(len(late), np.int64), end[partial]))
         out[ROWNUM] = np.concatenate((rownum[late], rownum[idx[partial]])).astype(np.int64)
         return pd.DataFrame(out)
-
-
-def _key_codes(columns: list[np.ndarray], n: int) -> np.ndarray:
-    """A dense integer code per distinct key (NULL, NaN and None as one value)."""
-    code = np.zeros(n, dtype=np.int64)
-    for col in columns:
-        inv, uniques = pd.factorize(pd.Series(col, dtype=object).where(pd.notna(col), None),
-                                    sort=False, use_na_sentinel=False)
-        code, _ = pd.factorize(code * (len(uniques) + 1) + inv, sort=False)
-    return code
 
 
 def _values(values: np.ndarray, kind: str) -> list:

@@ -1,0 +1,49 @@
+"""What the event-time processors (OVER, keep-first deduplication, window aggregation) share:
+the watermark as they read it, their timers, and the numpy column blocks they keep in state."""
+
+from __future__ import annotations
+
+import numpy as np
+from pyspark.sql import types as T
+
+TIME_MS = "tw__t"  # the operator's time attribute in epoch milliseconds
+NO_WATERMARK = -(2**62)
+STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType())])  # one pickled value
+
+Block = dict[str, np.ndarray]  # columns of equal length: rows kept in state
+
+
+def take(block: Block, index) -> Block:
+    return {c: a[index] for c, a in block.items()}
+
+
+def concat(a: Block | None, b: Block) -> Block:
+    return b if a is None else {c: np.concatenate((a[c], b[c])) for c in b}
+
+
+def watermark(timer_values) -> int:
+    wm = timer_values.getCurrentWatermarkInMs()
+    return wm if wm > 0 else NO_WATERMARK  # Spark reports 0 before the first watermark
+
+
+def timer_time(due_ms: int) -> int:
+    """The timer for rows due at ``due_ms``. Spark never fires a timer set before 1970 (epoch
+    0), where its watermark starts, as Flink's SQL watermark does: a row due earlier fires with
+    the first watermark, as in Flink."""
+    return max(due_ms, 1)
+
+
+def move_timer(handle, timer: int | None, expired: int | None, due_ms: int | None
+               ) -> int | None:
+    """One event-time timer per state value, at the earliest due time (``due_ms``; None:
+    nothing waits). ``timer``: the one registered so far; ``expired``: the timer that has just
+    fired, if any (Spark removes it). Returns the timer now registered."""
+    if expired is not None and timer == expired:
+        timer = None
+    nxt = timer_time(due_ms) if due_ms is not None else None
+    if nxt != timer:
+        if timer is not None:
+            handle.deleteTimer(timer)
+        if nxt is not None:
+            handle.registerTimer(nxt)
+    return nxt
