@@ -20,8 +20,10 @@ OP = "tw__op"  # row kind in stream mode: +I, -U, +U, -D, LATE (a dropped late r
 TTL_KEY = "tw__ttlkey"  # hash of the key of the last changelog operator (join key, group key)
 # Row kinds that report, not change, the result. LATE_WINDOW: a row left out of one of its
 # windows, which had fired when it arrived (HOP, CUMULATE), the window's end in tw__ts.
-MARKERS = ("LATE", "TTL", "TTL_UPSTREAM", "LATE_WINDOW")
-LATE, TTL, TTL_UPSTREAM, LATE_WINDOW = MARKERS
+# SESSION_SPLIT: a row in a new session because the session it touches had fired when it
+# arrived (that session's end in tw__ts), which batch semantics cannot reproduce.
+MARKERS = ("LATE", "TTL", "TTL_UPSTREAM", "LATE_WINDOW", "SESSION_SPLIT")
+LATE, TTL, TTL_UPSTREAM, LATE_WINDOW, SESSION_SPLIT = MARKERS
 BATCH = "tw__batch"  # a row's micro-batch, only under the operator harness (tests/harness.py)
 HIDDEN = (OP, EMIT_TS, ROWNUM, TTL_KEY, BATCH)
 
@@ -149,11 +151,12 @@ class TimeWindow:
     """Flink's event-time window assigners, aligned to the epoch plus ``offset_ms``:
     TUMBLE(size): ``[s, s + size)``; HOP(slide, size): every ``slide``, ``size`` long;
     CUMULATE(step, size): windows ``[s, s + step)``, ``[s, s + 2 step)`` .. ``[s, s + size)``
-    of each ``size``-long period starting at ``s``."""
+    of each ``size``-long period starting at ``s``; SESSION(gap): a row's window is ``[t, t +
+    gap)``, and windows of a key that overlap or touch merge into one session."""
 
-    kind: str  # TUMBLE | HOP | CUMULATE
-    size_ms: int
-    step_ms: int  # HOP's slide, CUMULATE's step; TUMBLE: the size
+    kind: str  # TUMBLE | HOP | CUMULATE | SESSION
+    size_ms: int  # SESSION: the gap
+    step_ms: int  # HOP's slide, CUMULATE's step; TUMBLE, SESSION: the size
     offset_ms: int = 0
 
 
@@ -173,7 +176,10 @@ class WindowAggregate:
     aggs: tuple[AggCall, ...]
     bounds: tuple[str, str, str]
     fields: tuple[Field, ...]
-    source: TableDef  # the table whose late rows this operator drops
+    # The table whose late rows this operator drops; None: its input is another window
+    # aggregate's result (a cascade), whose rows are never late here, as in Flink (they
+    # arrive before the watermark that fired them).
+    source: TableDef | None
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from operators_lib.pipeline import RunConfig, run
 from tests.caselib import all_cases, assert_changelog, assert_final
 
 CASES = all_cases("windows")
-RESTART = ["windows/hop_tvf"]
+RESTART = ["windows/hop_tvf", "windows/session_arrival_order", "windows/seed_cascade"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
@@ -32,17 +32,34 @@ def test_per_row_stream_and_batch_equal_flink(spark, tmp_path, case):
     if "late_rows" in case.meta:
         assert report["late_rows"] == case.meta["late_rows"]
         assert report["stream"]["late_row_windows"] == case.meta["late_row_windows"]
+        assert report["stream"]["session_splits"] == case.meta.get("session_splits", 0)
     late = report["late_rows"] or report["stream"]["late_row_windows"]
-    assert report["parity"]["verdict"] == ("explained_by_late_rows" if late else "equal")
+    assert report["parity"]["verdict"] == (
+        "not_applicable" if report["stream"]["session_splits"] else
+        "explained_by_late_rows" if late else "equal")
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_several_micro_batches_parity(spark, tmp_path, case):
     result = case.run(spark, tmp_path, "both", rows_per_batch=4, harness=True)
     assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] in ("equal", "explained_by_late_rows")
+    assert result.report["parity"]["verdict"] in ("equal", "explained_by_late_rows") or (
+        result.report["stream"]["session_splits"])
     assert result.report["stream"]["micro_batches_this_run"] >= 4
     assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
+
+
+def test_session_rows_of_one_micro_batch_merge_in_arrival_order(spark, tmp_path):
+    """Two rows per micro-batch whose times stay below the highest so far: Flink's watermark
+    does not move between them either, so its per-row changelog is exact here. A row whose own
+    window has fired merges only into a session open when it arrives: not with a row behind it
+    in the same micro-batch (a@22 before a@26: late), but with one before it (b@26, b@22), and
+    in a chain (c@16 by c@20 from state, then c@11 by c@16 of the same micro-batch)."""
+    case = next(c for c in CASES if c.id == "windows/session_arrival_order")
+    result = case.run(spark, tmp_path, "both", rows_per_batch=2, harness=True)
+    assert result.exit_code == 0, result.message
+    assert result.report["late_rows"] == 1
+    assert_changelog(case, tmp_path)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in RESTART], ids=lambda c: c.id)
@@ -83,12 +100,25 @@ INNER = ("SELECT k, TUMBLE_ROWTIME(ts, INTERVAL '10' SECOND) AS rt, COUNT(*) AS 
      "GROUP BY k, TUMBLE(ts, INTERVAL '10' SECOND)", ["HOP_START(..) must name the GROUP BY's"]),
     ("SELECT COUNT(*) FROM t GROUP BY HOP(ts, INTERVAL '3' SECOND, INTERVAL '10' SECOND)",
      ["HOP: the size must be a multiple of the slide"]),
-    (f"SELECT k, COUNT(*) FROM ({INNER}) GROUP BY k, TUMBLE(rt, INTERVAL '1' MINUTE)",
-     ["cascaded windows) is not supported yet"]),
+    ("SELECT k, COUNT(*) FROM (SELECT k, COUNT(*) AS c, MAX(ts) AS mt FROM t GROUP BY k)\n"
+     "GROUP BY k, TUMBLE(mt, INTERVAL '1' MINUTE)", ["TUMBLE needs an event-time attribute"]),
     (f"SELECT * FROM (SELECT k, c, ROW_NUMBER() OVER (PARTITION BY rt ORDER BY c DESC) AS n "
      f"FROM ({INNER})) WHERE n <= 3", ["window TopN / deduplication"]),
     (f"SELECT x.k FROM ({INNER}) x JOIN u ON x.k = u.k", ["a join or a further aggregation"]),
     (f"SELECT t.k FROM {TVF} JOIN u ON t.k = u.k", ["window join"]),
+    ("SELECT * FROM\nTABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' MINUTE))",
+     ["the rows of TABLE(SESSION(..)) without an aggregation", "line 2"]),
+    ("SELECT window_start, COUNT(*) FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), "
+     "INTERVAL '1' MINUTE))\nGROUP BY window_start, window_end, v",
+     ["must GROUP BY window_start, window_end and exactly its PARTITION BY columns (k)",
+      "line 2"]),
+    ("SELECT window_start, COUNT(*) FROM TABLE(SESSION(TABLE t, DESCRIPTOR(ts), "
+     "INTERVAL '1' MINUTE))\nGROUP BY window_start, window_end, k",
+     ["exactly its PARTITION BY columns (none)"]),
+    ("SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE t PARTITION BY k, DESCRIPTOR(ts), "
+     "INTERVAL '1' MINUTE)) GROUP BY window_start, window_end", ["TUMBLE takes no PARTITION BY"]),
+    ("SELECT COUNT(*) FROM TABLE(SESSION(TABLE t PARTITION BY nope, DESCRIPTOR(ts), "
+     "INTERVAL '1' MINUTE)) GROUP BY window_start, window_end", ["nope"]),
 ])
 def test_window_constructs_not_implemented_are_refused(spark, tmp_path, query, needles):
     (tmp_path / "ddl.sql").write_text(DDL)

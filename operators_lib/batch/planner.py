@@ -112,6 +112,7 @@ def aggregate_batch(node: Aggregate, df: DataFrame) -> DataFrame:
 
 
 _CHANGED = "tw__changed"
+_T, _SESSION = "tw__t", "tw__session"
 
 
 def _with_changes(node: Aggregate, df: DataFrame) -> DataFrame:
@@ -175,15 +176,18 @@ def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:
 
 def window_batch(node: WindowAggregate, df: DataFrame, drop: Collection[tuple[int, int]]
                  ) -> DataFrame:
-    """Each row in each of its windows (relational.with_windows) but the
-    ``drop`` pairs, then the aggregates per key and window; a window's row arrives with its
-    first input row."""
+    """Each row in each of its windows (relational.with_windows; SESSION: its session) but
+    the ``drop`` pairs, then the aggregates per key and window; a window's row arrives with
+    its first input row."""
     t = F.unix_millis(F.col(quote(node.time_col)))
-    df = with_windows(node.window, df, t)
-    if drop:
+    keys = [F.col(quote(g)) for g in node.group_by]
+    if node.window.kind == "SESSION":
+        df = _sessions(df, keys, t, node.window.size_ms)
+    else:
+        df = with_windows(node.window, df, t)
+    if drop and node.source is not None:  # the pairs are of the window that read the table
         pairs = df.sparkSession.createDataFrame(sorted(drop), f"{ROWNUM} long, {WEND} long")
         df = df.join(F.broadcast(pairs), [ROWNUM, WEND], "left_anti")
-    keys = [F.col(quote(g)) for g in node.group_by]
     out = df.groupBy(*keys, F.col(WSTART), F.col(WEND)).agg(
         *[agg_column(a).alias(a.name) for a in node.aggs], F.min(ROWNUM).alias(ROWNUM))
     start, end, wtime = node.bounds
@@ -192,3 +196,15 @@ def window_batch(node: WindowAggregate, df: DataFrame, drop: Collection[tuple[in
     return out.select(*[bounds[f.name].alias(f.name) if f.name in bounds else
                         F.col(quote(f.name)) for f in node.fields], F.col(ROWNUM),
                       (F.col(WEND) - 1).alias(EMIT_TS))
+
+
+def _sessions(df: DataFrame, keys: list[Column], t: Column, gap: int) -> DataFrame:
+    """Each row with its SESSION window (start, end) in epoch milliseconds: the rows of a key
+    in time order, a new session wherever the previous row is more than ``gap`` earlier."""
+    by_time = Window.partitionBy(*keys).orderBy(t, F.col(ROWNUM))
+    cut = F.coalesce(t - F.lag(t).over(by_time) > gap, F.lit(True))
+    df = df.select("*", t.alias(_T), F.sum(cut.cast("long")).over(
+        by_time.rowsBetween(Window.unboundedPreceding, 0)).alias(_SESSION))
+    session = Window.partitionBy(*keys, F.col(_SESSION))
+    return df.select("*", F.min(_T).over(session).alias(WSTART),
+                     (F.max(_T).over(session) + gap).alias(WEND)).drop(_T, _SESSION)

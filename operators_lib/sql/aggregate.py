@@ -34,6 +34,7 @@ from operators_lib.sql.windows import (
     group_window,
     source_table,
     unwrap,
+    window_below,
 )
 
 
@@ -113,6 +114,13 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
             raise ctx.err(f"an aggregation over TABLE({tvf.window.kind}(..)) must GROUP BY "
                           "window_start and window_end", group or tvf.call)
         window = (tvf.time_col, tvf.window, tvf.call)
+        group_cols = {n if t == quote(n) else None for n, t, _ in pre[:n_keys]}
+        if tvf.window.kind == "SESSION" and group_cols != set(tvf.partition):
+            # Flink plans this as the TVF's rows followed by an updating GROUP BY.
+            raise ctx.err("an aggregation over TABLE(SESSION(..)) must GROUP BY window_start, "
+                          "window_end and exactly its PARTITION BY columns ("
+                          f"{', '.join(tvf.partition) or 'none'}); other groupings are not "
+                          "supported yet", group or tvf.call)
         for b in TVF_BOUNDS:
             keys[key(exp.column(b, quoted=True))] = b
 
@@ -169,9 +177,9 @@ def _window_aggregate(ctx: Ctx, child: Node, pre: list, group_fields: tuple[Fiel
                       ) -> WindowAggregate:
     time_col, spec, call = window
     source = source_table(child)
-    if source is None:
-        raise ctx.err(f"a {spec.kind} window over a join, an aggregate or another window "
-                      "(cascaded windows) is not supported yet", call)
+    if source is None and window_below(child) is None:
+        raise ctx.err(f"a {spec.kind} window over a join, a regular aggregate or a window "
+                      "TVF's rows is not supported yet", call)
     time_name = next((n for n, t, _ in pre if t == quote(time_col)), None)
     if time_name is None:
         time_name = ctx.hidden("t")

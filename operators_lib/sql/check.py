@@ -67,8 +67,9 @@ ALLOWED: dict[type, set[str]] = {
 }
 
 # Time windows: group windows and their bounds, window TVFs (sql/windows.py).
-WINDOW_SYNTAX = {"TUMBLE", "HOP", "CUMULATE", "TABLE", "DESCRIPTOR", "TUMBLE_START", "TUMBLE_END",
-                 "TUMBLE_ROWTIME", "HOP_START", "HOP_END", "HOP_ROWTIME"}
+WINDOW_SYNTAX = {"TUMBLE", "HOP", "CUMULATE", "SESSION", "TABLE", "DESCRIPTOR", "PARTITION_BY",
+                 "TUMBLE_START", "TUMBLE_END", "TUMBLE_ROWTIME", "HOP_START", "HOP_END",
+                 "HOP_ROWTIME", "SESSION_START", "SESSION_END", "SESSION_ROWTIME"}
 
 # Friendlier names for what a query may contain but twinflow does not run.
 _ARG_MESSAGES = {
@@ -142,7 +143,8 @@ def _check_node(n: exp.Expression) -> None:
             raise Unsupported(f"interval {n.sql()}: only SECOND, MINUTE, HOUR and DAY "
                               "intervals are supported", n)
     elif isinstance(n, exp.Kwarg) and not (isinstance(n.parent, exp.Anonymous) and
-                                           n.parent.name.upper() in ("TUMBLE", "HOP", "CUMULATE")):
+                                           n.parent.name.upper() in ("TUMBLE", "HOP", "CUMULATE",
+                                                                     "SESSION")):
         raise Unsupported("named arguments (=>) are only supported in window TVFs", n)
     elif isinstance(n, exp.Var) and not _unit_position(n):
         raise Unsupported(f"{n.name} is not supported here", n)
@@ -154,9 +156,7 @@ def _check_call(n: exp.Expression, name: str, args: list) -> None:
         if name in WINDOW_SYNTAX:
             return  # placed and checked by the planner (sql/windows.py)
         if name in TIME_WINDOW_FUNCTIONS:
-            what = "SESSION windows" if name.startswith("SESSION") else \
-                "processing-time windows" if name.endswith("PROCTIME") else "this window"
-            raise Unsupported(f"{name}(..): {what} are not supported yet", n)
+            raise Unsupported(f"{name}(..): processing-time windows are not supported yet", n)
         if isinstance(n.parent, exp.Window):
             raise Unsupported(f"{name}() OVER is not supported (supported: "
                               f"{', '.join(AGGREGATES + RANKING)})", n)

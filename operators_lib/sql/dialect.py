@@ -43,6 +43,8 @@ class Flink(Spark):
         QUOTES = ["'"]
         STRING_ESCAPES = ["'"]
         IDENTIFIERS = ["`"]
+        # SESSION is a window function in Flink (``SESSION(ts, gap)``), not a keyword.
+        KEYWORDS = {k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k != "SESSION"}
 
     class Parser(Spark.Parser):
         STRICT_CAST = True  # CAST is exp.Cast, TRY_CAST exp.TryCast (Spark's parser: both TryCast)
@@ -104,8 +106,6 @@ def pre_scan(text: str) -> tuple[str, int] | None:
         nxt = _texts(tokens, i + 1, 4)
         if word == "MATCH_RECOGNIZE":
             return "MATCH_RECOGNIZE is not supported", tok.line
-        if word == "SESSION" and nxt[:1] == ["("]:
-            return "SESSION(..): SESSION windows are not supported yet", tok.line
         if word == "LATERAL" and nxt[:1] == ["TABLE"]:
             return "LATERAL TABLE (table functions) is not supported", tok.line
         if tok.token_type == TokenType.DCOLON:
@@ -116,18 +116,19 @@ def pre_scan(text: str) -> tuple[str, int] | None:
 
 
 def rewrite_window_tvfs(text: str) -> str:
-    """``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), ..))`` (also HOP, CUMULATE, and named arguments
-    ``DATA => TABLE t``) in a form sqlglot parses: the inner ``TABLE`` keywords blanked, so
-    that the table is a plain argument. Same length, so positions and lines stay."""
+    """``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), ..))`` (also HOP, CUMULATE, SESSION, and named
+    arguments ``DATA => TABLE t``) in a form sqlglot parses: the inner ``TABLE`` keywords
+    blanked, so that the table is a plain argument, and SESSION's ``TABLE t PARTITION BY k``
+    (or ``(k1, k2)``) as ``t, PARTITION_BY(k)``. Lines stay where they were."""
     try:
         tokens = Flink().tokenize(text)
     except Exception:  # noqa: BLE001 - the parser reports it
         return text
-    blank: list[Token] = []
+    edits: list[tuple[int, int, str]] = []  # (start, end inclusive, replacement)
     for i, tok in enumerate(tokens):
         nxt = _texts(tokens, i + 1, 2)
         if tok.text.upper() != "TABLE" or nxt[:1] != ["("] or nxt[1:] not in (
-                ["TUMBLE"], ["HOP"], ["CUMULATE"]):
+                ["TUMBLE"], ["HOP"], ["CUMULATE"], ["SESSION"]):
             continue
         depth = 0
         for j in range(i + 1, len(tokens)):
@@ -137,9 +138,16 @@ def rewrite_window_tvfs(text: str) -> str:
                 break
             if depth == 2 and t.text.upper() == "TABLE" and j + 1 < len(tokens) and \
                     tokens[j + 1].token_type in (TokenType.VAR, TokenType.IDENTIFIER):
-                blank.append(t)
-    for t in blank:
-        text = text[:t.start] + " " * (t.end - t.start + 1) + text[t.end + 1:]
+                edits.append((t.start, t.end, " " * (t.end - t.start + 1)))
+            if depth == 2 and t.token_type == TokenType.PARTITION_BY and j + 1 < len(tokens):
+                keys = tokens[j + 1]
+                if keys.text == "(":  # PARTITION BY (k1, k2): the parenthesis is the call's
+                    edits.append((t.start, t.end, ", PARTITION_BY"))
+                else:
+                    edits.append((t.start, t.end, ", PARTITION_BY("))
+                    edits.append((keys.end + 1, keys.end, ")"))
+    for start, end, new in sorted(edits, reverse=True):
+        text = text[:start] + new + text[end + 1:]
     return text
 
 

@@ -121,7 +121,7 @@ def _select(ctx: Ctx, node: exp.Expression) -> Node:
     group, having = node.args.get("group"), node.args.get("having")
     if tvf_below(child) is not None and not (
             group or having or any(e.find(exp.AggFunc) for _, e in items)):
-        child = as_rows(child)
+        child = as_rows(ctx, child)
     if has_ranking(items):
         if group or having:
             raise ctx.err("a ranking function together with GROUP BY / HAVING is not "

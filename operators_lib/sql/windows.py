@@ -1,12 +1,14 @@
-"""Time windows in SQL: group windows (``GROUP BY TUMBLE(ts, ..)``, ``HOP(ts, slide, size)``
-with ``TUMBLE_START/_END/_ROWTIME``) and window TVFs (``TABLE(TUMBLE(TABLE t,
-DESCRIPTOR(ts), size [, offset]))``, ``HOP``, ``CUMULATE``) followed by a GROUP BY on
+"""Time windows in SQL: group windows (``GROUP BY TUMBLE(ts, ..)``, ``HOP(ts, slide, size)``,
+``SESSION(ts, gap)`` with ``TUMBLE_START/_END/_ROWTIME`` and the like) and window TVFs
+(``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size [, offset]))``, ``HOP``, ``CUMULATE``,
+``SESSION(TABLE t [PARTITION BY k], DESCRIPTOR(ts), gap)``) followed by a GROUP BY on
 ``window_start, window_end``. Both become one ``WindowAggregate`` (sql/aggregate.py plans its
 keys and aggregates).
 
 A window TVF is planned as ``Windowed`` (the table with its window columns): aggregated by
 its window it becomes a ``WindowAggregate``, otherwise its rows (``WindowRows``: each row once
-per window, emitted at once, as Flink does). Window TopN / joins / cascades and any other
+per window, emitted at once, as Flink does). A window aggregate may read another's result
+through its ``*_ROWTIME`` / ``window_time`` (a cascade); window TopN / joins and any other
 operator over such a result are refused by name until they are implemented.
 """
 
@@ -17,16 +19,26 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from operators_lib.catalog import TableDef
-from operators_lib.plan import Field, Filter, Node, Project, Scan, TimeWindow, WindowRows, quote
+from operators_lib.plan import (
+    Field,
+    Filter,
+    Node,
+    Project,
+    Scan,
+    TimeWindow,
+    WindowAggregate,
+    WindowRows,
+    quote,
+)
 from operators_lib.sql.context import Ctx, Scope
 from operators_lib.sql.ddl import interval_ms
 from operators_lib.types import FlinkType
 
-GROUP_WINDOWS = {"TUMBLE": ("size",), "HOP": ("slide", "size")}
+GROUP_WINDOWS = {"TUMBLE": ("size",), "HOP": ("slide", "size"), "SESSION": ("gap",)}
 # Group window auxiliary functions -> the window bound they return.
 AUXILIARY = {f"{w}_{part}": part for w in GROUP_WINDOWS for part in ("START", "END", "ROWTIME")}
 TVF_ARGS = {"TUMBLE": ("size", "offset"), "HOP": ("slide", "size", "offset"),
-            "CUMULATE": ("step", "size", "offset")}
+            "CUMULATE": ("step", "size", "offset"), "SESSION": ("gap",)}
 TVF_BOUNDS = ("window_start", "window_end", "window_time")
 BOUND_TYPE = FlinkType("TIMESTAMP", 3)
 
@@ -41,6 +53,7 @@ class Windowed:
     window: TimeWindow
     fields: tuple[Field, ...]
     call: exp.Expression  # for error messages
+    partition: tuple[str, ...] = ()  # SESSION's PARTITION BY columns: one session per key
 
 
 def is_window_tvf(rel: exp.Expression) -> bool:
@@ -57,10 +70,14 @@ def plan_window_tvf(ctx: Ctx, rel: exp.Table, relation) -> tuple[Windowed, Scope
     kind = call.name.upper()
     if kind not in TVF_ARGS:
         raise ctx.err(f"table function {kind} is not supported (window TVFs: TUMBLE, HOP, "
-                      "CUMULATE)", call)
+                      "CUMULATE, SESSION)", call)
     names = ("data", "timecol", *TVF_ARGS[kind])
     args: dict[str, exp.Expression] = {}
-    for i, a in enumerate(call.expressions):
+    partition = [a for a in call.expressions if isinstance(a, exp.Anonymous)
+                 and a.name.upper() == "PARTITION_BY"]  # sql/dialect.rewrite_window_tvfs
+    if partition and kind != "SESSION":
+        raise ctx.err(f"{kind} takes no PARTITION BY (only SESSION does)", partition[0])
+    for i, a in enumerate(a for a in call.expressions if a not in partition):
         if isinstance(a, exp.Kwarg):
             name = a.this.name.lower()
             if name not in names:
@@ -88,6 +105,8 @@ def plan_window_tvf(ctx: Ctx, rel: exp.Table, relation) -> tuple[Windowed, Scope
     ms = [_interval(ctx, args[n], kind) if n in args else 0 for n in TVF_ARGS[kind]]
     if kind == "TUMBLE":
         window = TimeWindow("TUMBLE", ms[0], ms[0], ms[1])
+    elif kind == "SESSION":
+        window = TimeWindow("SESSION", ms[0], ms[0])
     else:
         window = TimeWindow(kind, ms[1], ms[0], ms[2])
     window = checked(ctx, window, call)
@@ -97,14 +116,17 @@ def plan_window_tvf(ctx: Ctx, rel: exp.Table, relation) -> tuple[Windowed, Scope
         raise ctx.err(f"{kind} adds the column {clash[0]}, which the table already has", call)
     rowtime = (Field(TVF_BOUNDS[0], BOUND_TYPE), Field(TVF_BOUNDS[1], BOUND_TYPE),
                Field(TVF_BOUNDS[2], BOUND_TYPE, "rowtime"))
-    node = Windowed(child, time_col, window, child.fields + rowtime, call)
+    keys = tuple(_column(ctx, scope, child.fields, k, "PARTITION BY")
+                 for p in partition for k in p.expressions)
+    node = Windowed(child, time_col, window, child.fields + rowtime, call, keys)
     alias = rel.alias or None
     return node, Scope.of(node.fields, alias)
 
 
 def group_window(ctx: Ctx, call: exp.Anonymous, scope: Scope, fields: tuple[Field, ...]
                  ) -> tuple[str, TimeWindow]:
-    """``TUMBLE(ts, size)`` / ``HOP(ts, slide, size)`` of a GROUP BY: (time column, window)."""
+    """``TUMBLE(ts, size)`` / ``HOP(ts, slide, size)`` / ``SESSION(ts, gap)`` of a GROUP BY:
+    (time column, window)."""
     kind = call.name.upper()
     params = GROUP_WINDOWS.get(kind)
     if params is None:
@@ -114,8 +136,7 @@ def group_window(ctx: Ctx, call: exp.Anonymous, scope: Scope, fields: tuple[Fiel
         raise ctx.err(f"{kind} takes a time attribute and {' and '.join(params)}", call)
     time_col = _time_attribute(ctx, scope, fields, args[0], kind)
     ms = [_interval(ctx, a, kind) for a in args[1:]]
-    window = TimeWindow("TUMBLE", ms[0], ms[0]) if kind == "TUMBLE" else TimeWindow(
-        "HOP", ms[1], ms[0])
+    window = TimeWindow(kind, ms[0], ms[0]) if kind != "HOP" else TimeWindow("HOP", ms[1], ms[0])
     return time_col, checked(ctx, window, call)
 
 
@@ -144,6 +165,14 @@ def _time_attribute(ctx: Ctx, scope: Scope, fields: tuple[Field, ...], col: exp.
     return field.name
 
 
+def _column(ctx: Ctx, scope: Scope, fields: tuple[Field, ...], col: exp.Expression,
+            what: str) -> str:
+    resolved = scope.resolve(ctx, col)
+    if not isinstance(resolved, exp.Column) or resolved.name not in {f.name for f in fields}:
+        raise ctx.err(f"{what} takes columns of the table; {col.sql()} is not one", col)
+    return resolved.name
+
+
 def _interval(ctx: Ctx, node: exp.Expression, kind: str) -> int:
     ms = interval_ms(node) if isinstance(node, exp.Interval) else None
     if ms is None:
@@ -159,12 +188,15 @@ def tvf_below(node: Node) -> Windowed | None:
     return node if isinstance(node, Windowed) else None
 
 
-def as_rows(node: Node) -> Node:
+def as_rows(ctx: Ctx, node: Node) -> Node:
     """The window TVF under WHERE filters as its rows (``WindowRows``): a query that does not
     aggregate it by window."""
     if isinstance(node, Filter):
-        child = as_rows(node.child)
+        child = as_rows(ctx, node.child)
         return Filter(child, node.condition, child.fields)
+    if node.window.kind == "SESSION":
+        raise ctx.err("the rows of TABLE(SESSION(..)) without an aggregation by "
+                      "window_start, window_end are not supported yet", node.call)
     return WindowRows(node.child, node.time_col, node.window, node.fields)
 
 
@@ -184,6 +216,14 @@ def unwrap(ctx: Ctx, node: Node, where: exp.Expression) -> tuple[Windowed | None
                           "window aggregation is not supported yet", where)
         child = Filter(child, f.condition, child.fields)
     return node, child
+
+
+def window_below(node: Node) -> WindowAggregate | None:
+    """The window aggregate whose result reaches a node through filters and projections (a
+    cascade of windows)."""
+    while isinstance(node, (Filter, Project)):
+        node = node.child
+    return node if isinstance(node, WindowAggregate) else None
 
 
 def source_table(node: Node) -> TableDef | None:

@@ -291,13 +291,14 @@ def window_stream(node: WindowAggregate, df: DataFrame, runtime: SparkRuntime) -
     safe = df.select(*[F.col(quote(g)).alias(k) for g, k in zip(node.group_by, keys)],
                      *[F.col(quote(a)).alias(c) for a, c in args.items()],
                      F.unix_millis(F.col(quote(node.time_col))).alias(TIME_MS), F.col(ROWNUM),
-                     *carried(df))
+                     *[F.col(c) for c in (OP, EMIT_TS) if c in df.columns], *carried(df))
     bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(BUCKETS)) if keys else F.lit(0)
     safe = safe.withColumn(BUCKET, bucket.cast("long"))
     aggs = tuple(replace(a, arg=args.get(a.arg), name=o) for a, o in zip(node.aggs, outputs))
     spec = WindowAggSpec(node.window, keys, tuple(value_kind(fields[g].type)
                                                   for g in node.group_by), aggs,
-                         tuple(_pandas_dtype(a.type) for a in node.aggs), bounds)
+                         tuple(_pandas_dtype(a.type) for a in node.aggs), bounds,
+                         cascaded=node.source is None)
     out = T.StructType(
         [T.StructField(k, fields[g].type.spark()) for k, g in zip(keys, node.group_by)]
         + [T.StructField(b, T.TimestampType()) for b in bounds]

@@ -1,5 +1,5 @@
-"""Event-time window aggregation (TUMBLE, HOP, CUMULATE; group windows and window TVFs) as a
-transformWithState processor over buckets of keys, vectorized across keys and windows.
+"""Event-time window aggregation (TUMBLE, HOP, CUMULATE, SESSION; group windows and window TVFs)
+as a transformWithState processor over buckets of keys, vectorized across keys and windows.
 
 Implements ``SELECT keys, bounds, agg(x), .. GROUP BY keys, <window>`` over an append-only
 input (Flink's window aggregate):
@@ -13,14 +13,20 @@ input (Flink's window aggregate):
   TVFs alike. A row whose windows have all fired is late, dropped and reported (``LATE``,
   late.csv); a row left out of some windows only (HOP, CUMULATE) is reported per window
   (``LATE_WINDOW``, its end in ``tw__ts``), so that parity can leave out the same.
+- SESSION (stream/sessions.py): a row's window ``[t, t + gap)`` merges with the open sessions
+  of its key that it overlaps or touches; a row is late only if its own window has fired and
+  it merges into no open session. A kept row touching a session that has already fired starts
+  a new one, as in Flink, and is reported (``SESSION_SPLIT``, the fired session's end in
+  ``tw__ts``): batch semantics would have merged them, so parity does not apply.
 - End of input: the end-of-input marker moves the watermark past every window: all fire.
 
 Runtime: grouped by bucket (a hash of the key), so a micro-batch costs one Python call per
 bucket with rows or a due timer, never one per key. State per bucket: one page holding the
 pending (row, window) pairs as numpy columns (key values, window start and end, aggregate
-arguments, arrival) and one event-time timer at the earliest pending ``end - 1``. A firing is
-one sort of the due pairs by (window end, key, window start, arrival) and segment reductions
-(window_aggs.windowed) over all its keys and windows at once.
+arguments, arrival; SESSION: the rows with their time, windows recomputed as rows arrive, and
+the recently fired sessions) and one event-time timer at the earliest pending ``end - 1``. A
+firing is one sort of the due pairs by (window end, key, window start, arrival) and segment
+reductions (window_aggs.windowed) over all its keys and windows at once.
 """
 
 from __future__ import annotations
@@ -33,7 +39,16 @@ import numpy as np
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from operators_lib.plan import EMIT_TS, LATE, LATE_WINDOW, OP, ROWNUM, AggCall, TimeWindow
+from operators_lib.plan import (
+    EMIT_TS,
+    LATE,
+    LATE_WINDOW,
+    OP,
+    ROWNUM,
+    SESSION_SPLIT,
+    AggCall,
+    TimeWindow,
+)
 from operators_lib.stream.event_time import (
     STATE_SCHEMA,
     TIME_MS,
@@ -43,6 +58,7 @@ from operators_lib.stream.event_time import (
     watermark,
 )
 from operators_lib.stream.rows import key_codes
+from operators_lib.stream.sessions import admit, sessionize
 from operators_lib.stream.window_aggs import as_array, windowed
 
 PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
@@ -57,6 +73,7 @@ class WindowAggSpec:
     aggs: tuple[AggCall, ...]  # ``arg``: the processor's input column
     out_types: tuple[str, ...]  # pandas dtype per aggregate output
     bounds: tuple[str, str, str]  # output columns: window start, end, time
+    cascaded: bool = False  # the input is another window's result: never late
 
 
 def assign(window: TimeWindow, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -99,22 +116,52 @@ class WindowAggProcessor(StatefulProcessor):
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)
         page = self._load()
-        fired = self._fire(page, wm)  # windows due before these rows arrived
         frames = list(rows)
         df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        if self.spec.cascaded:
+            yield from self._cascaded(page, df, wm)
+            return
+        fired = self._fire(page, wm)  # windows due before these rows arrived
         df = df[df[ROWNUM] >= 0]  # the end-of-input marker only moves the watermark
         late = None
-        if len(df):
+        if len(df) and self.spec.window.kind == "SESSION":
+            late = self._add_to_sessions(page, df.sort_values(ROWNUM), wm)
+        elif len(df):
             idx, start, end = assign(self.spec.window, df[TIME_MS].to_numpy(dtype=np.int64))
             on_time = end - 1 > wm
-            cols = {c: df[c].to_numpy() for c in (*self.spec.keys, *self.args, _RN)}
-            if on_time.any():
-                pairs = {c: a[idx[on_time]] for c, a in cols.items()}
-                pairs[_WS], pairs[_WE] = start[on_time], end[on_time]
-                page["pairs"] = concat(page.get("pairs"), pairs)
-            late = self._late(cols[_RN], idx, end, on_time)
+            self._add_pairs(page, df, idx[on_time], start[on_time], end[on_time])
+            late = self._late(df[_RN].to_numpy(), idx, end, on_time)
         self._save(page, expired=None)
         yield from (o for o in (fired, late) if o is not None)
+
+    def _cascaded(self, page: dict, df: pd.DataFrame, wm: int) -> Iterator[pd.DataFrame]:
+        """Rows of an upstream window, fired by the watermark this micro-batch brings: in
+        Flink they arrive before that watermark, so none is late and they fire with it."""
+        markers = df[OP] != "+I"  # the upstream's late-row reports travel on
+        if markers.any():
+            passed = {c: [None] * int(markers.sum()) for c in (
+                *self.spec.keys, *self.spec.bounds, *(a.name for a in self.spec.aggs))}
+            yield pd.DataFrame({**passed, OP: df.loc[markers, OP].to_numpy(),
+                                EMIT_TS: df.loc[markers, EMIT_TS].to_numpy(dtype=np.int64),
+                                ROWNUM: df.loc[markers, ROWNUM].to_numpy(dtype=np.int64)})
+        df = df[~markers]
+        splits = None
+        if len(df) and self.spec.window.kind == "SESSION":
+            splits = self._add_to_sessions(page, df.sort_values(ROWNUM), wm, cascaded=True)
+        elif len(df):
+            self._add_pairs(page, df, *assign(self.spec.window,
+                                              df[TIME_MS].to_numpy(dtype=np.int64)))
+        fired = self._fire(page, wm)
+        self._save(page, expired=None)
+        yield from (o for o in (fired, splits) if o is not None)
+
+    def _add_pairs(self, page: dict, df: pd.DataFrame, idx: np.ndarray, start: np.ndarray,
+                   end: np.ndarray) -> None:
+        """Rows ``idx`` of ``df`` into the windows (start, end) given for them."""
+        if len(idx):
+            pairs = {c: df[c].to_numpy()[idx] for c in (*self.spec.keys, *self.args, _RN)}
+            pairs[_WS], pairs[_WE] = start, end
+            page["pairs"] = concat(page.get("pairs"), pairs)
 
     def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
         page = self._load()
@@ -135,7 +182,7 @@ class WindowAggProcessor(StatefulProcessor):
         pairs = page.get("pairs")
         due = int(pairs[_WE].min()) - 1 if pairs else None
         page["timer"] = move_timer(self.handle, page.get("timer"), expired, due)
-        if pairs:
+        if pairs or page.get("fired"):
             self.state.update((pickle.dumps(page, protocol=5),))
         else:
             self.state.clear()
@@ -150,6 +197,8 @@ class WindowAggProcessor(StatefulProcessor):
             return None
         page["pairs"] = take(pairs, ~due) if not due.all() else None
         sel = take(pairs, due)
+        if self.spec.window.kind == "SESSION":
+            self._remember_fired(page, sel, wm)
         code = key_codes(pd.DataFrame({k: sel[k] for k in self.spec.keys}, index=np.arange(
             len(sel[_RN]))), list(self.spec.keys))
         order = np.lexsort((sel[_RN], sel[_WS], code, sel[_WE]))
@@ -188,15 +237,77 @@ class WindowAggProcessor(StatefulProcessor):
         kept[idx[on_time]] = True
         partial = ~on_time & kept[idx]
         late = np.flatnonzero(~kept)
-        if not len(late) and not partial.any():
+        return self._markers(((LATE, rownum[late], np.zeros(len(late), np.int64)),
+                              (LATE_WINDOW, rownum[idx[partial]], end[partial])))
+
+    def _markers(self, kinds) -> pd.DataFrame | None:
+        """Marker rows: (kind, row numbers, ``tw__ts`` values) per kind."""
+        n = sum(len(r) for _, r, _ in kinds)
+        if not n:
             return None
-        n = len(late) + int(partial.sum())
         out: dict[str, object] = {c: [None] * n for c in (
             *self.spec.keys, *self.spec.bounds, *(a.name for a in self.spec.aggs))}
-        out[OP] = np.array([LATE] * len(late) + [LATE_WINDOW] * (n - len(late)), dtype=object)
-        out[EMIT_TS] = np.concatenate((np.zeros(len(late), np.int64), end[partial]))
-        out[ROWNUM] = np.concatenate((rownum[late], rownum[idx[partial]])).astype(np.int64)
+        out[OP] = np.concatenate([np.full(len(r), k, dtype=object) for k, r, _ in kinds])
+        out[EMIT_TS] = np.concatenate([ts for _, _, ts in kinds]).astype(np.int64)
+        out[ROWNUM] = np.concatenate([r for _, r, _ in kinds]).astype(np.int64)
         return pd.DataFrame(out)
+
+    # -- sessions --------------------------------------------------------------------------
+    def _add_to_sessions(self, page: dict, df: pd.DataFrame, wm: int, cascaded: bool = False
+                         ) -> pd.DataFrame | None:
+        """Admit the new rows (in arrival order) into the open sessions, recompute every
+        pending row's session, and report the late rows and those touching a fired session."""
+        gap = self.spec.window.size_ms
+        new = {c: df[c].to_numpy() for c in (*self.spec.keys, *self.args, _RN, TIME_MS)}
+        new[TIME_MS] = new[TIME_MS].astype(np.int64)
+        pending, fired = page.get("pairs"), page.get("fired")
+        n_old, n_new = len(pending[_RN]) if pending else 0, len(new[_RN])
+        n_fired = len(fired[_WE]) if fired else 0
+        blocks = [b for b in (pending, new, fired) if b]
+        code = key_codes(pd.DataFrame({k: np.concatenate([b[k] for b in blocks])
+                                       for k in self.spec.keys},
+                                      index=np.arange(n_old + n_new + n_fired)),
+                         list(self.spec.keys))
+        code_old, code_new = code[:n_old], code[n_old:n_old + n_new]
+        t_old = pending[TIME_MS] if pending else np.zeros(0, np.int64)
+        kept = np.ones(n_new, bool) if cascaded else admit(code_old, t_old, code_new,
+                                                            new[TIME_MS], gap, wm)
+        split_end = _touched(code_new, new[TIME_MS], code[n_old + n_new:], fired, gap)
+        split = kept & (split_end >= 0)
+        if kept.any():
+            rows = take(new, kept)
+            all_rows = concat(pending, {**rows, _WS: rows[TIME_MS], _WE: rows[TIME_MS]})
+            all_code = np.concatenate((code_old, code_new[kept]))
+            all_rows[_WS], all_rows[_WE] = sessionize(all_code, all_rows[TIME_MS], gap)
+            page["pairs"] = all_rows
+        late = np.flatnonzero(~kept)
+        return self._markers(((LATE, new[_RN][late], np.zeros(len(late), np.int64)),
+                              (SESSION_SPLIT, new[_RN][split], split_end[split])))
+
+    def _remember_fired(self, page: dict, sel: dict, wm: int) -> None:
+        """Keep the sessions just fired (keys, start, end) while a row on time could still
+        touch them (their end + gap - 1 > watermark), to report such a row."""
+        gap = self.spec.window.size_ms
+        fired = {k: sel[k] for k in (*self.spec.keys, _WS, _WE)}
+        fired = concat(page.get("fired"), fired)
+        fired = take(fired, fired[_WE] + gap - 1 > wm)
+        page["fired"] = fired if len(fired[_WE]) else None
+
+def _touched(code: np.ndarray, t: np.ndarray, fcode: np.ndarray, fired: dict | None,
+             gap: int) -> np.ndarray:
+    """Per row: the end of a fired session of its key that its window touches, else -1 (the
+    first such session ending at or after its time)."""
+    out = np.full(len(t), -1, np.int64)
+    if not fired:
+        return out
+    rows = pd.DataFrame({"c": code, "t": t, "i": np.arange(len(t))}).sort_values("t")
+    sessions = pd.DataFrame({"c": fcode, "fe": fired[_WE].astype(np.int64),
+                             "fs": fired[_WS].astype(np.int64)}).sort_values("fe")
+    m = pd.merge_asof(rows, sessions, left_on="t", right_on="fe", by="c",
+                      direction="forward")
+    hit = (m["fs"].to_numpy(dtype=float) <= m["t"].to_numpy() + gap)
+    out[m["i"].to_numpy()[hit]] = m["fe"].to_numpy()[hit].astype(np.int64)
+    return out
 
 
 def _values(values: np.ndarray, kind: str) -> list:

@@ -13,7 +13,7 @@ Flink's streaming final and Flink's batch final. One exception, by design: Flink
 orders ROWS peers (equal times in a partition) arbitrarily, twinflow by arrival in both modes
 (as Flink's streaming mode does); when the batch result differs only there, it must equal
 Flink's streaming result with --watermarks end-only (nothing late), and the line says so.
-``--family windows`` draws a TUMBLE / HOP (group window or TVF) or CUMULATE (TVF) window,
+``--family windows`` draws a TUMBLE / HOP / SESSION (group window or TVF) or CUMULATE (TVF) window,
 with or without offset and key, and aggregates (DISTINCT included) over the same kind of table.
 Not part of CI: it needs the Flink venv and takes ~1 min per iteration. A failing case is kept
 (ddl.sql, query.sql, t.csv, twinflow's output) in --keep, to be added to the corpus.
@@ -63,22 +63,24 @@ def random_table(rng: random.Random, where: Path, rows_max: int = 14) -> None:
 
 def random_window_case(rng: random.Random, where: Path) -> None:
     random_table(rng, where, rows_max=24)
-    kind = rng.choice(["TUMBLE", "HOP", "CUMULATE"])
+    kind = rng.choice(["TUMBLE", "HOP", "CUMULATE", "SESSION"])
     step = rng.randint(1, 4)
-    size = step * rng.randint(2, 4) if kind != "TUMBLE" else step
+    size = step * rng.randint(2, 4) if kind in ("HOP", "CUMULATE") else step
     sec = "INTERVAL '{}' SECOND".format
-    offset = f", {sec(rng.randint(1, size - 1))}" if size > 1 and rng.random() < 0.3 else ""
+    offset = f", {sec(rng.randint(1, size - 1))}" if size > 1 and kind != "SESSION" and \
+        rng.random() < 0.3 else ""
     keyed = rng.random() < 0.7
     aggs = rng.sample(AGGS + ["COUNT(DISTINCT v)", "SUM(DISTINCT v)"], rng.randint(1, 4))
     items = "".join(f",\n  {a} AS a{i}" for i, a in enumerate(aggs))
     key, group_key = ("k, ", ", k") if keyed else ("", "")
-    args = sec(size) if kind == "TUMBLE" else f"{sec(step)}, {sec(size)}"
+    args = sec(size) if kind in ("TUMBLE", "SESSION") else f"{sec(step)}, {sec(size)}"
+    table = "TABLE t PARTITION BY k" if keyed and kind == "SESSION" else "TABLE t"
     if kind != "CUMULATE" and not offset and rng.random() < 0.5:  # a group window
         query = (f"SELECT {key}{kind}_START(ts, {args}) AS ws, {kind}_END(ts, {args}) AS we"
                  f"{items}\nFROM t\nGROUP BY {kind}(ts, {args}){group_key}\n")
     else:
         query = (f"SELECT {key}window_start AS ws, window_end AS we{items}\n"
-                 f"FROM TABLE({kind}(TABLE t, DESCRIPTOR(ts), {args}{offset}))\n"
+                 f"FROM TABLE({kind}({table}, DESCRIPTOR(ts), {args}{offset}))\n"
                  f"GROUP BY window_start, window_end{group_key}\n")
     (where / "query.sql").write_text(query)
     ties = {"time": "we", "key": ["k"] if keyed else []}

@@ -1,0 +1,2 @@
+SELECT user_id, SESSION_START(ts, INTERVAL '5' SECOND) AS ss, SESSION_END(ts, INTERVAL '5' SECOND) AS se, COUNT(*) AS c, COUNT(v) AS cv, SUM(v) AS s, MAX(url) AS mu
+FROM clicks GROUP BY SESSION(ts, INTERVAL '5' SECOND), user_id
