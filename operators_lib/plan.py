@@ -224,6 +224,10 @@ class Rank:
     dedup: str | None = None
     time_kind: str | None = None
     source: TableDef | None = None  # dedup keep-first drops late rows of this table
+    # Window TopN: the input is a window aggregate's result and the partition holds its window
+    # start and end. A window's rows all arrive when it fires, in one micro-batch: they are
+    # ranked there and the top rows emitted once, as +I (stream/window_rank.py).
+    windowed: bool = False
 
 
 Node = (Scan | Filter | Project | Over | Join | Aggregate | Rank | WindowAggregate

@@ -25,7 +25,8 @@ RESTART = ["windows/hop_tvf", "windows/session_arrival_order", "windows/seed_cas
 def test_per_row_stream_and_batch_equal_flink(spark, tmp_path, case):
     result = case.run(spark, tmp_path, "both", rows_per_batch=1, harness=True)
     assert result.exit_code == 0, result.message
-    assert_changelog(case, tmp_path)
+    if (case.dir / "expected" / "changelog.csv").exists():  # else Flink's streaming refuses it
+        assert_changelog(case, tmp_path)
     assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
     assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
     report = result.report
@@ -106,6 +107,10 @@ INNER = ("SELECT k, TUMBLE_ROWTIME(ts, INTERVAL '10' SECOND) AS rt, COUNT(*) AS 
      f"FROM ({INNER})) WHERE n <= 3", ["window TopN / deduplication"]),
     (f"SELECT x.k FROM ({INNER}) x JOIN u ON x.k = u.k", ["a join or a further aggregation"]),
     (f"SELECT t.k FROM {TVF} JOIN u ON t.k = u.k", ["window join"]),
+    ("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
+     "ORDER BY window_time) AS n FROM (SELECT window_start, window_end, window_time, COUNT(*) "
+     f"AS c FROM {TVF} GROUP BY window_start, window_end, window_time)) WHERE n = 1",
+     ["window deduplication"]),
     ("SELECT * FROM\nTABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' MINUTE))",
      ["the rows of TABLE(SESSION(..)) without an aggregation", "line 2"]),
     ("SELECT window_start, COUNT(*) FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), "

@@ -21,6 +21,7 @@ from operators_lib.plan import (
     Filter,
     Node,
     Project,
+    Rank,
     Scan,
     WindowAggregate,
     WindowRows,
@@ -75,7 +76,9 @@ def _check_window_consumers(ctx: Ctx, node: Node, query: exp.Expression) -> None
     rows (so far): Flink plans window TopN, window joins and window aggregates over them, which
     a regular TopN, join or aggregate would answer with another changelog."""
     windowed = find(node, WindowAggregate) + find(node, WindowRows)
-    if not isinstance(node, (Filter, Project, WindowAggregate, WindowRows)) and windowed:
+    window_topn = isinstance(node, Rank) and node.windowed
+    if not isinstance(node, (Filter, Project, WindowAggregate, WindowRows)) and windowed and \
+            not window_topn:
         raise ctx.err("a window TopN / deduplication, a join or a further aggregation over a "
                       "window aggregate or a window TVF's rows is not supported yet", query)
     for child in children(node):

@@ -80,11 +80,30 @@ def plan_rank(ctx: Ctx, child: Node, items, scope: Scope, project) -> Node:
         time_kind = by_name[keys[0].col].time_attr
     rank_field = ctx.hidden("rank")
     found = scans(child)
-    rank = Rank(pre.node(), func, partition, tuple(keys), 1, None, rank_field, True,
+    node = pre.node()
+    windowed = _ranks_windows(node, partition)
+    if windowed and time_kind:
+        raise ctx.err("window deduplication (ROW_NUMBER over a window ordered by a time "
+                      "attribute) is not supported yet", win)
+    rank = Rank(node, func, partition, tuple(keys), 1, None, rank_field, True,
                 tuple(pre.fields) + (Field(rank_field, FlinkType("BIGINT")),),
-                time_kind=time_kind, source=found[0].table if len(found) == 1 else None)
+                time_kind=time_kind, source=found[0].table if len(found) == 1 else None,
+                windowed=windowed)
     replaced = [(n, exp.column(rank_field, quoted=True) if e is win else e) for n, e in items]
     return project(ctx, rank, replaced)
+
+
+def _ranks_windows(node: Node, partition: tuple[str, ...]) -> bool:
+    """Window TopN: does ``node`` carry a window aggregate's result (through projections and
+    filters) and the partition hold that aggregate's window start and end?"""
+    names = set(partition)
+    while isinstance(node, (Project, Filter)):
+        if isinstance(node, Project):
+            exprs = dict(node.exprs)
+            names = {exprs[n][1:-1].replace("``", "`") for n in names
+                     if exprs.get(n, "").startswith("`") and exprs[n].endswith("`")}
+        node = node.child
+    return isinstance(node, WindowAggregate) and set(node.bounds[:2]) <= names
 
 
 def _rank_column(node: Node, name: str) -> bool:

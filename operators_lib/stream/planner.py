@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from operators_lib.plan import (
+    BATCH,
     EMIT_TS,
     MARKERS,
     OP,
@@ -45,6 +46,7 @@ from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_k
 from operators_lib.stream.runner import SPARK, SparkRuntime
 from operators_lib.stream.topn import TopNProcessor, TopNSpec, keep_batch_top
 from operators_lib.stream.window_agg import WindowAggProcessor, WindowAggSpec
+from operators_lib.stream.window_rank import WindowRankSpec, rank_windows
 from operators_lib.topn_split import SPLIT
 
 _TIME_TEXT = "yyyy-MM-dd HH:mm:ss.SSSSSS"  # a TIMESTAMP through a Python processor
@@ -318,6 +320,8 @@ def rank_stream(node: Rank, df: DataFrame, runtime: SparkRuntime, prefilter: boo
     alias = {f.name: c for f, c in zip(fields, cols)}
     if first_row_dedup(node):
         return _first_row_stream(node, df, cols, alias, runtime)
+    if node.windowed:
+        return _window_rank_stream(node, df, cols, alias)
     ops, rownum = _changelog_columns(df, None)
     safe = df.select(*[F.col(quote(f.name)).alias(c) for f, c in zip(fields, cols)],
                      *ops, *rownum, *carried(df))
@@ -336,6 +340,24 @@ def rank_stream(node: Rank, df: DataFrame, runtime: SparkRuntime, prefilter: boo
                     row_key=update_fast(node) if OP in df.columns else None)
     result = transform_with_state(runtime, safe, [BUCKET], TopNProcessor(spec, key_cols, "rank"),
                            _rank_schema(cols, fields), "None")
+    return _rank_result(node, result, cols)
+
+
+def _window_rank_stream(node: Rank, df: DataFrame, cols: tuple[str, ...], alias: dict
+                        ) -> DataFrame:
+    """Window TopN (stream/window_rank.py): each micro-batch hash-partitioned by the partition
+    columns (and the harness's micro-batch id), ranked per task."""
+    safe = df.select(*[F.col(quote(f.name)).alias(c) for f, c in zip(node.child.fields, cols)],
+                     OP, EMIT_TS, ROWNUM, *carried(df))
+    partition = tuple(alias[p] for p in node.partition_by) + (
+        (BATCH,) if BATCH in df.columns else ())
+    spec = WindowRankSpec(partition, tuple(replace(k, col=alias[k.col]) for k in node.order_by),
+                          node.func, node.start, node.end, "rank")
+    schema = T.StructType([*safe.schema.fields, T.StructField("rank", T.LongType())])
+    result = safe.repartition(*[F.col(c) for c in partition]).mapInArrow(
+        partial(rank_windows, spec=spec), schema)
+    if not node.rank_output:
+        result = result.withColumn("rank", F.lit(None).cast("long"))
     return _rank_result(node, result, cols)
 
 
