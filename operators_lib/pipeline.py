@@ -351,7 +351,8 @@ def late_source(plan: Node) -> TableDef | None:
     """The table whose late rows an operator drops: OVER's, a window aggregate's, or a
     keep-first deduplication's by event time (queries with such an operator read one table)."""
     for node in find(plan, Over) + find(plan, WindowAggregate) + find(plan, Rank):
-        if (not isinstance(node, Rank) or first_row_dedup(node)) and node.source is not None:
+        drops = not isinstance(node, Rank) or first_row_dedup(node) or node.windowed == "rows"
+        if drops and node.source is not None:
             return node.source
     return None
 

@@ -224,10 +224,12 @@ class Rank:
     dedup: str | None = None
     time_kind: str | None = None
     source: TableDef | None = None  # dedup keep-first drops late rows of this table
-    # Window TopN: the input is a window aggregate's result and the partition holds its window
-    # start and end. A window's rows all arrive when it fires, in one micro-batch: they are
-    # ranked there and the top rows emitted once, as +I (stream/window_rank.py).
-    windowed: bool = False
+    # Window TopN / deduplication (stream/window_rank.py): the partition holds the window
+    # start and end columns (``window_bounds``) of a window aggregate's result ("aggregate":
+    # each window's rows arrive together, when it fires) or of a window TVF's rows ("rows":
+    # kept until the window fires). Either way the top rows are emitted once, as +I.
+    windowed: str | None = None
+    window_bounds: tuple[str, ...] = ()
 
 
 Node = (Scan | Filter | Project | Over | Join | Aggregate | Rank | WindowAggregate
@@ -294,7 +296,7 @@ def append_only(node: Node) -> bool:
     if isinstance(node, Join):
         return node.kind == "INNER" and append_only(node.left) and append_only(node.right)
     if isinstance(node, Rank):
-        return first_row_dedup(node)
+        return node.windowed is not None or first_row_dedup(node)
     return False
 
 

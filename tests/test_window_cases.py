@@ -18,7 +18,8 @@ from operators_lib.pipeline import RunConfig, run
 from tests.caselib import all_cases, assert_changelog, assert_final
 
 CASES = all_cases("windows")
-RESTART = ["windows/hop_tvf", "windows/session_arrival_order", "windows/seed_cascade"]
+RESTART = ["windows/hop_tvf", "windows/session_arrival_order", "windows/seed_cascade",
+           "windows/window_topn"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
@@ -35,9 +36,10 @@ def test_per_row_stream_and_batch_equal_flink(spark, tmp_path, case):
         assert report["stream"]["late_row_windows"] == case.meta["late_row_windows"]
         assert report["stream"]["session_splits"] == case.meta.get("session_splits", 0)
     late = report["late_rows"] or report["stream"]["late_row_windows"]
-    assert report["parity"]["verdict"] == (
-        "not_applicable" if report["stream"]["session_splits"] else
-        "explained_by_late_rows" if late else "equal")
+    # Late rows that change nothing (a deduplication keeping the last row) leave parity equal.
+    assert report["parity"]["verdict"] in (
+        ("not_applicable",) if report["stream"]["session_splits"] else
+        ("explained_by_late_rows", "equal") if late else ("equal",))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
@@ -85,7 +87,7 @@ INNER = ("SELECT k, TUMBLE_ROWTIME(ts, INTERVAL '10' SECOND) AS rt, COUNT(*) AS 
 
 
 @pytest.mark.parametrize("query, needles", [
-    (f"SELECT * FROM (SELECT k, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
+    (f"SELECT * FROM (SELECT k, ROW_NUMBER() OVER (PARTITION BY window_start "
      f"ORDER BY v DESC) AS n FROM {TVF}) WHERE n <= 2", ["window TopN / deduplication"]),
     (f"SELECT window_start, COUNT(*) FROM (SELECT * FROM {TVF}) GROUP BY window_start, "
      "window_end", ["a further aggregation over a window aggregate or a window TVF's rows"]),

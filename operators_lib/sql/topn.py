@@ -81,29 +81,39 @@ def plan_rank(ctx: Ctx, child: Node, items, scope: Scope, project) -> Node:
     rank_field = ctx.hidden("rank")
     found = scans(child)
     node = pre.node()
-    windowed = _ranks_windows(node, partition)
-    if windowed and time_kind:
-        raise ctx.err("window deduplication (ROW_NUMBER over a window ordered by a time "
-                      "attribute) is not supported yet", win)
+    windowed, bounds = _ranks_windows(node, partition)
+    if windowed == "aggregate" and time_kind:
+        raise ctx.err("window deduplication over a window aggregate (ROW_NUMBER ordered by a "
+                      "time attribute) is not supported yet", win)
     rank = Rank(node, func, partition, tuple(keys), 1, None, rank_field, True,
                 tuple(pre.fields) + (Field(rank_field, FlinkType("BIGINT")),),
                 time_kind=time_kind, source=found[0].table if len(found) == 1 else None,
-                windowed=windowed)
+                windowed=windowed, window_bounds=bounds)
     replaced = [(n, exp.column(rank_field, quoted=True) if e is win else e) for n, e in items]
     return project(ctx, rank, replaced)
 
 
-def _ranks_windows(node: Node, partition: tuple[str, ...]) -> bool:
-    """Window TopN: does ``node`` carry a window aggregate's result (through projections and
-    filters) and the partition hold that aggregate's window start and end?"""
-    names = set(partition)
+def _ranks_windows(node: Node, partition: tuple[str, ...]
+                   ) -> tuple[str | None, tuple[str, ...]]:
+    """Window TopN: does the partition hold the window start and end of a window aggregate's
+    result or of a window TVF's rows that ``node`` carries (through projections and filters)?
+    ("aggregate" | "rows" | None, the two partition columns)."""
+    names = {p: p for p in partition}  # column of the current node -> partition column
     while isinstance(node, (Project, Filter)):
         if isinstance(node, Project):
             exprs = dict(node.exprs)
-            names = {exprs[n][1:-1].replace("``", "`") for n in names
+            names = {exprs[n][1:-1].replace("``", "`"): p for n, p in names.items()
                      if exprs.get(n, "").startswith("`") and exprs[n].endswith("`")}
         node = node.child
-    return isinstance(node, WindowAggregate) and set(node.bounds[:2]) <= names
+    if isinstance(node, WindowAggregate):
+        kind, bounds = "aggregate", node.bounds[:2]
+    elif isinstance(node, WindowRows):
+        kind, bounds = "rows", tuple(f.name for f in node.fields[-3:-1])
+    else:
+        return None, ()
+    if not set(bounds) <= set(names):
+        return None, ()
+    return kind, tuple(names[b] for b in bounds)
 
 
 def _rank_column(node: Node, name: str) -> bool:

@@ -45,8 +45,12 @@ from operators_lib.stream.over import OverProcessor, OverSpec
 from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_kind
 from operators_lib.stream.runner import SPARK, SparkRuntime
 from operators_lib.stream.topn import TopNProcessor, TopNSpec, keep_batch_top
-from operators_lib.stream.window_agg import WindowAggProcessor, WindowAggSpec
-from operators_lib.stream.window_rank import WindowRankSpec, rank_windows
+from operators_lib.stream.window_agg import WE, WS, WindowAggProcessor, WindowAggSpec
+from operators_lib.stream.window_rank import (
+    WindowRankSpec,
+    WindowRowsRankProcessor,
+    rank_windows,
+)
 from operators_lib.topn_split import SPLIT
 
 _TIME_TEXT = "yyyy-MM-dd HH:mm:ss.SSSSSS"  # a TIMESTAMP through a Python processor
@@ -88,7 +92,7 @@ def _emits_changelog(node: Node) -> bool:
     """Does the operator emit changes as they happen (not in event-time order, as OVER and
     keep-first deduplication do)?"""
     if isinstance(node, Rank):
-        return not first_row_dedup(node)
+        return not first_row_dedup(node) and not node.windowed
     return isinstance(node, (Join, Aggregate))
 
 
@@ -318,10 +322,12 @@ def rank_stream(node: Rank, df: DataFrame, runtime: SparkRuntime, prefilter: boo
     fields = node.child.fields
     cols = tuple(f"c{i}" for i in range(len(fields)))
     alias = {f.name: c for f, c in zip(fields, cols)}
+    if node.windowed == "aggregate":
+        return _window_rank_stream(node, df, cols, alias)
+    if node.windowed == "rows":
+        return _window_rows_rank_stream(node, df, cols, alias, runtime)
     if first_row_dedup(node):
         return _first_row_stream(node, df, cols, alias, runtime)
-    if node.windowed:
-        return _window_rank_stream(node, df, cols, alias)
     ops, rownum = _changelog_columns(df, None)
     safe = df.select(*[F.col(quote(f.name)).alias(c) for f, c in zip(fields, cols)],
                      *ops, *rownum, *carried(df))
@@ -352,10 +358,33 @@ def _window_rank_stream(node: Rank, df: DataFrame, cols: tuple[str, ...], alias:
     partition = tuple(alias[p] for p in node.partition_by) + (
         (BATCH,) if BATCH in df.columns else ())
     spec = WindowRankSpec(partition, tuple(replace(k, col=alias[k.col]) for k in node.order_by),
-                          node.func, node.start, node.end, "rank")
+                          node.func, node.start, node.end, "rank",
+                          latest_first=node.dedup == "last")
     schema = T.StructType([*safe.schema.fields, T.StructField("rank", T.LongType())])
     result = safe.repartition(*[F.col(c) for c in partition]).mapInArrow(
         partial(rank_windows, spec=spec), schema)
+    if not node.rank_output:
+        result = result.withColumn("rank", F.lit(None).cast("long"))
+    return _rank_result(node, result, cols)
+
+
+def _window_rows_rank_stream(node: Rank, df: DataFrame, cols: tuple[str, ...], alias: dict,
+                             runtime: SparkRuntime) -> DataFrame:
+    """Window TopN / deduplication over a window TVF's rows (stream/window_rank.py), grouped
+    by bucket of the partition's columns other than the window bounds."""
+    start, end = node.window_bounds
+    keys = [alias[p] for p in node.partition_by if p not in node.window_bounds]
+    safe = df.select(*[F.col(quote(f.name)).alias(c) for f, c in zip(node.child.fields, cols)],
+                     F.unix_millis(F.col(quote(start))).alias(WS),
+                     F.unix_millis(F.col(quote(end))).alias(WE), F.col(ROWNUM), *carried(df))
+    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(BUCKETS)) if keys else F.lit(0)
+    safe = safe.withColumn(BUCKET, bucket.cast("long"))
+    spec = WindowRankSpec((WS, WE, *keys), tuple(replace(k, col=alias[k.col])
+                                                 for k in node.order_by),
+                          node.func, node.start, node.end, "rank",
+                          latest_first=node.dedup == "last")
+    result = transform_with_state(runtime, safe, [BUCKET], WindowRowsRankProcessor(spec, cols),
+                                  _rank_schema(cols, node.child.fields), "EventTime")
     if not node.rank_output:
         result = result.withColumn("rank", F.lit(None).cast("long"))
     return _rank_result(node, result, cols)

@@ -52,6 +52,7 @@ from operators_lib.plan import (
 from operators_lib.stream.event_time import (
     STATE_SCHEMA,
     TIME_MS,
+    Block,
     concat,
     move_timer,
     take,
@@ -62,7 +63,7 @@ from operators_lib.stream.sessions import admit, sessionize
 from operators_lib.stream.window_aggs import as_array, windowed
 
 PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
-_WS, _WE, _RN = "tw__ws", "tw__we", ROWNUM
+WS, WE, _RN = "tw__ws", "tw__we", ROWNUM
 
 
 @dataclass(frozen=True)
@@ -104,14 +105,62 @@ def _text(ms: np.ndarray) -> np.ndarray:
                            "T", " ").astype(object)
 
 
-class WindowAggProcessor(StatefulProcessor):
-    def __init__(self, spec: WindowAggSpec):
-        self.spec = spec
-        self.args = sorted({a.arg for a in spec.aggs if a.arg})
+class PendingWindows(StatefulProcessor):
+    """A bucket's page of pending (row, window) pairs (columns ``tw__ws``, ``tw__we``, the
+    row number and what the operator keeps) under one event-time timer at the earliest
+    pending window end - 1; the windows due at the watermark fire through ``_output``."""
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
         self.state = handle.getValueState("windows", STATE_SCHEMA)
+
+    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
+        page = self._load()
+        out = self._fire(page, watermark(timerValues))
+        self._save(page, expired=expiredTimerInfo.getExpiryTimeInMs())
+        if out is not None:
+            yield out
+
+    def close(self) -> None:
+        pass
+
+    def _load(self) -> dict:
+        value = self.state.get()
+        return {"version": PAGE_VERSION} if value is None else pickle.loads(value[0])
+
+    def _save(self, page: dict, expired: int | None) -> None:
+        pairs = page.get("pairs")
+        due = int(pairs[WE].min()) - 1 if pairs else None
+        page["timer"] = move_timer(self.handle, page.get("timer"), expired, due)
+        if pairs or page.get("fired"):
+            self.state.update((pickle.dumps(page, protocol=5),))
+        else:
+            self.state.clear()
+
+    def _fire(self, page: dict, wm: int) -> pd.DataFrame | None:
+        """The windows due at ``wm``, taken out of the page, through ``_output``."""
+        pairs = page.get("pairs")
+        if not pairs:
+            return None
+        due = pairs[WE] - 1 <= wm
+        if not due.any():
+            return None
+        page["pairs"] = take(pairs, ~due) if not due.all() else None
+        sel = take(pairs, due)
+        self._fired(page, sel, wm)
+        return self._output(sel)
+
+    def _fired(self, page: dict, sel: Block, wm: int) -> None:
+        """Called with the pairs of the windows that have just fired."""
+
+    def _output(self, sel: Block) -> pd.DataFrame:
+        raise NotImplementedError
+
+
+class WindowAggProcessor(PendingWindows):
+    def __init__(self, spec: WindowAggSpec):
+        self.spec = spec
+        self.args = sorted({a.arg for a in spec.aggs if a.arg})
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)
@@ -160,60 +209,31 @@ class WindowAggProcessor(StatefulProcessor):
         """Rows ``idx`` of ``df`` into the windows (start, end) given for them."""
         if len(idx):
             pairs = {c: df[c].to_numpy()[idx] for c in (*self.spec.keys, *self.args, _RN)}
-            pairs[_WS], pairs[_WE] = start, end
+            pairs[WS], pairs[WE] = start, end
             page["pairs"] = concat(page.get("pairs"), pairs)
 
-    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
-        page = self._load()
-        out = self._fire(page, watermark(timerValues))
-        self._save(page, expired=expiredTimerInfo.getExpiryTimeInMs())
-        if out is not None:
-            yield out
-
-    def close(self) -> None:
-        pass
-
-    # -- state -----------------------------------------------------------------------------
-    def _load(self) -> dict:
-        value = self.state.get()
-        return {"version": PAGE_VERSION} if value is None else pickle.loads(value[0])
-
-    def _save(self, page: dict, expired: int | None) -> None:
-        pairs = page.get("pairs")
-        due = int(pairs[_WE].min()) - 1 if pairs else None
-        page["timer"] = move_timer(self.handle, page.get("timer"), expired, due)
-        if pairs or page.get("fired"):
-            self.state.update((pickle.dumps(page, protocol=5),))
-        else:
-            self.state.clear()
-
     # -- firing ----------------------------------------------------------------------------
-    def _fire(self, page: dict, wm: int) -> pd.DataFrame | None:
-        pairs = page.get("pairs")
-        if not pairs:
-            return None
-        due = pairs[_WE] - 1 <= wm
-        if not due.any():
-            return None
-        page["pairs"] = take(pairs, ~due) if not due.all() else None
-        sel = take(pairs, due)
+    def _fired(self, page: dict, sel: Block, wm: int) -> None:
         if self.spec.window.kind == "SESSION":
             self._remember_fired(page, sel, wm)
+
+    def _output(self, sel: Block) -> pd.DataFrame:
+        """One row per key and window of the fired pairs, its aggregates by segment."""
         code = key_codes(pd.DataFrame({k: sel[k] for k in self.spec.keys}, index=np.arange(
             len(sel[_RN]))), list(self.spec.keys))
-        order = np.lexsort((sel[_RN], sel[_WS], code, sel[_WE]))
+        order = np.lexsort((sel[_RN], sel[WS], code, sel[WE]))
         sel, code = take(sel, order), code[order]
         n = len(code)
         change = np.ones(n, bool)
-        change[1:] = (code[1:] != code[:-1]) | (sel[_WS][1:] != sel[_WS][:-1]) | (
-            sel[_WE][1:] != sel[_WE][:-1])
+        change[1:] = (code[1:] != code[:-1]) | (sel[WS][1:] != sel[WS][:-1]) | (
+            sel[WE][1:] != sel[WE][:-1])
         starts = np.flatnonzero(change)
         ends = np.append(starts[1:] - 1, n - 1)
         segment = np.cumsum(change) - 1
         out: dict[str, object] = {}
         for k, kind in zip(self.spec.keys, self.spec.key_kinds):
             out[k] = _values(sel[k][starts], kind)
-        ws, we = sel[_WS][starts], sel[_WE][starts]
+        ws, we = sel[WS][starts], sel[WE][starts]
         for name, ms in zip(self.spec.bounds, (ws, we, we - 1)):
             out[name] = _text(ms)
         for call, dtype in zip(self.spec.aggs, self.spec.out_types):
@@ -262,7 +282,7 @@ class WindowAggProcessor(StatefulProcessor):
         new[TIME_MS] = new[TIME_MS].astype(np.int64)
         pending, fired = page.get("pairs"), page.get("fired")
         n_old, n_new = len(pending[_RN]) if pending else 0, len(new[_RN])
-        n_fired = len(fired[_WE]) if fired else 0
+        n_fired = len(fired[WE]) if fired else 0
         blocks = [b for b in (pending, new, fired) if b]
         code = key_codes(pd.DataFrame({k: np.concatenate([b[k] for b in blocks])
                                        for k in self.spec.keys},
@@ -276,9 +296,9 @@ class WindowAggProcessor(StatefulProcessor):
         split = kept & (split_end >= 0)
         if kept.any():
             rows = take(new, kept)
-            all_rows = concat(pending, {**rows, _WS: rows[TIME_MS], _WE: rows[TIME_MS]})
+            all_rows = concat(pending, {**rows, WS: rows[TIME_MS], WE: rows[TIME_MS]})
             all_code = np.concatenate((code_old, code_new[kept]))
-            all_rows[_WS], all_rows[_WE] = sessionize(all_code, all_rows[TIME_MS], gap)
+            all_rows[WS], all_rows[WE] = sessionize(all_code, all_rows[TIME_MS], gap)
             page["pairs"] = all_rows
         late = np.flatnonzero(~kept)
         return self._markers(((LATE, new[_RN][late], np.zeros(len(late), np.int64)),
@@ -288,10 +308,10 @@ class WindowAggProcessor(StatefulProcessor):
         """Keep the sessions just fired (keys, start, end) while a row on time could still
         touch them (their end + gap - 1 > watermark), to report such a row."""
         gap = self.spec.window.size_ms
-        fired = {k: sel[k] for k in (*self.spec.keys, _WS, _WE)}
+        fired = {k: sel[k] for k in (*self.spec.keys, WS, WE)}
         fired = concat(page.get("fired"), fired)
-        fired = take(fired, fired[_WE] + gap - 1 > wm)
-        page["fired"] = fired if len(fired[_WE]) else None
+        fired = take(fired, fired[WE] + gap - 1 > wm)
+        page["fired"] = fired if len(fired[WE]) else None
 
 def _touched(code: np.ndarray, t: np.ndarray, fcode: np.ndarray, fired: dict | None,
              gap: int) -> np.ndarray:
@@ -301,8 +321,8 @@ def _touched(code: np.ndarray, t: np.ndarray, fcode: np.ndarray, fired: dict | N
     if not fired:
         return out
     rows = pd.DataFrame({"c": code, "t": t, "i": np.arange(len(t))}).sort_values("t")
-    sessions = pd.DataFrame({"c": fcode, "fe": fired[_WE].astype(np.int64),
-                             "fs": fired[_WS].astype(np.int64)}).sort_values("fe")
+    sessions = pd.DataFrame({"c": fcode, "fe": fired[WE].astype(np.int64),
+                             "fs": fired[WS].astype(np.int64)}).sort_values("fe")
     m = pd.merge_asof(rows, sessions, left_on="t", right_on="fe", by="c",
                       direction="forward")
     hit = (m["fs"].to_numpy(dtype=float) <= m["t"].to_numpy() + gap)

@@ -1,16 +1,25 @@
 """Window TopN: ``ROW_NUMBER() | RANK() | DENSE_RANK() OVER (PARTITION BY window_start,
-window_end [, keys] ORDER BY ..)`` kept to ranks ``start..end``, over a window aggregate.
+window_end [, keys] ORDER BY ..)`` kept to ranks ``start..end``, over a window aggregate or a
+window TVF's rows; window deduplication (ROW_NUMBER ordered by a time attribute, rank 1).
 
-Changelog rules (Flink's WindowRank over a window aggregate): a window's rows are ranked once,
-when the window fires, and the rows within the ranks are emitted as ``+I``, in rank order,
-never updated or retracted. Rows of equal ORDER BY values: ROW_NUMBER ranks them by arrival
-(the window aggregate's row arrives with its first input row), RANK / DENSE_RANK give them one
-rank.
+Changelog rules (Flink's WindowRank / WindowDeduplicate): a window's rows are ranked once, when
+the window fires, and the rows within the ranks are emitted as ``+I``, in rank order, never
+updated or retracted. Rows of equal ORDER BY values: ROW_NUMBER ranks them by arrival (the
+window aggregate's row arrives with its first input row; deduplication keeping the last row:
+the later first), RANK / DENSE_RANK give them one rank.
 
-Runtime: every row of a window reaches this operator in the micro-batch in which the window
-fires (the watermark fires all of them at once), so the ranking is stateless: the micro-batch
-is hash-partitioned by the partition columns and each task ranks its rows with pandas, across
-all its windows at once. Marker rows (late rows upstream) pass through unchanged.
+Over a window aggregate every row of a window arrives in the micro-batch in which the window
+fires (the watermark fires all of them at once), so the ranking is stateless
+(``rank_windows``): the micro-batch is hash-partitioned by the partition columns and each task
+ranks its rows with pandas, across all its windows at once. Marker rows (late rows upstream)
+pass through unchanged.
+
+Over a window TVF's rows (one row per window, ``WindowRows``) the rows wait in state until
+their window fires (``WindowRowsRankProcessor``, a bucket's pending pairs as in
+stream/window_agg.py). A row is late, dropped from all its windows and reported, when the
+first of its windows has fired when it arrives (Flink assigns it by its first slice: a HOP row
+whose earliest window has fired is dropped from the later ones too, tests/cases/windows/
+window_topn_tvf).
 """
 
 from __future__ import annotations
@@ -23,7 +32,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from operators_lib.plan import OP, ROWNUM, SortKey
+from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM, SortKey
+from operators_lib.stream.event_time import Block, concat, watermark
+from operators_lib.stream.window_agg import WE, WS, PendingWindows
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,7 @@ class WindowRankSpec:
     start: int
     end: int
     rank_col: str  # the output column of the rank number
+    latest_first: bool = False  # ties by arrival, the later first (deduplication keeping last)
 
 
 def rank_windows(batches: Iterator[pa.RecordBatch], spec: WindowRankSpec
@@ -67,7 +79,8 @@ def _ranked(df: pd.DataFrame, spec: WindowRankSpec
         by += [f"n{i}", f"v{i}"]
         ascending += [not k.nulls_first, not k.desc]
     keys["r"] = df[ROWNUM]
-    order = keys.sort_values([*by, "r"], ascending=[*ascending, True], kind="stable",
+    order = keys.sort_values([*by, "r"], ascending=[*ascending, not spec.latest_first],
+                             kind="stable",
                              na_position="last").index.to_numpy()
     keys = keys.loc[order].reset_index(drop=True)
     n = len(keys)
@@ -98,3 +111,48 @@ def _changed(values: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         differ = np.asarray(a != b, dtype=bool)
     return np.where(null_a | null_b, null_a != null_b, differ)
+
+
+class WindowRowsRankProcessor(PendingWindows):
+    """Window TopN over a window TVF's rows: input columns ``columns`` (the rows, with their
+    window bounds as text), ``tw__ws`` / ``tw__we`` (the window in epoch ms), the row number;
+    grouped by bucket of the partition's other columns."""
+
+    def __init__(self, spec: WindowRankSpec, columns: tuple[str, ...]):
+        self.spec = spec
+        self.columns = columns
+
+    def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
+        wm = watermark(timerValues)
+        page = self._load()
+        fired = self._fire(page, wm)  # windows due before these rows arrived
+        frames = list(rows)
+        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        df = df[df[ROWNUM] >= 0]
+        late = None
+        if len(df):
+            rownum = df[ROWNUM].to_numpy(dtype=np.int64)
+            first_end = df.groupby(ROWNUM)[WE].transform("min").to_numpy(dtype=np.int64)
+            on_time = first_end - 1 > wm
+            if on_time.any():
+                page["pairs"] = concat(page.get("pairs"), {
+                    c: df[c].to_numpy()[on_time] for c in (*self.columns, WS, WE,
+                                                              ROWNUM)})
+            if not on_time.all():
+                late_rows = np.unique(rownum[~on_time])
+                late = pd.DataFrame({**{c: [None] * len(late_rows) for c in self.columns},
+                                     self.spec.rank_col: [None] * len(late_rows),
+                                     OP: LATE, EMIT_TS: np.zeros(len(late_rows), np.int64),
+                                     ROWNUM: late_rows})
+        self._save(page, expired=None)
+        yield from (o for o in (fired, late) if o is not None)
+
+    def _output(self, sel: Block) -> pd.DataFrame:
+        df = pd.DataFrame(sel)
+        take, rank, position = _ranked(df, self.spec)
+        out = df.loc[take, list(self.columns)].reset_index(drop=True)
+        out[self.spec.rank_col] = rank
+        out[OP] = "+I"
+        out[EMIT_TS] = df[WE].to_numpy(dtype=np.int64)[take] - 1
+        out[ROWNUM] = position + 1  # the sink orders a window's rows by it: rank order
+        return out
