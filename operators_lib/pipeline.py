@@ -52,6 +52,7 @@ from operators_lib.plan import (
     WindowAggregate,
     find,
     first_row_dedup,
+    late_tag,
     scans,
 )
 from operators_lib.spark import engine_failures
@@ -207,7 +208,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
             changelog, OP, columns + ([TTL_KEY] if TTL_KEY in changelog else []))
         write_json(state / RUN_RECORD, {"fingerprint": fingerprint,
                                         "status": "complete" if done else "stopped"})
-        late = _late_rows(late_rows, late_source(plan), inputs)
+        late = _late_rows(late_rows, plan, tables, inputs)
         report["stream"] = {
             "complete": done, "micro_batches_this_run": srun.micro_batches,
             "changelog_rows": len(changelog), "rows": len(stream_final),
@@ -357,15 +358,22 @@ def late_source(plan: Node) -> TableDef | None:
     return None
 
 
-def _late_rows(late_rows: pd.DataFrame, table: TableDef | None, inputs) -> pd.DataFrame:
-    if not len(late_rows) or table is None:
+def _late_rows(late_rows: pd.DataFrame, plan: Node, tables: dict, inputs) -> pd.DataFrame:
+    """late.csv: each late row of its table (the markers' ``tw__ts``: plan.late_tag)."""
+    by_tag = {late_tag(t.name): t for t in tables.values()}
+    picked = []
+    for tag, rows in late_rows.groupby(late_rows[EMIT_TS].astype("int64")):
+        table = by_tag.get(tag) if tag else late_source(plan)
+        if table is None:
+            continue
+        numbers = sorted(rows[ROWNUM].astype(int))
+        part = inputs[table.name.lower()].iloc[numbers].copy()
+        part.insert(0, "table", table.name)
+        part[LATE_ROW] = numbers
+        picked.append(part)
+    if not picked:
         return pd.DataFrame(columns=["table", LATE_ROW])
-    src = inputs[table.name.lower()]
-    numbers = sorted(late_rows[ROWNUM].astype(int))
-    picked = src.iloc[numbers].copy()
-    picked.insert(0, "table", table.name)
-    picked[LATE_ROW] = numbers
-    return picked.reset_index(drop=True)
+    return pd.concat(picked, ignore_index=True)
 
 
 def _physical_types(tables) -> dict:

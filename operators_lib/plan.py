@@ -8,6 +8,7 @@ are ordered in both modes, exactly as Flink orders rows that arrive with equal t
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 from operators_lib.catalog import TableDef
@@ -26,6 +27,12 @@ MARKERS = ("LATE", "TTL", "TTL_UPSTREAM", "LATE_WINDOW", "SESSION_SPLIT")
 LATE, TTL, TTL_UPSTREAM, LATE_WINDOW, SESSION_SPLIT = MARKERS
 BATCH = "tw__batch"  # a row's micro-batch, only under the operator harness (tests/harness.py)
 HIDDEN = (OP, EMIT_TS, ROWNUM, TTL_KEY, BATCH)
+
+
+def late_tag(table_name: str) -> int:
+    """The ``tw__ts`` of a LATE marker that names its table (0: the query's one late-dropping
+    table, pipeline.late_source), for queries whose window operators read several tables."""
+    return zlib.crc32(table_name.lower().encode()) % (2**31 - 1) + 1
 
 
 def quote(name: str) -> str:
@@ -132,6 +139,10 @@ class Join:
     residual: Cond | None
     fields: tuple[Field, ...]
     ttl_ms: int | None = None  # state idle longer than this is dropped (table.exec.state.ttl)
+    # A join of two window aggregates on their window start and end (and keys): each window's
+    # rows of both sides arrive together, when it fires, and are joined once, insert-only
+    # (stream/window_join.py), as Flink's window join.
+    windowed: bool = False
 
 
 @dataclass(frozen=True)
@@ -294,7 +305,8 @@ def append_only(node: Node) -> bool:
     if isinstance(node, (Filter, Project, WindowRows)):
         return append_only(node.child)
     if isinstance(node, Join):
-        return node.kind == "INNER" and append_only(node.left) and append_only(node.right)
+        return node.windowed or (node.kind == "INNER" and append_only(node.left)
+                                 and append_only(node.right))
     if isinstance(node, Rank):
         return node.windowed is not None or first_row_dedup(node)
     return False

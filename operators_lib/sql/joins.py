@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from operators_lib.plan import Cond, Field, Join, Node, Project, quote
 from operators_lib.sql.context import Ctx, Scope, referenced
+from operators_lib.sql.windows import windowed_by
 
 JOIN_KINDS = ("INNER", "LEFT", "RIGHT", "FULL")  # SEMI and ANTI come from subqueries
 _CMP = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
@@ -133,7 +134,21 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
                     ttl), lscope
     # Time attributes do not survive a regular join (Flink makes them plain timestamps).
     fields = tuple(Field(f.name, f.type) for f in left.fields + right.fields)
-    return Join(left, right, kind, tuple(lkeys), tuple(rkeys), cond, fields, ttl), scope
+    windowed = _window_join(left, right, lkeys, rkeys)
+    if windowed and cond is not None:
+        raise ctx.err("a window join with conditions other than equalities is not supported "
+                      "yet", residual[0])
+    return Join(left, right, kind, tuple(lkeys), tuple(rkeys), cond, fields, ttl,
+                windowed), scope
+
+
+def _window_join(left: Node, right: Node, lkeys: list[str], rkeys: list[str]) -> bool:
+    """Do both sides carry window aggregates whose window start and end the equality keys
+    pair up (Flink's window join)?"""
+    lkind, lb = windowed_by(left, lkeys)
+    rkind, rb = windowed_by(right, rkeys)
+    return lkind == rkind == "aggregate" and [lkeys.index(c) for c in lb] == [
+        rkeys.index(c) for c in rb]
 
 
 def _cond(ctx: Ctx, sides: _Sides, node: exp.Expression) -> Cond:

@@ -19,6 +19,7 @@ from operators_lib.errors import SqlError
 from operators_lib.plan import (
     Field,
     Filter,
+    Join,
     Node,
     Project,
     Rank,
@@ -76,7 +77,7 @@ def _check_window_consumers(ctx: Ctx, node: Node, query: exp.Expression) -> None
     rows (so far): Flink plans window TopN, window joins and window aggregates over them, which
     a regular TopN, join or aggregate would answer with another changelog."""
     windowed = find(node, WindowAggregate) + find(node, WindowRows)
-    window_topn = isinstance(node, Rank) and node.windowed
+    window_topn = isinstance(node, (Rank, Join)) and node.windowed
     if not isinstance(node, (Filter, Project, WindowAggregate, WindowRows)) and windowed and \
             not window_topn:
         raise ctx.err("a window TopN / deduplication, a join or a further aggregation over a "

@@ -33,6 +33,7 @@ from operators_lib.plan import (
     scans,
 )
 from operators_lib.sql.context import Ctx, PreProjection, Scope
+from operators_lib.sql.windows import windowed_by
 from operators_lib.types import FlinkType
 
 RANKING = {"ROW_NUMBER", "RANK", "DENSE_RANK"}
@@ -81,7 +82,7 @@ def plan_rank(ctx: Ctx, child: Node, items, scope: Scope, project) -> Node:
     rank_field = ctx.hidden("rank")
     found = scans(child)
     node = pre.node()
-    windowed, bounds = _ranks_windows(node, partition)
+    windowed, bounds = windowed_by(node, partition)
     if windowed == "aggregate" and time_kind:
         raise ctx.err("window deduplication over a window aggregate (ROW_NUMBER ordered by a "
                       "time attribute) is not supported yet", win)
@@ -91,29 +92,6 @@ def plan_rank(ctx: Ctx, child: Node, items, scope: Scope, project) -> Node:
                 windowed=windowed, window_bounds=bounds)
     replaced = [(n, exp.column(rank_field, quoted=True) if e is win else e) for n, e in items]
     return project(ctx, rank, replaced)
-
-
-def _ranks_windows(node: Node, partition: tuple[str, ...]
-                   ) -> tuple[str | None, tuple[str, ...]]:
-    """Window TopN: does the partition hold the window start and end of a window aggregate's
-    result or of a window TVF's rows that ``node`` carries (through projections and filters)?
-    ("aggregate" | "rows" | None, the two partition columns)."""
-    names = {p: p for p in partition}  # column of the current node -> partition column
-    while isinstance(node, (Project, Filter)):
-        if isinstance(node, Project):
-            exprs = dict(node.exprs)
-            names = {exprs[n][1:-1].replace("``", "`"): p for n, p in names.items()
-                     if exprs.get(n, "").startswith("`") and exprs[n].endswith("`")}
-        node = node.child
-    if isinstance(node, WindowAggregate):
-        kind, bounds = "aggregate", node.bounds[:2]
-    elif isinstance(node, WindowRows):
-        kind, bounds = "rows", tuple(f.name for f in node.fields[-3:-1])
-    else:
-        return None, ()
-    if not set(bounds) <= set(names):
-        return None, ()
-    return kind, tuple(names[b] for b in bounds)
 
 
 def _rank_column(node: Node, name: str) -> bool:

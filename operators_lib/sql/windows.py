@@ -218,6 +218,29 @@ def unwrap(ctx: Ctx, node: Node, where: exp.Expression) -> tuple[Windowed | None
     return node, child
 
 
+def windowed_by(node: Node, cols: tuple[str, ...] | list[str]
+                ) -> tuple[str | None, tuple[str, ...]]:
+    """Do ``cols`` of ``node`` hold the window start and end of a window aggregate's result
+    ("aggregate") or of a window TVF's rows ("rows") that ``node`` carries (through projections
+    and filters)? (the kind or None, the two columns of ``cols``) - window TopN, window join."""
+    names = {c: c for c in cols}  # column of the current node -> column of ``cols``
+    while isinstance(node, (Project, Filter)):
+        if isinstance(node, Project):
+            exprs = dict(node.exprs)
+            names = {exprs[n][1:-1].replace("``", "`"): c for n, c in names.items()
+                     if exprs.get(n, "").startswith("`") and exprs[n].endswith("`")}
+        node = node.child
+    if isinstance(node, WindowAggregate):
+        kind, bounds = "aggregate", node.bounds[:2]
+    elif isinstance(node, WindowRows):
+        kind, bounds = "rows", tuple(f.name for f in node.fields[-3:-1])
+    else:
+        return None, ()
+    if not set(bounds) <= set(names):
+        return None, ()
+    return kind, tuple(names[b] for b in bounds)
+
+
 def window_below(node: Node) -> WindowAggregate | None:
     """The window aggregate whose result reaches a node through filters and projections (a
     cascade of windows)."""

@@ -31,6 +31,7 @@ from operators_lib.plan import (
     Scan,
     WindowAggregate,
     first_row_dedup,
+    late_tag,
     monotonicity,
     quote,
     unique_key,
@@ -46,6 +47,7 @@ from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_k
 from operators_lib.stream.runner import SPARK, SparkRuntime
 from operators_lib.stream.topn import TopNProcessor, TopNSpec, keep_batch_top
 from operators_lib.stream.window_agg import WE, WS, WindowAggProcessor, WindowAggSpec
+from operators_lib.stream.window_join import WindowJoinSpec, join_windows
 from operators_lib.stream.window_rank import (
     WindowRankSpec,
     WindowRowsRankProcessor,
@@ -227,15 +229,18 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame, runtime: SparkRun
         key_cols = [F.col(quote(k)).alias(f"k{i}") for i, k in enumerate(keys)] or [
             F.lit(0).alias("k0")]  # no equality key: one global partition, as in Flink
         ops, rownum = _changelog_columns(df, node.ttl_ms)
+        emitted = [F.col(EMIT_TS)] if node.windowed else []
         return df.select(
             *key_cols,
             *[F.col(quote(n)).alias(c) for n, c in zip(names, mine)],
             *[F.lit(None).cast(f.type.spark()).alias(c) for f, c in zip(other_fields, theirs)],
-            *ops, *rownum, F.lit(tag).alias(SIDE), *carried(df))
+            *ops, *rownum, *emitted, F.lit(tag).alias(SIDE), *carried(df))
 
     lside = side(left, 0, node.left_keys, lcols, rcols, [f.name for f in lf], rf)
     rside = side(right, 1, node.right_keys, rcols, lcols, [f.name for f in rf], lf)
     rside = rside.select(*lside.columns)
+    if node.windowed:
+        return _window_join_stream(node, lside.unionByName(rside), lcols, rcols)
     (llayout, luk), (rlayout, ruk) = join_layout(node, "L"), join_layout(node, "R")
     lnames, rnames = tuple(f.name for f in lf), tuple(f.name for f in rf)
     rename = {**dict(zip(lcols, lnames)), **dict(zip(rcols, rnames))}
@@ -260,6 +265,22 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame, runtime: SparkRun
                                   JoinProcessor(spec, key_cols), out, "None")
     return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
                                               for c in result.columns]))
+
+
+def _window_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...],
+                        rcols: tuple[str, ...]) -> DataFrame:
+    """A join of two window aggregates (stream/window_join.py): each micro-batch of both sides
+    hash-partitioned by the equality keys (and the harness's micro-batch id), joined per
+    task."""
+    keys = tuple(f"k{i}" for i in range(len(node.left_keys)))
+    batch = (BATCH,) if BATCH in union.columns else ()
+    spec = WindowJoinSpec(node.kind, keys, lcols, rcols, batch)
+    fields = {f.name: f for f in union.schema.fields}
+    schema = T.StructType([fields[c] for c in (*lcols, *rcols, OP, EMIT_TS, ROWNUM, *batch)])
+    result = union.repartition(*[F.col(c) for c in (*keys, *batch)]).mapInArrow(
+        partial(join_windows, spec=spec), schema)
+    rename = dict(zip(lcols + rcols, [f.name for f in node.left.fields + node.right.fields]))
+    return result.select(*[F.col(c).alias(rename.get(c, c)) for c in result.columns])
 
 
 def aggregate_stream(node: Aggregate, df: DataFrame, runtime: SparkRuntime) -> DataFrame:
@@ -304,7 +325,8 @@ def window_stream(node: WindowAggregate, df: DataFrame, runtime: SparkRuntime) -
     spec = WindowAggSpec(node.window, keys, tuple(value_kind(fields[g].type)
                                                   for g in node.group_by), aggs,
                          tuple(_pandas_dtype(a.type) for a in node.aggs), bounds,
-                         cascaded=node.source is None)
+                         cascaded=node.source is None,
+                         late_tag=late_tag(node.source.name) if node.source else 0)
     out = T.StructType(
         [T.StructField(k, fields[g].type.spark()) for k, g in zip(keys, node.group_by)]
         + [T.StructField(b, T.TimestampType()) for b in bounds]
@@ -383,7 +405,8 @@ def _window_rows_rank_stream(node: Rank, df: DataFrame, cols: tuple[str, ...], a
                                                  for k in node.order_by),
                           node.func, node.start, node.end, "rank",
                           latest_first=node.dedup == "last")
-    result = transform_with_state(runtime, safe, [BUCKET], WindowRowsRankProcessor(spec, cols),
+    result = transform_with_state(runtime, safe, [BUCKET], WindowRowsRankProcessor(
+        spec, cols, late_tag(node.source.name) if node.source else 0),
                                   _rank_schema(cols, node.child.fields), "EventTime")
     if not node.rank_output:
         result = result.withColumn("rank", F.lit(None).cast("long"))

@@ -75,6 +75,7 @@ class WindowAggSpec:
     out_types: tuple[str, ...]  # pandas dtype per aggregate output
     bounds: tuple[str, str, str]  # output columns: window start, end, time
     cascaded: bool = False  # the input is another window's result: never late
+    late_tag: int = 0  # the tw__ts of LATE markers (plan.late_tag of the table read)
 
 
 def assign(window: TimeWindow, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -257,7 +258,7 @@ class WindowAggProcessor(PendingWindows):
         kept[idx[on_time]] = True
         partial = ~on_time & kept[idx]
         late = np.flatnonzero(~kept)
-        return self._markers(((LATE, rownum[late], np.zeros(len(late), np.int64)),
+        return self._markers(((LATE, rownum[late], np.full(len(late), self.spec.late_tag)),
                               (LATE_WINDOW, rownum[idx[partial]], end[partial])))
 
     def _markers(self, kinds) -> pd.DataFrame | None:
@@ -301,7 +302,7 @@ class WindowAggProcessor(PendingWindows):
             all_rows[WS], all_rows[WE] = sessionize(all_code, all_rows[TIME_MS], gap)
             page["pairs"] = all_rows
         late = np.flatnonzero(~kept)
-        return self._markers(((LATE, new[_RN][late], np.zeros(len(late), np.int64)),
+        return self._markers(((LATE, new[_RN][late], np.full(len(late), self.spec.late_tag)),
                               (SESSION_SPLIT, new[_RN][split], split_end[split])))
 
     def _remember_fired(self, page: dict, sel: dict, wm: int) -> None:

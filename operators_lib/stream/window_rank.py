@@ -118,9 +118,10 @@ class WindowRowsRankProcessor(PendingWindows):
     window bounds as text), ``tw__ws`` / ``tw__we`` (the window in epoch ms), the row number;
     grouped by bucket of the partition's other columns."""
 
-    def __init__(self, spec: WindowRankSpec, columns: tuple[str, ...]):
+    def __init__(self, spec: WindowRankSpec, columns: tuple[str, ...], late_tag: int):
         self.spec = spec
         self.columns = columns
+        self.late_tag = late_tag  # the tw__ts of LATE markers (plan.late_tag)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)
@@ -142,7 +143,7 @@ class WindowRowsRankProcessor(PendingWindows):
                 late_rows = np.unique(rownum[~on_time])
                 late = pd.DataFrame({**{c: [None] * len(late_rows) for c in self.columns},
                                      self.spec.rank_col: [None] * len(late_rows),
-                                     OP: LATE, EMIT_TS: np.zeros(len(late_rows), np.int64),
+                                     OP: LATE, EMIT_TS: np.full(len(late_rows), self.late_tag),
                                      ROWNUM: late_rows})
         self._save(page, expired=None)
         yield from (o for o in (fired, late) if o is not None)

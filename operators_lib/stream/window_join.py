@@ -1,0 +1,80 @@
+"""Window join: two window aggregates joined on their window start and end (and keys),
+``INNER | LEFT | RIGHT | FULL`` (Flink's window join, as in Nexmark q8).
+
+Changelog rules: a window's rows of both sides are joined once, when the window fires, and
+every result row is emitted as ``+I``: matched pairs, and for outer joins each row of the
+preserved side without a match, padded with NULLs. Nothing is updated or retracted. NULL keys
+never match.
+
+Runtime: both window aggregates fire a window at the same watermark, so all rows of a window,
+of both sides, reach this step in one micro-batch: the join is stateless. The micro-batch
+(both sides in one union, tagged by side) is hash-partitioned by the equality keys and each
+task matches its rows with one pandas merge, across all its windows and keys at once. Marker
+rows (late rows upstream) pass through unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from operators_lib.plan import EMIT_TS, OP, ROWNUM
+from operators_lib.stream.join import SIDE
+
+
+@dataclass(frozen=True)
+class WindowJoinSpec:
+    kind: str  # INNER | LEFT | RIGHT | FULL
+    keys: tuple[str, ...]  # the union's equality key columns (window bounds included)
+    left: tuple[str, ...]  # the union's columns of each side
+    right: tuple[str, ...]
+    carried: tuple[str, ...]  # columns every row keeps (the harness's micro-batch id)
+
+
+def join_windows(batches: Iterator[pa.RecordBatch], spec: WindowJoinSpec
+                 ) -> Iterator[pa.RecordBatch]:
+    """One task's rows of a micro-batch (whole keys of both sides), joined."""
+    tables = [pa.Table.from_batches([b]) for b in batches if b.num_rows]
+    if not tables:
+        return
+    table = pa.concat_tables(tables)
+    data = pc.equal(table[OP], "+I").to_numpy(zero_copy_only=False)
+    side = table[SIDE].to_numpy()
+    left = table.filter(pa.array(data & (side == 0)))
+    right = table.filter(pa.array(data & (side == 1)))
+    li, ri = _pairs(left.select(list(spec.keys)).to_pandas(),
+                    right.select(list(spec.keys)).to_pandas(), spec.kind)
+    lrows, rrows = left.take(pa.array(li, mask=li < 0)), right.take(pa.array(ri, mask=ri < 0))
+    out = {c: lrows[c] for c in spec.left} | {c: rrows[c] for c in spec.right}
+    out[OP] = pa.array(["+I"] * len(li))
+    for c in (EMIT_TS, ROWNUM, *spec.carried):  # of the left row, else of the right one
+        out[c] = pc.coalesce(lrows[c], rrows[c])
+    joined = pa.table(out)
+    marks = table.filter(pa.array(~data))
+    marks = pa.table({c: marks[c] for c in joined.column_names})
+    yield from pa.concat_tables([joined, marks]).to_batches()
+
+
+def _pairs(left: pd.DataFrame, right: pd.DataFrame, kind: str
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """(left row, right row) index pairs of the join, -1 for the NULL-padded side."""
+    lnull, rnull = left.isna().any(axis=1).to_numpy(), right.isna().any(axis=1).to_numpy()
+    keys = list(left.columns)
+    lk = left[~lnull].assign(tw__l=np.flatnonzero(~lnull))
+    rk = right[~rnull].assign(tw__r=np.flatnonzero(~rnull))
+    how = {"INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "outer"}[kind]
+    m = lk.merge(rk, on=keys, how=how, sort=False)
+    li = [m["tw__l"].fillna(-1).to_numpy(dtype=np.int64)]
+    ri = [m["tw__r"].fillna(-1).to_numpy(dtype=np.int64)]
+    if kind in ("LEFT", "FULL"):  # rows with a NULL key match nothing
+        li.append(np.flatnonzero(lnull))
+        ri.append(np.full(int(lnull.sum()), -1))
+    if kind in ("RIGHT", "FULL"):
+        ri.append(np.flatnonzero(rnull))
+        li.append(np.full(int(rnull.sum()), -1))
+    return np.concatenate(li), np.concatenate(ri)
