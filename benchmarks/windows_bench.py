@@ -1,6 +1,7 @@
 """Time-window benchmark: whole-process wall time of twinflow batch and stream beside Flink 2.3.
 
     .venv/bin/python benchmarks/windows_bench.py [--rows 1000000] [--users 1000] [--skip-flink]
+        [--only SESSION]
 
 Data: benchmarks/data/windows_<rows>_<users>.csv (generated once, not committed): user_id =
 one of ``users``, v INT, ts increasing by 6 ms per row with up to 2 s of disorder (a 5 s
@@ -43,6 +44,11 @@ QUERIES = {
         "DESCRIPTOR(ts), INTERVAL '10' SECOND, INTERVAL '1' MINUTE)) "
         "GROUP BY user_id, window_start, window_end",
         "user_id INT, window_start TIMESTAMP(3), c BIGINT"),
+    "SESSION 30 s, COUNT per user": (
+        "SELECT user_id, window_start, COUNT(*) AS c FROM TABLE(SESSION(TABLE events "
+        "PARTITION BY user_id, DESCRIPTOR(ts), INTERVAL '30' SECOND)) "
+        "GROUP BY user_id, window_start, window_end",
+        "user_id INT, window_start TIMESTAMP(3), c BIGINT"),
 }
 
 
@@ -76,6 +82,7 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--users", type=int, default=1000)
     ap.add_argument("--skip-flink", action="store_true")
+    ap.add_argument("--only", help="run only the queries whose name starts with this")
     args = ap.parse_args()
     csv, bare = generate(args.rows, args.users)
     work = DATA / "windows_runs"
@@ -83,6 +90,8 @@ def main() -> int:
     (work / "ddl.sql").write_text(f"CREATE TABLE events ({COLUMNS}, {WATERMARK});\n")
     results = []
     for name, (query, sink) in QUERIES.items():
+        if args.only and not name.startswith(args.only):
+            continue
         (work / "q.sql").write_text(query + "\n")
         row = {"query": name}
         for mode, extra in (("batch", []), ("stream", ["--rows-per-batch", str(args.rows)])):
