@@ -346,7 +346,8 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
         else:
             report.update(emitted_rows=len(emitted),
                           pending_rows=input_rows - len(late) - len(emitted))
-        splits = json.loads((run_dir / "stream_report.json").read_text()).get("session_splits", 0)
+        stream_report = json.loads((run_dir / "stream_report.json").read_text())
+        splits = stream_report.get("session_splits", 0)
         if not diff.equal and splits:
             # As in `twinflow run`: batch semantics merge what the stream split, by definition.
             report.update(verdict="not_applicable", session_splits=splits,

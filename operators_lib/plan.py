@@ -139,10 +139,10 @@ class Join:
     residual: Cond | None
     fields: tuple[Field, ...]
     ttl_ms: int | None = None  # state idle longer than this is dropped (table.exec.state.ttl)
-    # A join of two window aggregates on their window start and end (and keys): each window's
-    # rows of both sides arrive together, when it fires, and are joined once, insert-only
-    # (stream/window_join.py), as Flink's window join.
-    windowed: bool = False
+    # A window join (stream/window_join.py): both sides window aggregates ("aggregate") or
+    # window TVFs' rows ("rows") joined on their window start and end (and keys); each window
+    # is joined once, when it fires, insert-only, as Flink's window join.
+    windowed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -305,7 +305,7 @@ def append_only(node: Node) -> bool:
     if isinstance(node, (Filter, Project, WindowRows)):
         return append_only(node.child)
     if isinstance(node, Join):
-        return node.windowed or (node.kind == "INNER" and append_only(node.left)
+        return node.windowed is not None or (node.kind == "INNER" and append_only(node.left)
                                  and append_only(node.right))
     if isinstance(node, Rank):
         return node.windowed is not None or first_row_dedup(node)

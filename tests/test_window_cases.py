@@ -78,10 +78,12 @@ def test_restart_from_checkpoint_gives_flinks_changelog(spark, tmp_path, case):
     assert_changelog(case, tmp_path)
 
 
-def test_window_join_on_spark_equals_flink(spark, tmp_path):
-    """The stateless per-micro-batch join of two window aggregates on Structured Streaming:
-    both sides of a window meet in the micro-batch that fires it."""
-    case = next(c for c in CASES if c.id == "windows/window_join_full")
+@pytest.mark.parametrize("case", [c for c in CASES if c.id in (
+    "windows/window_join_full", "windows/window_join_tvf")], ids=lambda c: c.id)
+def test_window_join_on_spark_equals_flink(spark, tmp_path, case):
+    """Window joins on Structured Streaming, several rows per micro-batch: of two window
+    aggregates (a stateless step: both sides of a window meet in the micro-batch that fires
+    it) and of two window TVFs' rows (kept in state until the window fires)."""
     result = case.run(spark, tmp_path, "both", rows_per_batch=5)
     assert result.exit_code == 0, result.message
     assert result.report["parity"]["verdict"] == "equal"

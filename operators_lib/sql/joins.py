@@ -142,13 +142,13 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
                 windowed), scope
 
 
-def _window_join(left: Node, right: Node, lkeys: list[str], rkeys: list[str]) -> bool:
-    """Do both sides carry window aggregates whose window start and end the equality keys
-    pair up (Flink's window join)?"""
+def _window_join(left: Node, right: Node, lkeys: list[str], rkeys: list[str]) -> str | None:
+    """Do both sides carry window aggregates ("aggregate") or window TVFs' rows ("rows") whose
+    window start and end the equality keys pair up (Flink's window join)?"""
     lkind, lb = windowed_by(left, lkeys)
     rkind, rb = windowed_by(right, rkeys)
-    return lkind == rkind == "aggregate" and [lkeys.index(c) for c in lb] == [
-        rkeys.index(c) for c in rb]
+    same = lkind == rkind and [lkeys.index(c) for c in lb] == [rkeys.index(c) for c in rb]
+    return lkind if same else None
 
 
 def _cond(ctx: Ctx, sides: _Sides, node: exp.Expression) -> Cond:

@@ -34,10 +34,12 @@ from operators_lib.plan import (
     late_tag,
     monotonicity,
     quote,
+    scans,
     unique_key,
 )
 from operators_lib.relational import build, carried, spark_join, with_ttl_key
 from operators_lib.scan import with_columns
+from operators_lib.sql.windows import windowed_by
 from operators_lib.stream.dedup import FirstRowProcessor
 from operators_lib.stream.event_time import TIME_MS
 from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
@@ -47,7 +49,11 @@ from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_k
 from operators_lib.stream.runner import SPARK, SparkRuntime
 from operators_lib.stream.topn import TopNProcessor, TopNSpec, keep_batch_top
 from operators_lib.stream.window_agg import WE, WS, WindowAggProcessor, WindowAggSpec
-from operators_lib.stream.window_join import WindowJoinSpec, join_windows
+from operators_lib.stream.window_join import (
+    WindowJoinSpec,
+    WindowRowsJoinProcessor,
+    join_windows,
+)
 from operators_lib.stream.window_rank import (
     WindowRankSpec,
     WindowRowsRankProcessor,
@@ -229,7 +235,7 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame, runtime: SparkRun
         key_cols = [F.col(quote(k)).alias(f"k{i}") for i, k in enumerate(keys)] or [
             F.lit(0).alias("k0")]  # no equality key: one global partition, as in Flink
         ops, rownum = _changelog_columns(df, node.ttl_ms)
-        emitted = [F.col(EMIT_TS)] if node.windowed else []
+        emitted = [F.col(EMIT_TS)] if node.windowed == "aggregate" else []
         return df.select(
             *key_cols,
             *[F.col(quote(n)).alias(c) for n, c in zip(names, mine)],
@@ -239,8 +245,10 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame, runtime: SparkRun
     lside = side(left, 0, node.left_keys, lcols, rcols, [f.name for f in lf], rf)
     rside = side(right, 1, node.right_keys, rcols, lcols, [f.name for f in rf], lf)
     rside = rside.select(*lside.columns)
-    if node.windowed:
+    if node.windowed == "aggregate":
         return _window_join_stream(node, lside.unionByName(rside), lcols, rcols)
+    if node.windowed == "rows":
+        return _window_rows_join_stream(node, lside.unionByName(rside), lcols, rcols, runtime)
     (llayout, luk), (rlayout, ruk) = join_layout(node, "L"), join_layout(node, "R")
     lnames, rnames = tuple(f.name for f in lf), tuple(f.name for f in rf)
     rename = {**dict(zip(lcols, lnames)), **dict(zip(rcols, rnames))}
@@ -279,6 +287,30 @@ def _window_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...],
     schema = T.StructType([fields[c] for c in (*lcols, *rcols, OP, EMIT_TS, ROWNUM, *batch)])
     result = union.repartition(*[F.col(c) for c in (*keys, *batch)]).mapInArrow(
         partial(join_windows, spec=spec), schema)
+    rename = dict(zip(lcols + rcols, [f.name for f in node.left.fields + node.right.fields]))
+    return result.select(*[F.col(c).alias(rename.get(c, c)) for c in result.columns])
+
+
+def _window_rows_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...],
+                             rcols: tuple[str, ...], runtime: SparkRuntime) -> DataFrame:
+    """A window join of two window TVFs' rows (stream/window_join.py): rows wait in bucket
+    pages, by their equality keys, until their window fires."""
+    keys = tuple(f"k{i}" for i in range(len(node.left_keys)))
+    _, (start, end) = windowed_by(node.left, node.left_keys)
+    union = union.select("*", F.unix_millis(F.col(keys[node.left_keys.index(start)])).alias(WS),
+                         F.unix_millis(F.col(keys[node.left_keys.index(end)])).alias(WE))
+    union = union.withColumn(BUCKET, F.pmod(F.xxhash64(*keys), F.lit(BUCKETS)).cast("long"))
+    tags = tuple(late_tag(s[0].table.name) if len(s) == 1 else 0
+                 for s in (scans(node.left), scans(node.right)))
+    fields = {f.name: f for f in union.schema.fields}
+    out = T.StructType([fields[c] for c in (*lcols, *rcols)] + [
+        T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
+        T.StructField(ROWNUM, T.LongType())])
+    integral = tuple(c for c, f in zip(lcols + rcols, node.left.fields + node.right.fields)
+                     if f.type.is_integral)
+    spec = WindowJoinSpec(node.kind, keys, lcols, rcols, (), integral)
+    result = transform_with_state(runtime, union, [BUCKET], WindowRowsJoinProcessor(spec, tags),
+                                  out, "EventTime")
     rename = dict(zip(lcols + rcols, [f.name for f in node.left.fields + node.right.fields]))
     return result.select(*[F.col(c).alias(rename.get(c, c)) for c in result.columns])
 

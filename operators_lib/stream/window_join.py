@@ -1,16 +1,21 @@
-"""Window join: two window aggregates joined on their window start and end (and keys),
-``INNER | LEFT | RIGHT | FULL`` (Flink's window join, as in Nexmark q8).
+"""Window join: two window aggregates, or two window TVFs' rows, joined on their window start
+and end (and keys), ``INNER | LEFT | RIGHT | FULL`` (Flink's window join; Nexmark q8 joins
+two window aggregates).
 
 Changelog rules: a window's rows of both sides are joined once, when the window fires, and
 every result row is emitted as ``+I``: matched pairs, and for outer joins each row of the
 preserved side without a match, padded with NULLs. Nothing is updated or retracted. NULL keys
 never match.
 
-Runtime: both window aggregates fire a window at the same watermark, so all rows of a window,
-of both sides, reach this step in one micro-batch: the join is stateless. The micro-batch
-(both sides in one union, tagged by side) is hash-partitioned by the equality keys and each
-task matches its rows with one pandas merge, across all its windows and keys at once. Marker
-rows (late rows upstream) pass through unchanged.
+Window aggregates (``join_windows``): both fire a window at the same watermark, so all rows of
+a window, of both sides, reach this step in one micro-batch: the join is stateless. The
+micro-batch (both sides in one union, tagged by side) is hash-partitioned by the equality keys
+and each task matches its rows with one pandas merge, across all its windows and keys at once.
+Marker rows (late rows upstream) pass through unchanged.
+
+Window TVFs' rows (``WindowRowsJoinProcessor``): the rows of both sides wait in bucket pages
+(stream/window_agg.PendingWindows) until their window fires, then are matched the same way. A
+row whose window has fired when it arrives is late: dropped and reported with its table.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from operators_lib.plan import EMIT_TS, OP, ROWNUM
+from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM
+from operators_lib.stream.event_time import Block, concat, watermark
 from operators_lib.stream.join import SIDE
+from operators_lib.stream.window_agg import WE, WS, PendingWindows
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,7 @@ class WindowJoinSpec:
     left: tuple[str, ...]  # the union's columns of each side
     right: tuple[str, ...]
     carried: tuple[str, ...]  # columns every row keeps (the harness's micro-batch id)
+    integral: tuple[str, ...] = ()  # integer columns (pandas may hand them over as float64)
 
 
 def join_windows(batches: Iterator[pa.RecordBatch], spec: WindowJoinSpec
@@ -78,3 +86,57 @@ def _pairs(left: pd.DataFrame, right: pd.DataFrame, kind: str
         ri.append(np.flatnonzero(rnull))
         li.append(np.full(int(rnull.sum()), -1))
     return np.concatenate(li), np.concatenate(ri)
+
+
+class WindowRowsJoinProcessor(PendingWindows):
+    """Input: the union of both sides' rows (``spec`` columns, the side, the window in epoch
+    ms), grouped by bucket of the equality keys. ``late_tags``: per side, the ``tw__ts`` of its
+    LATE markers (plan.late_tag of its table)."""
+
+    def __init__(self, spec: WindowJoinSpec, late_tags: tuple[int, int]):
+        self.spec = spec
+        self.late_tags = late_tags
+        self.kept = (*spec.keys, *spec.left, *spec.right, SIDE, WS, WE, ROWNUM)
+
+    def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
+        wm = watermark(timerValues)
+        page = self._load()
+        fired = self._fire(page, wm)  # windows due before these rows arrived
+        frames = list(rows)
+        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        df = df[df[ROWNUM] >= 0]
+        late = None
+        if len(df):
+            on_time = df[WE].to_numpy(dtype=np.int64) - 1 > wm
+            if on_time.any():
+                page["pairs"] = concat(page.get("pairs"), {
+                    c: df[c].to_numpy()[on_time] for c in self.kept})
+            if not on_time.all():
+                gone = df[~on_time]
+                tags = np.array(self.late_tags)[gone[SIDE].to_numpy(dtype=np.int64)]
+                late = pd.DataFrame({**{c: [None] * len(gone) for c in (*self.spec.left,
+                                                                       *self.spec.right)},
+                                     OP: LATE, EMIT_TS: tags,
+                                     ROWNUM: gone[ROWNUM].to_numpy(dtype=np.int64)})
+        self._save(page, expired=None)
+        yield from (o for o in (fired, late) if o is not None)
+
+    def _output(self, sel: Block) -> pd.DataFrame:
+        side = sel[SIDE].astype(np.int64)
+        left, right = np.flatnonzero(side == 0), np.flatnonzero(side == 1)
+        keys = list(self.spec.keys)
+        li, ri = _pairs(pd.DataFrame({k: sel[k][left] for k in keys}),
+                        pd.DataFrame({k: sel[k][right] for k in keys}), self.spec.kind)
+        rows = np.where(li >= 0, left[np.maximum(li, 0)] if len(left) else 0,
+                        right[np.maximum(ri, 0)] if len(right) else 0)
+        out: dict[str, object] = {}
+        for cols, picked, index in ((self.spec.left, li, left), (self.spec.right, ri, right)):
+            at = index[np.maximum(picked, 0)] if len(index) else np.zeros(len(picked), int)
+            for c in cols:
+                values = sel[c][at] if len(index) else np.full(len(at), None)
+                values = pd.Series(values, dtype="Int64" if c in self.spec.integral else None)
+                out[c] = values.where(picked >= 0)
+        out[OP] = np.full(len(li), "+I", dtype=object)
+        out[EMIT_TS] = sel[WE][rows].astype(np.int64) - 1
+        out[ROWNUM] = sel[ROWNUM][rows].astype(np.int64)
+        return pd.DataFrame(out)
