@@ -154,6 +154,20 @@ class PendingWindows(StatefulProcessor):
     def _fired(self, page: dict, sel: Block, wm: int) -> None:
         """Called with the pairs of the windows that have just fired."""
 
+    @staticmethod
+    def _rows(rows: Iterator[pd.DataFrame]) -> pd.DataFrame:
+        """A bucket's rows of the micro-batch (with the end-of-input marker, which only moves
+        the watermark)."""
+        frames = list(rows)
+        return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+    @staticmethod
+    def _keep(page: dict, df: pd.DataFrame, on_time: np.ndarray, cols) -> None:
+        """The on-time rows of ``df`` (columns ``cols``) into the page's pending pairs."""
+        if on_time.any():
+            page["pairs"] = concat(page.get("pairs"), {c: df[c].to_numpy()[on_time]
+                                                       for c in cols})
+
     def _output(self, sel: Block) -> pd.DataFrame:
         raise NotImplementedError
 
@@ -166,8 +180,7 @@ class WindowAggProcessor(PendingWindows):
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)
         page = self._load()
-        frames = list(rows)
-        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        df = self._rows(rows)
         if self.spec.cascaded:
             yield from self._cascaded(page, df, wm)
             return

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM
-from operators_lib.stream.event_time import Block, concat, watermark
+from operators_lib.stream.event_time import Block, watermark
 from operators_lib.stream.join import SIDE
 from operators_lib.stream.window_agg import WE, WS, PendingWindows
 
@@ -102,15 +102,12 @@ class WindowRowsJoinProcessor(PendingWindows):
         wm = watermark(timerValues)
         page = self._load()
         fired = self._fire(page, wm)  # windows due before these rows arrived
-        frames = list(rows)
-        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        df = self._rows(rows)
         df = df[df[ROWNUM] >= 0]
         late = None
         if len(df):
             on_time = df[WE].to_numpy(dtype=np.int64) - 1 > wm
-            if on_time.any():
-                page["pairs"] = concat(page.get("pairs"), {
-                    c: df[c].to_numpy()[on_time] for c in self.kept})
+            self._keep(page, df, on_time, self.kept)
             if not on_time.all():
                 gone = df[~on_time]
                 tags = np.array(self.late_tags)[gone[SIDE].to_numpy(dtype=np.int64)]

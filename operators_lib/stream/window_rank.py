@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM, SortKey
-from operators_lib.stream.event_time import Block, concat, watermark
+from operators_lib.stream.event_time import Block, watermark
 from operators_lib.stream.window_agg import WE, WS, PendingWindows
 
 
@@ -127,18 +127,14 @@ class WindowRowsRankProcessor(PendingWindows):
         wm = watermark(timerValues)
         page = self._load()
         fired = self._fire(page, wm)  # windows due before these rows arrived
-        frames = list(rows)
-        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        df = self._rows(rows)
         df = df[df[ROWNUM] >= 0]
         late = None
         if len(df):
             rownum = df[ROWNUM].to_numpy(dtype=np.int64)
             first_end = df.groupby(ROWNUM)[WE].transform("min").to_numpy(dtype=np.int64)
             on_time = first_end - 1 > wm
-            if on_time.any():
-                page["pairs"] = concat(page.get("pairs"), {
-                    c: df[c].to_numpy()[on_time] for c in (*self.columns, WS, WE,
-                                                              ROWNUM)})
+            self._keep(page, df, on_time, (*self.columns, WS, WE, ROWNUM))
             if not on_time.all():
                 late_rows = np.unique(rownum[~on_time])
                 late = pd.DataFrame({**{c: [None] * len(late_rows) for c in self.columns},
