@@ -11,6 +11,10 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pandas as pd
+
+from operators_lib.plan import ROWNUM
+
 REPO = Path(__file__).resolve().parents[1]
 SEED = REPO / "examples" / "seed"
 
@@ -252,6 +256,66 @@ def test_hotspot_dag_raises_the_split_and_the_next_run_uses_it(airflow_env, tmp_
     expected = (flink / "stream_final.csv").read_text().splitlines()
     assert set((second / "stream.csv").read_text().splitlines()) == set(expected)
     assert (home / "state" / "q_top" / "retired" / "checkpoint").is_dir()
+
+
+def _pageviews_config(tmp: Path) -> Path:
+    example = REPO / "examples" / "pageviews"
+    cfg = json.loads((REPO / "dags" / "queries" / "page_views.json").read_text())
+    cfg.update(name="q_views", sql=[str(example / "page_views.sql"),
+                                    str(example / "views_per_minute.sql")],
+               inputs={"page_views": str(tmp / "incoming")}, retries=0,
+               rows_per_batch=100)  # one micro-batch a run (and the no-data one that fires)
+    (tmp / "incoming").mkdir()
+    path = tmp / "queries" / "q_views.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+def _minute(start: str, url: str, views: int, users: int) -> str:
+    end = f"{start[:3]}{int(start[3:]) + 1:02d}"
+    return f"2024-01-01 {start}:00.000,2024-01-01 {end}:00.000,{url},{views},{users}"
+
+
+def test_window_query_publishes_fired_windows_across_runs(airflow_env, tmp_path):
+    """TUMBLE(1 minute) under the DAG, watermark ts - 5 s. A scheduled run writes no
+    end-of-input marker: a window is published once the watermark passes its end, by whichever
+    run that is; a row for a window published before is late.
+
+    10h 8 rows up to 10:02:03, watermark 10:01:58: only 10:00 fires (10:01 ends at 10:01:59.999).
+    11h a row at 10:00:40 is late (its window fired at 10:00); one at 10:01:57 is behind the
+        watermark but its window is open: counted. Rows up to 10:04:02, watermark 10:03:57:
+        10:01 and 10:02 fire; 10:03 and 10:04 wait for the next run.
+    """
+    config = _pageviews_config(tmp_path)
+    incoming = REPO / "examples" / "pageviews" / "incoming" / "page_views"
+    home = Path(airflow_env["TWINFLOW_HOME"])
+    published = home / "published" / "q_views"
+    expected = {10: {_minute("10:00", "/home", 3, 2), _minute("10:00", "/cart", 1, 1)}}
+    expected[11] = expected[10] | {_minute("10:01", "/home", 2, 2),
+                                   _minute("10:01", "/cart", 2, 2),
+                                   _minute("10:02", "/home", 2, 1)}
+    parities = {10: {"verdict": "equal_for_emitted_rows", "input_rows": 8, "late_rows": 0,
+                     "emitted_windows": 2, "pending_windows": 3},
+                11: {"verdict": "equal_for_emitted_rows", "input_rows": 13, "late_rows": 1,
+                     "emitted_windows": 5, "pending_windows": 2}}
+    for hour in (10, 11):
+        shutil.copy(incoming / f"2024-01-01T{hour}.csv", tmp_path / "incoming")
+        run = _run(airflow_env, config, hour)
+        assert run.state == "success", (hour, _task_states(run))
+        assert _published_rows(home, "q_views") == expected[hour], hour
+        latest = _latest(home, "q_views")
+        parity = json.loads((latest / "parity.json").read_text())
+        assert {k: parity[k] for k in parities[hour]} == parities[hour], parity
+        report = json.loads((latest / "stream_report.json").read_text())
+        assert report["late_rows"] == parities[hour]["late_rows"]
+    assert report["new_input_rows"] == {"page_views": 5}
+    assert report["watermark"] == "2024-01-01T10:03:57.000Z"
+    # the late row is the 10:00:40 view, input row 8 (the first of the second file)
+    late = pd.read_parquet(home / "runs" / "q_views" / "20240101T110000" / "late_rows.parquet")
+    assert list(late[ROWNUM]) == [8]
+    assert json.loads((published / "20240101T100000" / "validation.json").read_text())[
+        "success"]
 
 
 def test_spark_steps_launch_a_driver_that_exits_on_oom_and_user_conf_wins(airflow_env, tmp_path):
