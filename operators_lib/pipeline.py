@@ -359,10 +359,13 @@ def late_source(plan: Node) -> TableDef | None:
 
 
 def _late_rows(late_rows: pd.DataFrame, plan: Node, tables: dict, inputs) -> pd.DataFrame:
-    """late.csv: each late row of its table (the markers' ``tw__ts``: plan.late_tag)."""
+    """late.csv: each late row of its table. A query over several tables drops late rows in
+    window operators only, whose markers name the table (``tw__ts``: plan.late_tag)."""
     by_tag = {late_tag(t.name): t for t in tables.values()}
     picked = []
-    for tag, rows in late_rows.groupby(late_rows[EMIT_TS].astype("int64")):
+    tags = late_rows[EMIT_TS].astype("int64") if len(tables) > 1 else pd.Series(
+        0, index=late_rows.index)
+    for tag, rows in late_rows.groupby(tags):
         table = by_tag.get(tag) if tag else late_source(plan)
         if table is None:
             continue
