@@ -32,6 +32,7 @@ from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM
 from operators_lib.stream.event_time import Block, watermark
 from operators_lib.stream.join import SIDE
 from operators_lib.stream.window_agg import WE, WS, PendingWindows
+from operators_lib.stream.window_rank import task_rows
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,9 @@ class WindowJoinSpec:
 def join_windows(batches: Iterator[pa.RecordBatch], spec: WindowJoinSpec
                  ) -> Iterator[pa.RecordBatch]:
     """One task's rows of a micro-batch (whole keys of both sides), joined."""
-    tables = [pa.Table.from_batches([b]) for b in batches if b.num_rows]
-    if not tables:
+    table, data = task_rows(batches)
+    if table is None:
         return
-    table = pa.concat_tables(tables)
-    data = pc.equal(table[OP], "+I").to_numpy(zero_copy_only=False)
     side = table[SIDE].to_numpy()
     left = table.filter(pa.array(data & (side == 0)))
     right = table.filter(pa.array(data & (side == 1)))

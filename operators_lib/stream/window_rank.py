@@ -48,14 +48,22 @@ class WindowRankSpec:
     latest_first: bool = False  # ties by arrival, the later first (deduplication keeping last)
 
 
+def task_rows(batches: Iterator[pa.RecordBatch]) -> tuple[pa.Table | None, np.ndarray]:
+    """A ``mapInArrow`` task's rows as one table (None: no rows), and which are data rows
+    (``+I``; the others are markers of late rows upstream)."""
+    tables = [pa.Table.from_batches([b]) for b in batches if b.num_rows]
+    if not tables:
+        return None, np.zeros(0, bool)
+    table = pa.concat_tables(tables)
+    return table, pc.equal(table[OP], "+I").to_numpy(zero_copy_only=False)
+
+
 def rank_windows(batches: Iterator[pa.RecordBatch], spec: WindowRankSpec
                  ) -> Iterator[pa.RecordBatch]:
     """One task's rows of a micro-batch (whole partitions), ranked; see the module docstring."""
-    tables = [pa.Table.from_batches([b]) for b in batches if b.num_rows]
-    if not tables:
+    table, is_data = task_rows(batches)
+    if table is None:
         return
-    table = pa.concat_tables(tables)
-    is_data = pc.equal(table[OP], "+I").to_numpy(zero_copy_only=False)
     data = np.flatnonzero(is_data)
     cols = [*spec.partition, *(k.col for k in spec.order), ROWNUM]
     take, rank, position = _ranked(table.select(cols).take(pa.array(data)).to_pandas(), spec)
