@@ -172,6 +172,35 @@ class PendingWindows(StatefulProcessor):
         raise NotImplementedError
 
 
+class BufferedRows(PendingWindows):
+    """Rows that wait in the page until their window fires (a window TVF's rows, each with
+    its window in ``tw__ws``/``tw__we``): the windows due before they arrived fire, the rows
+    ``_on_time`` enter the page (columns ``self.kept``), the others are reported by
+    ``_late``."""
+
+    kept: tuple[str, ...]
+
+    def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
+        wm = watermark(timerValues)
+        page = self._load()
+        fired = self._fire(page, wm)
+        df = self._rows(rows)
+        df = df[df[ROWNUM] >= 0]  # the end-of-input marker only moves the watermark
+        late = None
+        if len(df):
+            on_time = self._on_time(df, wm)
+            self._keep(page, df, on_time, self.kept)
+            late = self._late(df[~on_time])
+        self._save(page, expired=None)
+        yield from (o for o in (fired, late) if o is not None)
+
+    def _on_time(self, df: pd.DataFrame, wm: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def _late(self, gone: pd.DataFrame) -> pd.DataFrame | None:
+        raise NotImplementedError
+
+
 class WindowAggProcessor(PendingWindows):
     def __init__(self, spec: WindowAggSpec):
         self.spec = spec
@@ -200,13 +229,11 @@ class WindowAggProcessor(PendingWindows):
     def _cascaded(self, page: dict, df: pd.DataFrame, wm: int) -> Iterator[pd.DataFrame]:
         """Rows of an upstream window, fired by the watermark this micro-batch brings: in
         Flink they arrive before that watermark, so none is late and they fire with it."""
-        markers = df[OP] != "+I"  # the upstream's late-row reports travel on
-        if markers.any():
-            passed = {c: [None] * int(markers.sum()) for c in (
-                *self.spec.keys, *self.spec.bounds, *(a.name for a in self.spec.aggs))}
-            yield pd.DataFrame({**passed, OP: df.loc[markers, OP].to_numpy(),
-                                EMIT_TS: df.loc[markers, EMIT_TS].to_numpy(dtype=np.int64),
-                                ROWNUM: df.loc[markers, ROWNUM].to_numpy(dtype=np.int64)})
+        markers = (df[OP] != "+I").to_numpy()  # the upstream's late-row reports travel on
+        passed = self._markers(((df[OP].to_numpy()[markers], df[ROWNUM].to_numpy()[markers],
+                                 df[EMIT_TS].to_numpy()[markers]),))
+        if passed is not None:
+            yield passed
         df = df[~markers]
         splits = None
         if len(df) and self.spec.window.kind == "SESSION":
@@ -275,16 +302,8 @@ class WindowAggProcessor(PendingWindows):
                               (LATE_WINDOW, rownum[idx[partial]], end[partial])))
 
     def _markers(self, kinds) -> pd.DataFrame | None:
-        """Marker rows: (kind, row numbers, ``tw__ts`` values) per kind."""
-        n = sum(len(r) for _, r, _ in kinds)
-        if not n:
-            return None
-        out: dict[str, object] = {c: [None] * n for c in (
-            *self.spec.keys, *self.spec.bounds, *(a.name for a in self.spec.aggs))}
-        out[OP] = np.concatenate([np.full(len(r), k, dtype=object) for k, r, _ in kinds])
-        out[EMIT_TS] = np.concatenate([ts for _, _, ts in kinds]).astype(np.int64)
-        out[ROWNUM] = np.concatenate([r for _, r, _ in kinds]).astype(np.int64)
-        return pd.DataFrame(out)
+        return marker_rows((*self.spec.keys, *self.spec.bounds,
+                            *(a.name for a in self.spec.aggs)), kinds)
 
     # -- sessions --------------------------------------------------------------------------
     def _add_to_sessions(self, page: dict, df: pd.DataFrame, wm: int, cascaded: bool = False
@@ -326,6 +345,20 @@ class WindowAggProcessor(PendingWindows):
         fired = concat(page.get("fired"), fired)
         fired = take(fired, fired[WE] + gap - 1 > wm)
         page["fired"] = fired if len(fired[WE]) else None
+
+def marker_rows(cols, kinds) -> pd.DataFrame | None:
+    """Marker rows (``cols`` NULL): (kind or kinds, row numbers, ``tw__ts`` values) per group;
+    None if there are none."""
+    n = sum(len(r) for _, r, _ in kinds)
+    if not n:
+        return None
+    out: dict[str, object] = {c: [None] * n for c in cols}
+    out[OP] = np.concatenate([np.broadcast_to(np.asarray(k, dtype=object), len(r))
+                              for k, r, _ in kinds])
+    out[EMIT_TS] = np.concatenate([ts for _, _, ts in kinds]).astype(np.int64)
+    out[ROWNUM] = np.concatenate([r for _, r, _ in kinds]).astype(np.int64)
+    return pd.DataFrame(out)
+
 
 def _touched(code: np.ndarray, t: np.ndarray, fcode: np.ndarray, fired: dict | None,
              gap: int) -> np.ndarray:

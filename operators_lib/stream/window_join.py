@@ -14,7 +14,7 @@ and each task matches its rows with one pandas merge, across all its windows and
 Marker rows (late rows upstream) pass through unchanged.
 
 Window TVFs' rows (``WindowRowsJoinProcessor``): the rows of both sides wait in bucket pages
-(stream/window_agg.PendingWindows) until their window fires, then are matched the same way. A
+(stream/window_agg.BufferedRows) until their window fires, then are matched the same way. A
 row whose window has fired when it arrives is late: dropped and reported with its table.
 """
 
@@ -29,9 +29,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM
-from operators_lib.stream.event_time import Block, watermark
+from operators_lib.stream.event_time import Block
 from operators_lib.stream.join import SIDE
-from operators_lib.stream.window_agg import WE, WS, PendingWindows
+from operators_lib.stream.window_agg import WE, WS, BufferedRows, marker_rows
 from operators_lib.stream.window_rank import task_rows
 
 
@@ -87,7 +87,7 @@ def _pairs(left: pd.DataFrame, right: pd.DataFrame, kind: str
     return np.concatenate(li), np.concatenate(ri)
 
 
-class WindowRowsJoinProcessor(PendingWindows):
+class WindowRowsJoinProcessor(BufferedRows):
     """Input: the union of both sides' rows (``spec`` columns, the side, the window in epoch
     ms), grouped by bucket of the equality keys. ``late_tags``: per side, the ``tw__ts`` of its
     LATE markers (plan.late_tag of its table)."""
@@ -97,25 +97,13 @@ class WindowRowsJoinProcessor(PendingWindows):
         self.late_tags = late_tags
         self.kept = (*spec.keys, *spec.left, *spec.right, SIDE, WS, WE, ROWNUM)
 
-    def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        wm = watermark(timerValues)
-        page = self._load()
-        fired = self._fire(page, wm)  # windows due before these rows arrived
-        df = self._rows(rows)
-        df = df[df[ROWNUM] >= 0]
-        late = None
-        if len(df):
-            on_time = df[WE].to_numpy(dtype=np.int64) - 1 > wm
-            self._keep(page, df, on_time, self.kept)
-            if not on_time.all():
-                gone = df[~on_time]
-                tags = np.array(self.late_tags)[gone[SIDE].to_numpy(dtype=np.int64)]
-                late = pd.DataFrame({**{c: [None] * len(gone) for c in (*self.spec.left,
-                                                                       *self.spec.right)},
-                                     OP: LATE, EMIT_TS: tags,
-                                     ROWNUM: gone[ROWNUM].to_numpy(dtype=np.int64)})
-        self._save(page, expired=None)
-        yield from (o for o in (fired, late) if o is not None)
+    def _on_time(self, df: pd.DataFrame, wm: int) -> np.ndarray:
+        return df[WE].to_numpy(dtype=np.int64) - 1 > wm
+
+    def _late(self, gone: pd.DataFrame) -> pd.DataFrame | None:
+        tags = np.array(self.late_tags)[gone[SIDE].to_numpy(dtype=np.int64)]
+        return marker_rows((*self.spec.left, *self.spec.right),
+                           ((LATE, gone[ROWNUM].to_numpy(dtype=np.int64), tags),))
 
     def _output(self, sel: Block) -> pd.DataFrame:
         side = sel[SIDE].astype(np.int64)

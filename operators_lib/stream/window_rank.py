@@ -33,8 +33,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM, SortKey
-from operators_lib.stream.event_time import Block, watermark
-from operators_lib.stream.window_agg import WE, WS, PendingWindows
+from operators_lib.stream.event_time import Block
+from operators_lib.stream.window_agg import WE, WS, BufferedRows, marker_rows
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def _changed(values: np.ndarray) -> np.ndarray:
     return np.where(null_a | null_b, null_a != null_b, differ)
 
 
-class WindowRowsRankProcessor(PendingWindows):
+class WindowRowsRankProcessor(BufferedRows):
     """Window TopN over a window TVF's rows: input columns ``columns`` (the rows, with their
     window bounds as text), ``tw__ws`` / ``tw__we`` (the window in epoch ms), the row number;
     grouped by bucket of the partition's other columns."""
@@ -129,28 +129,19 @@ class WindowRowsRankProcessor(PendingWindows):
     def __init__(self, spec: WindowRankSpec, columns: tuple[str, ...], late_tag: int):
         self.spec = spec
         self.columns = columns
+        self.kept = (*columns, WS, WE, ROWNUM)
         self.late_tag = late_tag  # the tw__ts of LATE markers (plan.late_tag)
 
-    def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        wm = watermark(timerValues)
-        page = self._load()
-        fired = self._fire(page, wm)  # windows due before these rows arrived
-        df = self._rows(rows)
-        df = df[df[ROWNUM] >= 0]
-        late = None
-        if len(df):
-            rownum = df[ROWNUM].to_numpy(dtype=np.int64)
-            first_end = df.groupby(ROWNUM)[WE].transform("min").to_numpy(dtype=np.int64)
-            on_time = first_end - 1 > wm
-            self._keep(page, df, on_time, (*self.columns, WS, WE, ROWNUM))
-            if not on_time.all():
-                late_rows = np.unique(rownum[~on_time])
-                late = pd.DataFrame({**{c: [None] * len(late_rows) for c in self.columns},
-                                     self.spec.rank_col: [None] * len(late_rows),
-                                     OP: LATE, EMIT_TS: np.full(len(late_rows), self.late_tag),
-                                     ROWNUM: late_rows})
-        self._save(page, expired=None)
-        yield from (o for o in (fired, late) if o is not None)
+    def _on_time(self, df: pd.DataFrame, wm: int) -> np.ndarray:
+        """A row is late for all its windows once its first window has fired (Flink's
+        slices)."""
+        first_end = df.groupby(ROWNUM)[WE].transform("min").to_numpy(dtype=np.int64)
+        return first_end - 1 > wm
+
+    def _late(self, gone: pd.DataFrame) -> pd.DataFrame | None:
+        rownum = np.unique(gone[ROWNUM].to_numpy(dtype=np.int64))
+        return marker_rows((*self.columns, self.spec.rank_col),
+                           ((LATE, rownum, np.full(len(rownum), self.late_tag)),))
 
     def _output(self, sel: Block) -> pd.DataFrame:
         df = pd.DataFrame(sel)
