@@ -53,6 +53,7 @@ from operators_lib.plan import (
     find,
     first_row_dedup,
     late_tag,
+    processing_time_windows,
     scans,
 )
 from operators_lib.spark import engine_failures
@@ -123,6 +124,12 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
     notify = listen or (lambda step, info: None)
     script = check_config(cfg)
     plan = plan_query(script, spark, cfg.topn_split)
+    proctime_windows = processing_time_windows(plan)
+    if proctime_windows and cfg.mode == "batch":
+        raise InputError(f"--mode batch: the query has a processing-time window ("
+                         f"{proctime_windows[0].window.kind} over a PROCTIME() column), which "
+                         "exists only in stream mode (Flink's batch mode refuses it too); "
+                         "run it with --mode stream")
     tables = {s.table.name.lower(): s.table for s in scans(plan)}
     given = {k.lower(): v for k, v in cfg.data.items()}
     missing = sorted(set(tables) - set(given))
@@ -227,7 +234,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
                                         "run again with the same arguments to resume")
         notify("stream", report)
 
-    if cfg.mode in ("batch", "both"):
+    if cfg.mode == "batch" or (cfg.mode == "both" and not proctime_windows):
         tb = time.perf_counter()
         batch_final = _collect(batch_dataframe(spark, plan, pool), columns + (
             [TTL_KEY] if ttl else []))
@@ -237,10 +244,14 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
         outputs["batch.csv"] = (batch_final[columns], types, None)
 
     exit_code, message = 0, ""
-    proctime = any(o.time_kind == "proctime" for o in over)
     if cfg.mode != "both":
         report["parity"] = {"verdict": "not_run", "reason": f"mode {cfg.mode}"}
-    elif proctime:
+    elif proctime_windows:
+        report["parity"] = {"verdict": "not_applicable",
+                            "reason": "the query has a processing-time window: it exists in "
+                                      "stream mode only (batch mode was not run), and its "
+                                      "windows depend on when rows arrive"}
+    elif any(o.time_kind == "proctime" for o in over):
         report["parity"] = {"verdict": "not_applicable",
                             "reason": "the query orders by processing time, which differs "
                                       "between runs by definition"}

@@ -191,6 +191,9 @@ class WindowAggregate:
     # aggregate's result (a cascade), whose rows are never late here, as in Flink (they
     # arrive before the watermark that fired them).
     source: TableDef | None
+    # "proctime": windows of processing time (stream mode only): a row's time is its
+    # micro-batch's, a window fires once processing time passes its end, no row is late.
+    time_kind: str = "rowtime"
 
 
 @dataclass(frozen=True)
@@ -264,6 +267,12 @@ def scans(node: Node) -> list[Scan]:
 def find(node: Node, kind: type) -> list[Node]:
     found = [node] if isinstance(node, kind) else []
     return found + [n for c in children(node) for n in find(c, kind)]
+
+
+def processing_time_windows(node: Node) -> list[WindowAggregate]:
+    """The window aggregates of processing time (they make the stream's watermark processing
+    time, stream/runner.py, and exist in stream mode only)."""
+    return [w for w in find(node, WindowAggregate) if w.time_kind == "proctime"]
 
 
 def unique_key(node: Node) -> tuple[str, ...] | None:

@@ -63,7 +63,11 @@ class HarnessRuntime:
         self.event_time = False  # an event-time processor is in the plan
 
     # -- sources and watermarks ------------------------------------------------------------
-    def source(self, spark: SparkSession, table: TableDef, path: Path) -> DataFrame:
+    def source(self, spark: SparkSession, table: TableDef, path: Path,
+               processing_time: bool = False) -> DataFrame:
+        if processing_time:
+            raise ValueError("harness: processing-time windows run on Structured Streaming "
+                             "(the harness has no per-micro-batch processing time)")
         files = sorted(path.glob("*.parquet"), key=lambda f: (f.stat().st_mtime, f.name))
         if not files:
             raise ValueError(f"harness: no staged files in {path}")

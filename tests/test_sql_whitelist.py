@@ -37,10 +37,6 @@ def _load(tmp_path, query: str):
      ["temporal join (FOR SYSTEM_TIME AS OF)", "line 2"]),
     ("SELECT * FROM t\nMATCH_RECOGNIZE (PARTITION BY k ORDER BY ts MEASURES A.v AS av "
      "PATTERN (A) DEFINE A AS v > 1)", ["MATCH_RECOGNIZE", "line 2"]),
-    ("SELECT k, TUMBLE_PROCTIME(ts, INTERVAL '1' HOUR) FROM t GROUP BY k",
-     ["TUMBLE_PROCTIME(..): processing-time windows"]),
-    ("SELECT k, SESSION_PROCTIME(ts, INTERVAL '1' HOUR) FROM t GROUP BY k",
-     ["SESSION_PROCTIME(..): processing-time windows", "line 1"]),
     ("SELECT UPPER(x => k) FROM t", ["named arguments (=>) are only supported in window TVFs"]),
     ("SELECT k, x FROM t,\n LATERAL TABLE(split_udtf(k)) AS T(x)",
      ["LATERAL TABLE", "line 2"]),

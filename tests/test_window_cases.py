@@ -11,13 +11,16 @@ refused by name (exit 2).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
-from operators_lib.errors import SqlError
+from operators_lib.errors import InputError, SqlError
 from operators_lib.pipeline import RunConfig, run
-from tests.caselib import all_cases, assert_changelog, assert_final
+from tests.caselib import all_cases, assert_changelog, assert_final, read_csv
 
-CASES = all_cases("windows")
+# Processing-time cases are no oracle cases (test_processing_time_window_*).
+CASES = [c for c in all_cases("windows") if not c.meta.get("proctime")]
 RESTART = ["windows/session_arrival_order", "windows/cascade_tvf",
            "windows/window_topn"]
 
@@ -90,6 +93,41 @@ def test_window_join_on_spark_equals_flink(spark, tmp_path):
     assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
 
 
+def test_processing_time_window_seed_query_on_spark(spark, tmp_path):
+    """Seed 004's processing-time TUMBLE on Structured Streaming, several micro-batches: each
+    row counted once in the window of its arrival (windows on minute boundaries, none before
+    the run started, none late), every window fired by end of input, batch not run, parity
+    not applicable. The counts per window depend on the clock; their sums per user do not."""
+    case = next(c for c in all_cases("windows") if c.id == "windows/seed_proctime")
+    started = datetime.now(UTC).replace(tzinfo=None, second=0, microsecond=0)
+    result = case.run(spark, tmp_path, "both", rows_per_batch=40)
+    assert result.exit_code == 0, result.message
+    report = result.report
+    assert report["parity"]["verdict"] == "not_applicable"
+    assert "batch" not in report and report["late_rows"] == 0
+    assert report["stream"]["micro_batches_this_run"] >= 3
+    counted: dict[str, int] = {}
+    for row in read_csv(case.data["user_behavior"])[1:]:
+        counted[row[0]] = counted.get(row[0], 0) + (row[3] != "")  # COUNT skips NULL
+    out = read_csv(tmp_path / "stream.csv")
+    assert out[0] == ["user_id", "behavior_cnt", "end_ts"]
+    totals: dict[str, int] = {}
+    for user, cnt, end in out[1:]:
+        totals[user] = totals.get(user, 0) + int(cnt)
+        end_ts = datetime.fromisoformat(end)
+        assert end_ts.second == 0 and end_ts.microsecond == 0 and end_ts > started, end
+    assert totals == {u: c for u, c in counted.items() if c}
+    assert {r[0] for r in read_csv(tmp_path / "changelog.csv")[1:]} == {"+I"}
+
+
+def test_processing_time_windows_are_refused_in_batch_mode(spark, tmp_path):
+    """Batch mode has no processing time (Flink's refuses it too)."""
+    case = next(c for c in all_cases("windows") if c.id == "windows/seed_proctime")
+    with pytest.raises(InputError) as e:
+        case.run(spark, tmp_path, "batch")
+    assert e.value.exit_code == 2 and "processing-time window" in str(e.value)
+
+
 DDL = """CREATE TABLE t (k STRING, v INT, ts TIMESTAMP(3),
   pt AS PROCTIME(), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND);
 CREATE TABLE u (k STRING, w INT);
@@ -110,16 +148,31 @@ INNER = ("SELECT k, TUMBLE_ROWTIME(ts, INTERVAL '10' SECOND) AS rt, COUNT(*) AS 
      ["must GROUP BY window_start and window_end", "line 2"]),
     (f"SELECT window_start, COUNT(*) FROM {TVF} WHERE window_start > TIMESTAMP "
      "'2024-01-01 00:00:00.000' GROUP BY window_start, window_end", ["a WHERE on window_start"]),
-    ("SELECT k, COUNT(*) FROM t\nGROUP BY k, TUMBLE(pt, INTERVAL '1' MINUTE)",
-     ["TUMBLE over a processing-time attribute is not supported yet", "line 2"]),
     ("SELECT COUNT(*) FROM u GROUP BY TUMBLE(k, INTERVAL '1' MINUTE)",
-     ["TUMBLE needs an event-time attribute"]),
+     ["TUMBLE needs a time attribute"]),
+    ("SELECT k, TUMBLE_PROCTIME(ts, INTERVAL '1' HOUR) FROM t\nGROUP BY k",
+     ["TUMBLE_PROCTIME(..) must name the GROUP BY's window (there is none)", "line 1"]),
+    ("SELECT k, TUMBLE_ROWTIME(pt, INTERVAL '1' MINUTE) FROM t\n"
+     "GROUP BY k, TUMBLE(pt, INTERVAL '1' MINUTE)",
+     ["TUMBLE_ROWTIME(..) needs a window over an event-time attribute", "TUMBLE_PROCTIME"]),
+    ("SELECT k, TUMBLE_PROCTIME(ts, INTERVAL '1' MINUTE) FROM t\n"
+     "GROUP BY k, TUMBLE(ts, INTERVAL '1' MINUTE)",
+     ["TUMBLE_PROCTIME(..) needs a window over a processing-time attribute"]),
+    ("SELECT * FROM\nTABLE(TUMBLE(TABLE t, DESCRIPTOR(pt), INTERVAL '1' MINUTE))",
+     ["the rows of TABLE(TUMBLE(..)) over a processing-time attribute", "line 2"]),
+    ("SELECT COUNT(*) FROM (SELECT k, TUMBLE_PROCTIME(pt, INTERVAL '1' MINUTE) AS p FROM t "
+     "GROUP BY k, TUMBLE(pt, INTERVAL '1' MINUTE))\nGROUP BY TUMBLE(p, INTERVAL '1' HOUR)",
+     ["a cascade of processing-time windows", "line 2"]),
+    ("SELECT * FROM (SELECT k, c, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
+     "ORDER BY c DESC) AS n FROM (SELECT k, window_start, window_end, COUNT(*) AS c FROM "
+     "TABLE(TUMBLE(TABLE t, DESCRIPTOR(pt), INTERVAL '1' MINUTE)) GROUP BY k, window_start, "
+     "window_end)) WHERE n <= 3", ["window TopN over a processing-time window"]),
     ("SELECT k, HOP_START(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND) FROM t\n"
      "GROUP BY k, TUMBLE(ts, INTERVAL '10' SECOND)", ["HOP_START(..) must name the GROUP BY's"]),
     ("SELECT COUNT(*) FROM t GROUP BY HOP(ts, INTERVAL '3' SECOND, INTERVAL '10' SECOND)",
      ["HOP: the size must be a multiple of the slide"]),
     ("SELECT k, COUNT(*) FROM (SELECT k, COUNT(*) AS c, MAX(ts) AS mt FROM t GROUP BY k)\n"
-     "GROUP BY k, TUMBLE(mt, INTERVAL '1' MINUTE)", ["TUMBLE needs an event-time attribute"]),
+     "GROUP BY k, TUMBLE(mt, INTERVAL '1' MINUTE)", ["TUMBLE needs a time attribute"]),
     (f"SELECT * FROM (SELECT k, c, ROW_NUMBER() OVER (PARTITION BY rt ORDER BY c DESC) AS n "
      f"FROM ({INNER})) WHERE n <= 3", ["window TopN / deduplication"]),
     (f"SELECT x.k FROM ({INNER}) x JOIN u ON x.k = u.k", ["a join or a further aggregation"]),

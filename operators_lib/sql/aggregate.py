@@ -133,8 +133,16 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
                 key(scope.resolve(ctx, a)) for a in call.expressions]:
             raise ctx.err(f"{name}(..) must name the GROUP BY's window "
                           f"({call.sql() if call is not None else 'there is none'})", node)
-        return exp.column(bounds[("START", "END", "ROWTIME").index(AUXILIARY[name])],
-                          quoted=True)
+        part = AUXILIARY[name]
+        if part in ("ROWTIME", "PROCTIME"):
+            kind = next(f.time_attr for f in child.fields if f.name == window[0])
+            if part != kind.upper():
+                raise ctx.err(f"{name}(..) needs a window over "
+                              f"{'an event' if part == 'ROWTIME' else 'a processing'}-time "
+                              f"attribute; {window[0]} is a {kind} attribute (use "
+                              f"{name.split('_')[0]}_{kind.upper()})", node)
+            part = "ROWTIME"
+        return exp.column(bounds[("START", "END", "ROWTIME").index(part)], quoted=True)
 
     def rewrite(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.AggFunc):
@@ -180,6 +188,10 @@ def _window_aggregate(ctx: Ctx, child: Node, pre: list, group_fields: tuple[Fiel
     if source is None and window_below(child) is None:
         raise ctx.err(f"a {spec.kind} window over a join, a regular aggregate or a window "
                       "TVF's rows is not supported yet", call)
+    time_kind = next(f.time_attr for f in child.fields if f.name == time_col)
+    if time_kind == "proctime" and source is None:
+        raise ctx.err(f"a {spec.kind} window over the processing time of another window "
+                      "(a cascade of processing-time windows) is not supported yet", call)
     time_name = next((n for n, t, _ in pre if t == quote(time_col)), None)
     if time_name is None:
         time_name = ctx.hidden("t")
@@ -187,6 +199,6 @@ def _window_aggregate(ctx: Ctx, child: Node, pre: list, group_fields: tuple[Fiel
     pre_node = Project(child, tuple((n, t) for n, t, _ in pre), tuple(f for _, _, f in pre))
     start, end, wtime = bounds
     fields = group_fields + (Field(start, BOUND_TYPE), Field(end, BOUND_TYPE),
-                             Field(wtime, BOUND_TYPE, "rowtime")) + agg_fields
+                             Field(wtime, BOUND_TYPE, time_kind)) + agg_fields
     return WindowAggregate(pre_node, time_name, spec, tuple(f.name for f in group_fields), aggs,
-                           (start, end, wtime), fields, source)
+                           (start, end, wtime), fields, source, time_kind)

@@ -17,7 +17,6 @@ from operators_lib.sql.functions import (
     AGGREGATES,
     FUNCTIONS,
     RANKING,
-    TIME_WINDOW_FUNCTIONS,
     Unsupported,
     function_call,
 )
@@ -68,8 +67,8 @@ ALLOWED: dict[type, set[str]] = {
 
 # Time windows: group windows and their bounds, window TVFs (sql/windows.py).
 WINDOW_SYNTAX = {"TUMBLE", "HOP", "CUMULATE", "SESSION", "TABLE", "DESCRIPTOR", "PARTITION_BY",
-                 "TUMBLE_START", "TUMBLE_END", "TUMBLE_ROWTIME", "HOP_START", "HOP_END",
-                 "HOP_ROWTIME", "SESSION_START", "SESSION_END", "SESSION_ROWTIME"}
+                 *(f"{w}_{part}" for w in ("TUMBLE", "HOP", "SESSION")
+                   for part in ("START", "END", "ROWTIME", "PROCTIME"))}
 
 # Friendlier names for what a query may contain but twinflow does not run.
 _ARG_MESSAGES = {
@@ -155,8 +154,6 @@ def _check_call(n: exp.Expression, name: str, args: list) -> None:
     if function is None:
         if name in WINDOW_SYNTAX:
             return  # placed and checked by the planner (sql/windows.py)
-        if name in TIME_WINDOW_FUNCTIONS:
-            raise Unsupported(f"{name}(..): processing-time windows are not supported yet", n)
         if isinstance(n.parent, exp.Window):
             raise Unsupported(f"{name}() OVER is not supported (supported: "
                               f"{', '.join(AGGREGATES + RANKING)})", n)

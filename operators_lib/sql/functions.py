@@ -558,9 +558,6 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
 AGGREGATES = ("COUNT", "SUM", "AVG", "MIN", "MAX")
 RANKING = ("ROW_NUMBER", "RANK", "DENSE_RANK")
 
-# Window functions that twinflow does not run yet (a more helpful message than "unknown").
-TIME_WINDOW_FUNCTIONS = {"TUMBLE_PROCTIME", "HOP_PROCTIME", "SESSION_PROCTIME"}
-
 
 def function_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | None:
     """(Flink name, arguments) if ``node`` is a call of a scalar function, else None. Most calls

@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from operators_lib.plan import Cond, Field, Join, Node, Project, quote
 from operators_lib.sql.context import Ctx, Scope, referenced
-from operators_lib.sql.windows import windowed_by
+from operators_lib.sql.windows import processing_time_window, windowed_by
 
 JOIN_KINDS = ("INNER", "LEFT", "RIGHT", "FULL")  # SEMI and ANTI come from subqueries
 _CMP = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
@@ -135,6 +135,8 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
     # Time attributes do not survive a regular join (Flink makes them plain timestamps).
     fields = tuple(Field(f.name, f.type) for f in left.fields + right.fields)
     windowed = _window_join(left, right, lkeys, rkeys)
+    if windowed and (processing_time_window(left) or processing_time_window(right)):
+        raise ctx.err("a window join of processing-time windows is not supported yet", where)
     if windowed and cond is not None:
         raise ctx.err("a window join with conditions other than equalities is not supported "
                       "yet", residual[0])

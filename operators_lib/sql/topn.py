@@ -33,7 +33,7 @@ from operators_lib.plan import (
     scans,
 )
 from operators_lib.sql.context import Ctx, PreProjection, Scope
-from operators_lib.sql.windows import windowed_by
+from operators_lib.sql.windows import processing_time_window, windowed_by
 from operators_lib.types import FlinkType
 
 RANKING = {"ROW_NUMBER", "RANK", "DENSE_RANK"}
@@ -83,6 +83,8 @@ def plan_rank(ctx: Ctx, child: Node, items, scope: Scope, project) -> Node:
     found = scans(child)
     node = pre.node()
     windowed, bounds = windowed_by(node, partition)
+    if windowed and processing_time_window(node):
+        raise ctx.err("window TopN over a processing-time window is not supported yet", win)
     if windowed == "aggregate" and time_kind:
         raise ctx.err("window deduplication over a window aggregate (ROW_NUMBER ordered by a "
                       "time attribute) is not supported yet", win)

@@ -35,8 +35,10 @@ from operators_lib.sql.ddl import interval_ms
 from operators_lib.types import FlinkType
 
 GROUP_WINDOWS = {"TUMBLE": ("size",), "HOP": ("slide", "size"), "SESSION": ("gap",)}
-# Group window auxiliary functions -> the window bound they return.
-AUXILIARY = {f"{w}_{part}": part for w in GROUP_WINDOWS for part in ("START", "END", "ROWTIME")}
+# Group window auxiliary functions -> the window bound they return (*_ROWTIME and *_PROCTIME:
+# the window's time, end - 1 ms, as an event-time or a processing-time attribute).
+AUXILIARY = {f"{w}_{part}": part for w in GROUP_WINDOWS
+             for part in ("START", "END", "ROWTIME", "PROCTIME")}
 TVF_ARGS = {"TUMBLE": ("size", "offset"), "HOP": ("slide", "size", "offset"),
             "CUMULATE": ("step", "size", "offset"), "SESSION": ("gap",)}
 TVF_BOUNDS = ("window_start", "window_end", "window_time")
@@ -114,8 +116,9 @@ def plan_window_tvf(ctx: Ctx, rel: exp.Table, relation) -> tuple[Windowed, Scope
     clash = [b for b in TVF_BOUNDS if b in taken]
     if clash:
         raise ctx.err(f"{kind} adds the column {clash[0]}, which the table already has", call)
+    kind_of_time = next(f.time_attr for f in child.fields if f.name == time_col)
     rowtime = (Field(TVF_BOUNDS[0], BOUND_TYPE), Field(TVF_BOUNDS[1], BOUND_TYPE),
-               Field(TVF_BOUNDS[2], BOUND_TYPE, "rowtime"))
+               Field(TVF_BOUNDS[2], BOUND_TYPE, kind_of_time))
     keys = tuple(_column(ctx, scope, child.fields, k, "PARTITION BY")
                  for p in partition for k in p.expressions)
     node = Windowed(child, time_col, window, child.fields + rowtime, call, keys)
@@ -157,11 +160,9 @@ def _time_attribute(ctx: Ctx, scope: Scope, fields: tuple[Field, ...], col: exp.
     resolved = scope.resolve(ctx, col)
     field = next((f for f in fields if isinstance(resolved, exp.Column)
                   and f.name == resolved.name), None)
-    if field is None or field.time_attr != "rowtime":
-        if field is not None and field.time_attr == "proctime":
-            raise ctx.err(f"{kind} over a processing-time attribute is not supported yet", col)
-        raise ctx.err(f"{kind} needs an event-time attribute (a column with a WATERMARK); "
-                      f"{col.sql()} is not one", col)
+    if field is None or field.time_attr is None:
+        raise ctx.err(f"{kind} needs a time attribute (a column with a WATERMARK, or "
+                      f"PROCTIME()); {col.sql()} is not one", col)
     return field.name
 
 
@@ -197,6 +198,10 @@ def as_rows(ctx: Ctx, node: Node) -> Node:
     if node.window.kind == "SESSION":
         raise ctx.err("the rows of TABLE(SESSION(..)) without an aggregation by "
                       "window_start, window_end are not supported yet", node.call)
+    if node.fields[-1].time_attr == "proctime":
+        raise ctx.err(f"the rows of TABLE({node.window.kind}(..)) over a processing-time "
+                      "attribute without an aggregation by window_start, window_end are not "
+                      "supported yet", node.call)
     return WindowRows(node.child, node.time_col, node.window, node.fields)
 
 
@@ -239,6 +244,13 @@ def windowed_by(node: Node, cols: tuple[str, ...] | list[str]
     if not set(bounds) <= set(names):
         return None, ()
     return kind, tuple(names[b] for b in bounds)
+
+
+def processing_time_window(node: Node) -> bool:
+    """Does a node carry the result of a processing-time window aggregate?"""
+    while isinstance(node, (Filter, Project)):
+        node = node.child
+    return isinstance(node, WindowAggregate) and node.time_kind == "proctime"
 
 
 def window_below(node: Node) -> WindowAggregate | None:

@@ -33,6 +33,7 @@ from operators_lib.plan import (
     first_row_dedup,
     late_tag,
     monotonicity,
+    processing_time_windows,
     quote,
     scans,
     unique_key,
@@ -73,9 +74,13 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path],
     ``rows_per_batch`` (None: large): micro-batches this small skip the TopN's per-batch
     pre-filter, which costs a Python stage per micro-batch (stream/topn.py)."""
 
+    # Processing-time windows: the stream's watermark is processing time (stream/runner.py).
+    proctime = bool(processing_time_windows(plan))
+
     def scan(node: Scan) -> DataFrame:
         table = node.table
-        return with_columns(runtime.source(spark, table, dirs[table.name.lower()]), table)
+        return with_columns(runtime.source(spark, table, dirs[table.name.lower()], proctime),
+                            table)
 
     prefilter = runtime.per_batch_stages and (
         rows_per_batch is None or rows_per_batch >= PREFILTER_ROWS)
@@ -358,7 +363,8 @@ def window_stream(node: WindowAggregate, df: DataFrame, runtime: SparkRuntime) -
                                                   for g in node.group_by), aggs,
                          tuple(_pandas_dtype(a.type) for a in node.aggs), bounds,
                          cascaded=node.source is None,
-                         late_tag=late_tag(node.source.name) if node.source else 0)
+                         late_tag=late_tag(node.source.name) if node.source else 0,
+                         proctime=node.time_kind == "proctime")
     out = T.StructType(
         [T.StructField(k, fields[g].type.spark()) for k, g in zip(keys, node.group_by)]
         + [T.StructField(b, T.TimestampType()) for b in bounds]

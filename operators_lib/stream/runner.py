@@ -58,22 +58,30 @@ class SparkRuntime:
     # A stateless per-micro-batch stage (the TopN pre-filter) may run before a processor.
     per_batch_stages = True
 
-    def source(self, spark: SparkSession, table: TableDef, path: Path) -> DataFrame:
+    def source(self, spark: SparkSession, table: TableDef, path: Path,
+               processing_time: bool = False) -> DataFrame:
         """A table's staged files, one per micro-batch. The watermark is Spark's (max event
         time seen in earlier micro-batches minus the WATERMARK delay), tracked on a copy of the
         rowtime column so that Spark itself drops nothing: the operators decide lateness with
-        Flink's rules and report late rows instead of losing them silently."""
+        Flink's rules and report late rows instead of losing them silently.
+
+        ``processing_time`` (a query with processing-time windows): the watermark is the
+        processing time of the previous micro-batch instead (its ``current_timestamp()``, the
+        PROCTIME() of its rows), so windows fire as processing time passes them, with Spark's
+        event-time timers (its processing-time timers would keep an availableNow run going).
+        Such a query has no event-time operator (the planner refuses any operator over a
+        window's result but window TopN and joins, and refuses those over processing time)."""
         df = (spark.readStream.schema(staged_schema(table))
               .option("maxFilesPerTrigger", 1).option("maxFileAge", "36500d")
               .parquet(str(path)))
-        if table.watermark:
-            wm = table.watermark
+        wm = table.watermark
+        if wm or processing_time:
             # The end-of-input marker (tw__rownum -1, no data) counts as an event time past
             # every valid one: the watermark then passes all data, as Flink's at end of input.
             time = F.when(F.col(ROWNUM) < 0, F.timestamp_micros(F.lit(END_OF_INPUT_US))) \
-                .otherwise(F.col(wm.column))
-            df = (df.withColumn(_WM, time)
-                  .withWatermark(_WM, f"{wm.delay_ms} milliseconds").drop(_WM))
+                .otherwise(F.current_timestamp() if processing_time else F.col(wm.column))
+            delay = 0 if processing_time else wm.delay_ms
+            df = df.withColumn(_WM, time).withWatermark(_WM, f"{delay} milliseconds").drop(_WM)
         return df
 
     def apply(self, df: DataFrame, keys: list[str], processor: StatefulProcessor,

@@ -19,6 +19,11 @@ input (Flink's window aggregate):
   a new one, as in Flink, and is reported (``SESSION_SPLIT``, the fired session's end in
   ``tw__ts``): batch semantics would have merged them, so parity does not apply.
 - End of input: the end-of-input marker moves the watermark past every window: all fire.
+- Processing time (``proctime``, stream mode only): a row's time is its micro-batch's
+  processing time (the PROCTIME() column) and the stream's watermark is processing time
+  (stream/runner.py): a window fires in the first micro-batch whose watermark has passed its
+  end, and no row is ever late. End of input fires all windows, as in event time, so a bounded
+  input yields its windows (Flink's bounded streaming job ends without firing them).
 
 Runtime: grouped by bucket (a hash of the key), so a micro-batch costs one Python call per
 bucket with rows or a due timer, never one per key. State per bucket: one page holding the
@@ -50,6 +55,7 @@ from operators_lib.plan import (
     TimeWindow,
 )
 from operators_lib.stream.event_time import (
+    NO_WATERMARK,
     STATE_SCHEMA,
     TIME_MS,
     Block,
@@ -76,6 +82,7 @@ class WindowAggSpec:
     bounds: tuple[str, str, str]  # output columns: window start, end, time
     cascaded: bool = False  # the input is another window's result: never late
     late_tag: int = 0  # the tw__ts of LATE markers (plan.late_tag of the table read)
+    proctime: bool = False  # windows of processing time (module docstring)
 
 
 def assign(window: TimeWindow, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -216,11 +223,13 @@ class WindowAggProcessor(PendingWindows):
         fired = self._fire(page, wm)  # windows due before these rows arrived
         df = df[df[ROWNUM] >= 0]  # the end-of-input marker only moves the watermark
         late = None
+        # In processing time a row arrives at its own time: it is never late.
+        admitted = NO_WATERMARK if self.spec.proctime else wm
         if len(df) and self.spec.window.kind == "SESSION":
-            late = self._add_to_sessions(page, df.sort_values(ROWNUM), wm)
+            late = self._add_to_sessions(page, df.sort_values(ROWNUM), admitted)
         elif len(df):
             idx, start, end = assign(self.spec.window, df[TIME_MS].to_numpy(dtype=np.int64))
-            on_time = end - 1 > wm
+            on_time = end - 1 > admitted
             self._add_pairs(page, df, idx[on_time], start[on_time], end[on_time])
             late = self._late(df[_RN].to_numpy(), idx, end, on_time)
         self._save(page, expired=None)
