@@ -180,6 +180,9 @@ INNER = ("SELECT k, TUMBLE_ROWTIME(ts, INTERVAL '10' SECOND) AS rt, COUNT(*) AS 
     (f"SELECT a.k FROM ({AGG}) a JOIN ({AGG}) b ON a.k = b.k AND a.window_start = "
      "b.window_start AND a.window_end = b.window_end\nAND a.c < b.c",
      ["a window join with conditions other than equalities"]),
+    (f"SELECT x.k FROM (SELECT * FROM {TVF}) x WHERE x.k NOT IN (SELECT y.k FROM (SELECT * "
+     f"FROM {TVF}) y\nWHERE x.window_start = y.window_start AND x.window_end = y.window_end)",
+     ["NOT IN among them: it is NULL-aware; NOT EXISTS is supported"]),
     ("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
      "ORDER BY window_time) AS n FROM (SELECT window_start, window_end, window_time, COUNT(*) "
      f"AS c FROM {TVF} GROUP BY window_start, window_end, window_time)) WHERE n = 1",

@@ -129,17 +129,18 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
         if residual else None
     left, right = sides.child("L"), sides.child("R")
     ttl = ctx.catalog.state_ttl_ms
-    if kind in ("SEMI", "ANTI"):
-        return Join(left, right, kind, tuple(lkeys), tuple(rkeys), cond, left.fields,
-                    ttl), lscope
-    # Time attributes do not survive a regular join (Flink makes them plain timestamps).
-    fields = tuple(Field(f.name, f.type) for f in left.fields + right.fields)
     windowed = _window_join(left, right, lkeys, rkeys)
     if windowed and (processing_time_window(left) or processing_time_window(right)):
         raise ctx.err("a window join of processing-time windows is not supported yet", where)
     if windowed and cond is not None:
-        raise ctx.err("a window join with conditions other than equalities is not supported "
-                      "yet", residual[0])
+        raise ctx.err("a window join with conditions other than equalities (NOT IN among "
+                      "them: it is NULL-aware; NOT EXISTS is supported) is not supported yet",
+                      residual[0])
+    if kind in ("SEMI", "ANTI"):
+        return Join(left, right, kind, tuple(lkeys), tuple(rkeys), cond, left.fields,
+                    ttl, windowed), lscope
+    # Time attributes do not survive a regular join (Flink makes them plain timestamps).
+    fields = tuple(Field(f.name, f.type) for f in left.fields + right.fields)
     return Join(left, right, kind, tuple(lkeys), tuple(rkeys), cond, fields, ttl,
                 windowed), scope
 

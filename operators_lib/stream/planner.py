@@ -287,6 +287,7 @@ def _window_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...],
     task."""
     keys = tuple(f"k{i}" for i in range(len(node.left_keys)))
     batch = (BATCH,) if BATCH in union.columns else ()
+    rcols = _shown_right(node, rcols)
     spec = WindowJoinSpec(node.kind, keys, lcols, rcols, batch)
     fields = {f.name: f for f in union.schema.fields}
     schema = T.StructType([fields[c] for c in (*lcols, *rcols, OP, EMIT_TS, ROWNUM, *batch)])
@@ -294,6 +295,11 @@ def _window_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...],
         partial(join_windows, spec=spec), schema)
     rename = dict(zip(lcols + rcols, [f.name for f in node.left.fields + node.right.fields]))
     return result.select(*[F.col(c).alias(rename.get(c, c)) for c in result.columns])
+
+
+def _shown_right(node: Join, rcols: tuple[str, ...]) -> tuple[str, ...]:
+    """The right side's columns in a window join's output: none for SEMI and ANTI."""
+    return () if node.kind in ("SEMI", "ANTI") else rcols
 
 
 def _window_rows_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...],
@@ -307,6 +313,7 @@ def _window_rows_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...
     union = union.withColumn(BUCKET, F.pmod(F.xxhash64(*keys), F.lit(BUCKETS)).cast("long"))
     tags = tuple(late_tag(s[0].table.name) if len(s) == 1 else 0
                  for s in (scans(node.left), scans(node.right)))
+    rcols = _shown_right(node, rcols)
     fields = {f.name: f for f in union.schema.fields}
     out = T.StructType([fields[c] for c in (*lcols, *rcols)] + [
         T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),

@@ -1,11 +1,12 @@
 """Window join: two window aggregates, or two window TVFs' rows, joined on their window start
-and end (and keys), ``INNER | LEFT | RIGHT | FULL`` (Flink's window join; Nexmark q8 joins
-two window aggregates).
+and end (and keys), ``INNER | LEFT | RIGHT | FULL | SEMI | ANTI`` (Flink's window join;
+Nexmark q8 joins two window aggregates; SEMI / ANTI: ``IN`` / ``EXISTS`` / ``NOT EXISTS``
+correlated on the window bounds).
 
 Changelog rules: a window's rows of both sides are joined once, when the window fires, and
 every result row is emitted as ``+I``: matched pairs, and for outer joins each row of the
-preserved side without a match, padded with NULLs. Nothing is updated or retracted. NULL keys
-never match.
+preserved side without a match, padded with NULLs; SEMI: each left row with a match, once;
+ANTI: each left row without one. Nothing is updated or retracted. NULL keys never match.
 
 Window aggregates (``join_windows``): both fire a window at the same watermark, so all rows of
 a window, of both sides, reach this step in one micro-batch: the join is stateless. The
@@ -37,10 +38,10 @@ from operators_lib.stream.window_rank import task_rows
 
 @dataclass(frozen=True)
 class WindowJoinSpec:
-    kind: str  # INNER | LEFT | RIGHT | FULL
+    kind: str  # INNER | LEFT | RIGHT | FULL | SEMI | ANTI
     keys: tuple[str, ...]  # the union's equality key columns (window bounds included)
-    left: tuple[str, ...]  # the union's columns of each side
-    right: tuple[str, ...]
+    left: tuple[str, ...]  # the union's columns of each side in the output (SEMI, ANTI: none
+    right: tuple[str, ...]  # of the right side)
     carried: tuple[str, ...]  # columns every row keeps (the harness's micro-batch id)
     integral: tuple[str, ...] = ()  # integer columns (pandas may hand them over as float64)
 
@@ -69,11 +70,17 @@ def join_windows(batches: Iterator[pa.RecordBatch], spec: WindowJoinSpec
 
 def _pairs(left: pd.DataFrame, right: pd.DataFrame, kind: str
            ) -> tuple[np.ndarray, np.ndarray]:
-    """(left row, right row) index pairs of the join, -1 for the NULL-padded side."""
+    """(left row, right row) index pairs of the join, -1 for the NULL-padded side (SEMI, ANTI:
+    the left rows kept, in order, and -1s)."""
     lnull, rnull = left.isna().any(axis=1).to_numpy(), right.isna().any(axis=1).to_numpy()
     keys = list(left.columns)
     lk = left[~lnull].assign(tw__l=np.flatnonzero(~lnull))
     rk = right[~rnull].assign(tw__r=np.flatnonzero(~rnull))
+    if kind in ("SEMI", "ANTI"):
+        matched = np.zeros(len(left), bool)
+        matched[lk.merge(rk[keys].drop_duplicates(), on=keys)["tw__l"].to_numpy()] = True
+        kept = np.flatnonzero(matched if kind == "SEMI" else ~matched)
+        return kept, np.full(len(kept), -1)
     how = {"INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "outer"}[kind]
     m = lk.merge(rk, on=keys, how=how, sort=False)
     li = [m["tw__l"].fillna(-1).to_numpy(dtype=np.int64)]
