@@ -46,6 +46,9 @@ class _Handle:
             def update(self, value):
                 handle.values[handle.key] = value
 
+            def clear(self):
+                handle.values.pop(handle.key, None)
+
         return _State()
 
     def registerTimer(self, ts):  # noqa: N802
