@@ -22,6 +22,7 @@ from operators_lib.plan import (
     OP,
     ROWNUM,
     Aggregate,
+    Cond,
     Filter,
     Join,
     Node,
@@ -287,19 +288,25 @@ def _window_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...],
     task."""
     keys = tuple(f"k{i}" for i in range(len(node.left_keys)))
     batch = (BATCH,) if BATCH in union.columns else ()
-    rcols = _shown_right(node, rcols)
-    spec = WindowJoinSpec(node.kind, keys, lcols, rcols, batch)
+    spec = WindowJoinSpec(node.kind, keys, lcols, rcols, batch,
+                          residual=_union_residual(node, lcols, rcols))
     fields = {f.name: f for f in union.schema.fields}
-    schema = T.StructType([fields[c] for c in (*lcols, *rcols, OP, EMIT_TS, ROWNUM, *batch)])
+    schema = T.StructType([fields[c] for c in (*spec.output, OP, EMIT_TS, ROWNUM, *batch)])
     result = union.repartition(*[F.col(c) for c in (*keys, *batch)]).mapInArrow(
         partial(join_windows, spec=spec), schema)
     rename = dict(zip(lcols + rcols, [f.name for f in node.left.fields + node.right.fields]))
     return result.select(*[F.col(c).alias(rename.get(c, c)) for c in result.columns])
 
 
-def _shown_right(node: Join, rcols: tuple[str, ...]) -> tuple[str, ...]:
-    """The right side's columns in a window join's output: none for SEMI and ANTI."""
-    return () if node.kind in ("SEMI", "ANTI") else rcols
+def _union_residual(node: Join, lcols: tuple[str, ...], rcols: tuple[str, ...]) -> Cond | None:
+    """The join's residual condition over the union's column names."""
+    names = dict(zip([f.name for f in node.left.fields + node.right.fields], lcols + rcols))
+
+    def renamed(c: Cond) -> Cond:
+        if c.op in ("AND", "OR", "NOT"):
+            return Cond(c.op, tuple(renamed(a) for a in c.args))
+        return Cond(c.op, tuple(names[a] for a in c.args))
+    return renamed(node.residual) if node.residual is not None else None
 
 
 def _window_rows_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...],
@@ -313,14 +320,13 @@ def _window_rows_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...
     union = union.withColumn(BUCKET, F.pmod(F.xxhash64(*keys), F.lit(BUCKETS)).cast("long"))
     tags = tuple(late_tag(s[0].table.name) if len(s) == 1 else 0
                  for s in (scans(node.left), scans(node.right)))
-    rcols = _shown_right(node, rcols)
+    spec = WindowJoinSpec(node.kind, keys, lcols, rcols, (), tuple(
+        c for c, f in zip(lcols + rcols, node.left.fields + node.right.fields)
+        if f.type.is_integral), _union_residual(node, lcols, rcols))
     fields = {f.name: f for f in union.schema.fields}
-    out = T.StructType([fields[c] for c in (*lcols, *rcols)] + [
+    out = T.StructType([fields[c] for c in spec.output] + [
         T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
         T.StructField(ROWNUM, T.LongType())])
-    integral = tuple(c for c, f in zip(lcols + rcols, node.left.fields + node.right.fields)
-                     if f.type.is_integral)
-    spec = WindowJoinSpec(node.kind, keys, lcols, rcols, (), integral)
     result = transform_with_state(runtime, union, [BUCKET], WindowRowsJoinProcessor(spec, tags),
                                   out, "EventTime")
     rename = dict(zip(lcols + rcols, [f.name for f in node.left.fields + node.right.fields]))

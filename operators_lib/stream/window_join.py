@@ -6,7 +6,9 @@ correlated on the window bounds).
 Changelog rules: a window's rows of both sides are joined once, when the window fires, and
 every result row is emitted as ``+I``: matched pairs, and for outer joins each row of the
 preserved side without a match, padded with NULLs; SEMI: each left row with a match, once;
-ANTI: each left row without one. Nothing is updated or retracted. NULL keys never match.
+ANTI: each left row without one. Nothing is updated or retracted. NULL keys never match. A
+pair matches when its keys are equal and the residual condition (the ON clause's other
+conditions) is TRUE (SQL's three-valued logic: NULL is not TRUE).
 
 Window aggregates (``join_windows``): both fire a window at the same watermark, so all rows of
 a window, of both sides, reach this step in one micro-batch: the join is stateless. The
@@ -21,7 +23,7 @@ row whose window has fired when it arrives is late: dropped and reported with it
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM
+from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM, Cond
 from operators_lib.stream.event_time import Block
 from operators_lib.stream.join import SIDE
 from operators_lib.stream.window_agg import WE, WS, BufferedRows, marker_rows
@@ -40,10 +42,45 @@ from operators_lib.stream.window_rank import task_rows
 class WindowJoinSpec:
     kind: str  # INNER | LEFT | RIGHT | FULL | SEMI | ANTI
     keys: tuple[str, ...]  # the union's equality key columns (window bounds included)
-    left: tuple[str, ...]  # the union's columns of each side in the output (SEMI, ANTI: none
-    right: tuple[str, ...]  # of the right side)
+    left: tuple[str, ...]  # the union's columns of each side
+    right: tuple[str, ...]
     carried: tuple[str, ...]  # columns every row keeps (the harness's micro-batch id)
     integral: tuple[str, ...] = ()  # integer columns (pandas may hand them over as float64)
+    residual: Cond | None = None  # over the union's columns
+
+    @property
+    def output(self) -> tuple[str, ...]:
+        """The result's columns: SEMI and ANTI joins give the left side's only."""
+        return self.left if self.kind in ("SEMI", "ANTI") else self.left + self.right
+
+
+def _truth(cond: Cond, column: Callable[[str], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``cond`` over candidate pairs: (value, known) masks, SQL's three-valued logic (unknown:
+    a NULL operand). ``column(name)``: that column's values, one per pair (None for NULL)."""
+    if cond.op in ("AND", "OR"):
+        (a, ka), (b, kb) = (_truth(c, column) for c in cond.args)
+        if cond.op == "AND":  # FALSE if either is known FALSE
+            return a & b & ka & kb, (ka & kb) | (ka & ~a) | (kb & ~b)
+        return (a & ka) | (b & kb), (ka & kb) | (ka & a) | (kb & b)
+    if cond.op == "NOT":
+        a, ka = _truth(cond.args[0], column)
+        return ~a, ka
+    if cond.op == "COL":
+        v = column(cond.args[0])
+        known = ~pd.isna(v)
+        return np.where(known, v, False).astype(bool), known
+    x, y = column(cond.args[0]), column(cond.args[1])
+    nx, ny = pd.isna(x), pd.isna(y)
+    known = ~nx & ~ny
+    value = np.zeros(len(x), bool)
+    value[known] = _COMPARE[cond.op](x[known], y[known])
+    if cond.op == "<=>":
+        return value | (nx & ny), np.ones(len(x), bool)
+    return value, known
+
+
+_COMPARE = {"=": np.equal, "<=>": np.equal, "<>": np.not_equal, "<": np.less,
+            "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
 
 
 def join_windows(batches: Iterator[pa.RecordBatch], spec: WindowJoinSpec
@@ -56,9 +93,11 @@ def join_windows(batches: Iterator[pa.RecordBatch], spec: WindowJoinSpec
     left = table.filter(pa.array(data & (side == 0)))
     right = table.filter(pa.array(data & (side == 1)))
     li, ri = _pairs(left.select(list(spec.keys)).to_pandas(),
-                    right.select(list(spec.keys)).to_pandas(), spec.kind)
+                    right.select(list(spec.keys)).to_pandas(), spec.kind,
+                    _residual(spec, lambda c: left[c].to_numpy(zero_copy_only=False),
+                              lambda c: right[c].to_numpy(zero_copy_only=False)))
     lrows, rrows = left.take(pa.array(li, mask=li < 0)), right.take(pa.array(ri, mask=ri < 0))
-    out = {c: lrows[c] for c in spec.left} | {c: rrows[c] for c in spec.right}
+    out = {c: (lrows if c in spec.left else rrows)[c] for c in spec.output}
     out[OP] = pa.array(["+I"] * len(li))
     for c in (EMIT_TS, ROWNUM, *spec.carried):  # of the left row, else of the right one
         out[c] = pc.coalesce(lrows[c], rrows[c])
@@ -68,30 +107,51 @@ def join_windows(batches: Iterator[pa.RecordBatch], spec: WindowJoinSpec
     yield from pa.concat_tables([joined, marks]).to_batches()
 
 
-def _pairs(left: pd.DataFrame, right: pd.DataFrame, kind: str
+Passes = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _residual(spec: WindowJoinSpec, left: Callable[[str], np.ndarray],
+              right: Callable[[str], np.ndarray]) -> Passes | None:
+    """The residual condition as ``passes(left rows, right rows) -> TRUE mask`` over pairs;
+    ``left(column)`` / ``right(column)``: a side's values."""
+    if spec.residual is None:
+        return None
+    cond = spec.residual
+
+    def passes(li: np.ndarray, ri: np.ndarray) -> np.ndarray:
+        value, known = _truth(cond, lambda c: left(c)[li] if c in spec.left else right(c)[ri])
+        return value & known
+    return passes
+
+
+def _pairs(left: pd.DataFrame, right: pd.DataFrame, kind: str, passes: Passes | None = None
            ) -> tuple[np.ndarray, np.ndarray]:
-    """(left row, right row) index pairs of the join, -1 for the NULL-padded side (SEMI, ANTI:
-    the left rows kept, in order, and -1s)."""
+    """(left row, right row) index pairs of the join, -1 for the NULL-padded side, in the
+    order of the left rows, then of the right ones (SEMI, ANTI: the left rows kept, and -1s).
+    ``passes``: the residual condition over candidate pairs."""
     lnull, rnull = left.isna().any(axis=1).to_numpy(), right.isna().any(axis=1).to_numpy()
     keys = list(left.columns)
     lk = left[~lnull].assign(tw__l=np.flatnonzero(~lnull))
     rk = right[~rnull].assign(tw__r=np.flatnonzero(~rnull))
+    m = lk.merge(rk, on=keys, how="inner", sort=False)
+    li, ri = m["tw__l"].to_numpy(dtype=np.int64), m["tw__r"].to_numpy(dtype=np.int64)
+    if passes is not None and len(li):
+        ok = passes(li, ri)
+        li, ri = li[ok], ri[ok]
     if kind in ("SEMI", "ANTI"):
         matched = np.zeros(len(left), bool)
-        matched[lk.merge(rk[keys].drop_duplicates(), on=keys)["tw__l"].to_numpy()] = True
+        matched[li] = True
         kept = np.flatnonzero(matched if kind == "SEMI" else ~matched)
         return kept, np.full(len(kept), -1)
-    how = {"INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "outer"}[kind]
-    m = lk.merge(rk, on=keys, how=how, sort=False)
-    li = [m["tw__l"].fillna(-1).to_numpy(dtype=np.int64)]
-    ri = [m["tw__r"].fillna(-1).to_numpy(dtype=np.int64)]
-    if kind in ("LEFT", "FULL"):  # rows with a NULL key match nothing
-        li.append(np.flatnonzero(lnull))
-        ri.append(np.full(int(lnull.sum()), -1))
+    if kind in ("LEFT", "FULL"):  # rows without a match (a NULL key matches nothing)
+        alone = np.setdiff1d(np.arange(len(left)), li)
+        li, ri = np.concatenate((li, alone)), np.concatenate((ri, np.full(len(alone), -1)))
+    order = np.lexsort((ri, li))
+    li, ri = li[order], ri[order]
     if kind in ("RIGHT", "FULL"):
-        ri.append(np.flatnonzero(rnull))
-        li.append(np.full(int(rnull.sum()), -1))
-    return np.concatenate(li), np.concatenate(ri)
+        alone = np.setdiff1d(np.arange(len(right)), ri)
+        li, ri = np.concatenate((li, np.full(len(alone), -1))), np.concatenate((ri, alone))
+    return li, ri
 
 
 class WindowRowsJoinProcessor(BufferedRows):
@@ -109,7 +169,7 @@ class WindowRowsJoinProcessor(BufferedRows):
 
     def _late(self, gone: pd.DataFrame) -> pd.DataFrame | None:
         tags = np.array(self.late_tags)[gone[SIDE].to_numpy(dtype=np.int64)]
-        return marker_rows((*self.spec.left, *self.spec.right),
+        return marker_rows(self.spec.output,
                            ((LATE, gone[ROWNUM].to_numpy(dtype=np.int64), tags),))
 
     def _output(self, sel: Block) -> pd.DataFrame:
@@ -117,13 +177,14 @@ class WindowRowsJoinProcessor(BufferedRows):
         left, right = np.flatnonzero(side == 0), np.flatnonzero(side == 1)
         keys = list(self.spec.keys)
         li, ri = _pairs(pd.DataFrame({k: sel[k][left] for k in keys}),
-                        pd.DataFrame({k: sel[k][right] for k in keys}), self.spec.kind)
+                        pd.DataFrame({k: sel[k][right] for k in keys}), self.spec.kind,
+                        _residual(self.spec, lambda c: sel[c][left], lambda c: sel[c][right]))
         rows = np.where(li >= 0, left[np.maximum(li, 0)] if len(left) else 0,
                         right[np.maximum(ri, 0)] if len(right) else 0)
         out: dict[str, object] = {}
         for cols, picked, index in ((self.spec.left, li, left), (self.spec.right, ri, right)):
             at = index[np.maximum(picked, 0)] if len(index) else np.zeros(len(picked), int)
-            for c in cols:
+            for c in (c for c in cols if c in self.spec.output):
                 values = sel[c][at] if len(index) else np.full(len(at), None)
                 values = pd.Series(values, dtype="Int64" if c in self.spec.integral else None)
                 out[c] = values.where(picked >= 0)
