@@ -32,6 +32,7 @@ from operators_lib.plan import (
     Project,
     Rank,
     Scan,
+    SessionRows,
     WindowAggregate,
     WindowRows,
     children,
@@ -61,7 +62,7 @@ def _walk(node: Node, inputs: dict[str, pd.DataFrame]) -> tuple[Origins, Origins
     if isinstance(node, Filter):
         _comparisons(node.condition, nan, inf, "WHERE")
         return nan, inf
-    if isinstance(node, WindowRows):  # the columns pass through
+    if isinstance(node, (WindowRows, SessionRows)):  # the columns pass through
         return nan, inf
     if isinstance(node, Project):
         out_nan, out_inf = {}, {}

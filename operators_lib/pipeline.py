@@ -49,6 +49,7 @@ from operators_lib.plan import (
     Node,
     Over,
     Rank,
+    SessionRows,
     WindowAggregate,
     find,
     first_row_dedup,
@@ -362,7 +363,8 @@ def _parity(spark, plan: Node, pool, batch_final, stream_final, late, late_windo
 def late_source(plan: Node) -> TableDef | None:
     """The table whose late rows an operator drops: OVER's, a window aggregate's, or a
     keep-first deduplication's by event time (queries with such an operator read one table)."""
-    for node in find(plan, Over) + find(plan, WindowAggregate) + find(plan, Rank):
+    for node in (find(plan, Over) + find(plan, WindowAggregate) + find(plan, SessionRows)
+                 + find(plan, Rank)):
         drops = not isinstance(node, Rank) or first_row_dedup(node) or node.windowed == "rows"
         if drops and node.source is not None:
             return node.source

@@ -209,6 +209,21 @@ class WindowRows:
 
 
 @dataclass(frozen=True)
+class SessionRows:
+    """A SESSION window TVF's rows: each input row once, with its session's start, end and
+    time (end - 1 ms, a rowtime) appended. A session's bounds are known only when it fires, so
+    its rows wait until then (as in Flink); a row is late as for a SESSION window aggregate
+    (its own window has fired and it merges into no open session)."""
+
+    child: Node
+    time_col: str
+    window: TimeWindow  # SESSION(gap)
+    partition: tuple[str, ...]  # PARTITION BY columns: sessions per key
+    fields: tuple[Field, ...]  # the child's, then window_start, window_end, window_time
+    source: TableDef  # the table whose late rows it drops
+
+
+@dataclass(frozen=True)
 class SortKey:
     col: str
     desc: bool
@@ -247,7 +262,7 @@ class Rank:
 
 
 Node = (Scan | Filter | Project | Over | Join | Aggregate | Rank | WindowAggregate
-        | WindowRows)
+        | WindowRows | SessionRows)
 
 
 def children(node: Node) -> list[Node]:

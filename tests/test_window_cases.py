@@ -185,15 +185,6 @@ INNER = ("SELECT k, TUMBLE_ROWTIME(ts, INTERVAL '10' SECOND) AS rt, COUNT(*) AS 
      "ORDER BY window_time) AS n FROM (SELECT window_start, window_end, window_time, COUNT(*) "
      f"AS c FROM {TVF} GROUP BY window_start, window_end, window_time)) WHERE n = 1",
      ["window deduplication"]),
-    ("SELECT * FROM\nTABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' MINUTE))",
-     ["the rows of TABLE(SESSION(..)) without an aggregation", "line 2"]),
-    ("SELECT window_start, COUNT(*) FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), "
-     "INTERVAL '1' MINUTE))\nGROUP BY window_start, window_end, v",
-     ["must GROUP BY window_start, window_end and exactly its PARTITION BY columns (k)",
-      "line 2"]),
-    ("SELECT window_start, COUNT(*) FROM TABLE(SESSION(TABLE t, DESCRIPTOR(ts), "
-     "INTERVAL '1' MINUTE))\nGROUP BY window_start, window_end, k",
-     ["exactly its PARTITION BY columns (none)"]),
     ("SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE t PARTITION BY k, DESCRIPTOR(ts), "
      "INTERVAL '1' MINUTE)) GROUP BY window_start, window_end", ["TUMBLE takes no PARTITION BY"]),
     ("SELECT COUNT(*) FROM TABLE(SESSION(TABLE t PARTITION BY nope, DESCRIPTOR(ts), "

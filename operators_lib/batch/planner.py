@@ -28,6 +28,7 @@ from operators_lib.plan import (
     Over,
     Rank,
     Scan,
+    SessionRows,
     WindowAggregate,
     quote,
 )
@@ -56,7 +57,8 @@ def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[P
 
     return build(plan, scan, {Over: over_batch, Join: spark_join, Aggregate: aggregate_batch,
                               Rank: rank_batch,
-                              WindowAggregate: partial(window_batch, drop=drop_windows)})
+                              WindowAggregate: partial(window_batch, drop=drop_windows),
+                              SessionRows: session_rows_batch})
 
 
 def over_batch(node: Over, df: DataFrame) -> DataFrame:
@@ -195,6 +197,18 @@ def window_batch(node: WindowAggregate, df: DataFrame, drop: Collection[tuple[in
               wtime: F.timestamp_millis(F.col(WEND) - 1)}
     return out.select(*[bounds[f.name].alias(f.name) if f.name in bounds else
                         F.col(quote(f.name)) for f in node.fields], F.col(ROWNUM),
+                      (F.col(WEND) - 1).alias(EMIT_TS))
+
+
+def session_rows_batch(node: SessionRows, df: DataFrame) -> DataFrame:
+    """Each row with its session's bounds; emitted (stream) when its session ends."""
+    out = _sessions(df, [F.col(quote(k)) for k in node.partition],
+                    F.unix_millis(F.col(quote(node.time_col))), node.window.size_ms)
+    start, end, wtime = (f.name for f in node.fields[-3:])
+    return out.select(*[F.col(quote(f.name)) for f in node.fields[:-3]],
+                      F.timestamp_millis(F.col(WSTART)).alias(start),
+                      F.timestamp_millis(F.col(WEND)).alias(end),
+                      F.timestamp_millis(F.col(WEND) - 1).alias(wtime), F.col(ROWNUM),
                       (F.col(WEND) - 1).alias(EMIT_TS))
 
 

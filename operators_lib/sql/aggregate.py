@@ -31,8 +31,10 @@ from operators_lib.sql.windows import (
     BOUND_TYPE,
     GROUP_WINDOWS,
     TVF_BOUNDS,
+    as_rows,
     group_window,
     source_table,
+    tvf_below,
     unwrap,
     window_below,
 )
@@ -40,6 +42,11 @@ from operators_lib.sql.windows import (
 
 def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
                    project) -> Node:
+    session = tvf_below(child)
+    if session is not None and session.window.kind == "SESSION" and _regrouped(
+            ctx, scope, group, session.partition):
+        # Flink plans this as the TVF's rows followed by an updating GROUP BY.
+        child = as_rows(ctx, child)
     tvf, child = unwrap(ctx, child, group or having or items[0][1])
     by_name = {f.name: f for f in child.fields}
     pre: list[tuple[str, str, Field]] = []
@@ -114,13 +121,6 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
             raise ctx.err(f"an aggregation over TABLE({tvf.window.kind}(..)) must GROUP BY "
                           "window_start and window_end", group or tvf.call)
         window = (tvf.time_col, tvf.window, tvf.call)
-        group_cols = {n if t == quote(n) else None for n, t, _ in pre[:n_keys]}
-        if tvf.window.kind == "SESSION" and group_cols != set(tvf.partition):
-            # Flink plans this as the TVF's rows followed by an updating GROUP BY.
-            raise ctx.err("an aggregation over TABLE(SESSION(..)) must GROUP BY window_start, "
-                          "window_end and exactly its PARTITION BY columns ("
-                          f"{', '.join(tvf.partition) or 'none'}); other groupings are not "
-                          "supported yet", group or tvf.call)
         for b in TVF_BOUNDS:
             keys[key(exp.column(b, quoted=True))] = b
 
@@ -177,6 +177,19 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
     if having_cond is not None:
         node = Filter(node, ctx.sql(having_cond, node.fields), node.fields)
     return project(ctx, node, out_items)
+
+
+def _regrouped(ctx: Ctx, scope: Scope, group, partition: tuple[str, ...]) -> bool:
+    """Does a GROUP BY over a SESSION TVF group by other columns than its PARTITION BY ones
+    (besides the window columns)?"""
+    cols = set()
+    for g in group.expressions if group else []:
+        resolved = scope.resolve(ctx, g)
+        if not isinstance(resolved, exp.Column):
+            return True
+        if resolved.name not in TVF_BOUNDS:
+            cols.add(resolved.name)
+    return cols != set(partition)
 
 
 def _window_aggregate(ctx: Ctx, child: Node, pre: list, group_fields: tuple[Field, ...],

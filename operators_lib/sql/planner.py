@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from operators_lib.errors import SqlError
 from operators_lib.plan import (
+    Aggregate,
     Field,
     Filter,
     Join,
@@ -24,6 +25,7 @@ from operators_lib.plan import (
     Project,
     Rank,
     Scan,
+    SessionRows,
     WindowAggregate,
     WindowRows,
     children,
@@ -74,16 +76,24 @@ def compile_query(script: Script, spark: SparkSession) -> Node:
 
 def _check_window_consumers(ctx: Ctx, node: Node, query: exp.Expression) -> None:
     """Only projections and filters may read a window aggregate's result or a window TVF's
-    rows (so far): Flink plans window TopN, window joins and window aggregates over them, which
-    a regular TopN, join or aggregate would answer with another changelog."""
-    windowed = find(node, WindowAggregate) + find(node, WindowRows)
-    window_topn = isinstance(node, (Rank, Join)) and node.windowed
-    if not isinstance(node, (Filter, Project, WindowAggregate, WindowRows)) and windowed and \
-            not window_topn:
+    rows (so far), besides window TopN and window joins, and a GROUP BY over a SESSION TVF's
+    rows (Flink's plan for it too): Flink plans window operators over the others, which a
+    regular TopN, join or aggregate would answer with another changelog."""
+    windowed = find(node, WindowAggregate) + find(node, WindowRows) + find(node, SessionRows)
+    allowed = isinstance(node, (Filter, Project, WindowAggregate, WindowRows, SessionRows)) or (
+        isinstance(node, (Rank, Join)) and node.windowed) or (
+        isinstance(node, Aggregate) and _over_session_rows(node.child))
+    if windowed and not allowed:
         raise ctx.err("a window TopN / deduplication, a join or a further aggregation over a "
                       "window aggregate or a window TVF's rows is not supported yet", query)
     for child in children(node):
         _check_window_consumers(ctx, child, query)
+
+
+def _over_session_rows(node: Node) -> bool:
+    while isinstance(node, (Filter, Project)):
+        node = node.child
+    return isinstance(node, SessionRows)
 
 
 def _clause_node(value) -> exp.Expression | None:

@@ -25,6 +25,7 @@ from operators_lib.plan import (
     Project,
     Rank,
     Scan,
+    SessionRows,
     SortKey,
     WindowAggregate,
     WindowRows,
@@ -221,6 +222,6 @@ def mark_rank_outputs(node: Node, need: set[str] | None = None) -> Node:
     if isinstance(node, Join):
         return replace(node, left=mark_rank_outputs(node.left, None),
                        right=mark_rank_outputs(node.right, None))
-    if isinstance(node, (Over, WindowAggregate, WindowRows)):
+    if isinstance(node, (Over, WindowAggregate, WindowRows, SessionRows)):
         return replace(node, child=mark_rank_outputs(node.child, None))
     raise TypeError(f"unknown plan node {type(node).__name__}")

@@ -25,6 +25,7 @@ from operators_lib.plan import (
     Node,
     Project,
     Scan,
+    SessionRows,
     TimeWindow,
     WindowAggregate,
     WindowRows,
@@ -195,13 +196,17 @@ def as_rows(ctx: Ctx, node: Node) -> Node:
     if isinstance(node, Filter):
         child = as_rows(ctx, node.child)
         return Filter(child, node.condition, child.fields)
-    if node.window.kind == "SESSION":
-        raise ctx.err("the rows of TABLE(SESSION(..)) without an aggregation by "
-                      "window_start, window_end are not supported yet", node.call)
     if node.fields[-1].time_attr == "proctime":
         raise ctx.err(f"the rows of TABLE({node.window.kind}(..)) over a processing-time "
                       "attribute without an aggregation by window_start, window_end are not "
                       "supported yet", node.call)
+    if node.window.kind == "SESSION":
+        source = source_table(node.child)
+        if source is None:
+            raise ctx.err("the rows of TABLE(SESSION(..)) over a join, an aggregate or a "
+                          "window are not supported yet", node.call)
+        return SessionRows(node.child, node.time_col, node.window, node.partition,
+                           node.fields, source)
     return WindowRows(node.child, node.time_col, node.window, node.fields)
 
 

@@ -30,6 +30,7 @@ from operators_lib.plan import (
     Project,
     Rank,
     Scan,
+    SessionRows,
     WindowAggregate,
     first_row_dedup,
     late_tag,
@@ -50,7 +51,13 @@ from operators_lib.stream.over import OverProcessor, OverSpec
 from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_kind
 from operators_lib.stream.runner import SPARK, SparkRuntime
 from operators_lib.stream.topn import TopNProcessor, TopNSpec, keep_batch_top
-from operators_lib.stream.window_agg import WE, WS, WindowAggProcessor, WindowAggSpec
+from operators_lib.stream.window_agg import (
+    WE,
+    WS,
+    SessionRowsProcessor,
+    WindowAggProcessor,
+    WindowAggSpec,
+)
 from operators_lib.stream.window_join import (
     WindowJoinSpec,
     WindowRowsJoinProcessor,
@@ -89,7 +96,8 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path],
                             Join: partial(join_stream, runtime=runtime),
                             Aggregate: partial(aggregate_stream, runtime=runtime),
                             Rank: partial(rank_stream, runtime=runtime, prefilter=prefilter),
-                            WindowAggregate: partial(window_stream, runtime=runtime)})
+                            WindowAggregate: partial(window_stream, runtime=runtime),
+                            SessionRows: partial(session_rows_stream, runtime=runtime)})
     if OP not in df.columns:  # append-only (stateless, inner joins): every row is an insert
         df = df.withColumn(OP, F.lit("+I"))
     elif _emits_changelog(_last_stateful(plan)):
@@ -388,6 +396,35 @@ def window_stream(node: WindowAggregate, df: DataFrame, runtime: SparkRuntime) -
                                   "EventTime")
     rename = {**dict(zip(keys, node.group_by)), **dict(zip(bounds, node.bounds)),
               **{o: a.name for o, a in zip(outputs, node.aggs)}}
+    return result.select(*[F.col(c).alias(rename.get(c, c)) for c in result.columns])
+
+
+def session_rows_stream(node: SessionRows, df: DataFrame, runtime: SparkRuntime) -> DataFrame:
+    """A SESSION TVF's rows (stream/window_agg.SessionRowsProcessor), bucketed by partition."""
+    fields = node.fields[:-3]
+    cols = tuple(f"c{i}" for i in range(len(fields)))
+    keys = tuple(f"g{i}" for i in range(len(node.partition)))
+    by_name = {f.name: f for f in fields}
+    safe = df.select(*[F.col(quote(f.name)).alias(c) for f, c in zip(fields, cols)],
+                     *[F.col(quote(p)).alias(k) for p, k in zip(node.partition, keys)],
+                     F.unix_millis(F.col(quote(node.time_col))).alias(TIME_MS), F.col(ROWNUM),
+                     *carried(df))
+    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(BUCKETS)) if keys else F.lit(0)
+    safe = safe.withColumn(BUCKET, bucket.cast("long"))
+    bounds = ("tw__wstart", "tw__wend", "tw__wtime")
+    spec = WindowAggSpec(node.window, keys, tuple(value_kind(by_name[p].type)
+                                                  for p in node.partition), (), (), bounds,
+                         late_tag=late_tag(node.source.name))
+    integral = frozenset(c for c, f in zip(cols, fields) if f.type.is_integral)
+    out = T.StructType(
+        [T.StructField(c, f.type.spark()) for c, f in zip(cols, fields)]
+        + [T.StructField(b, T.TimestampType()) for b in bounds]
+        + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
+           T.StructField(ROWNUM, T.LongType())])
+    result = transform_with_state(runtime, safe, [BUCKET],
+                                  SessionRowsProcessor(spec, cols, integral), out, "EventTime")
+    rename = {**dict(zip(cols, (f.name for f in fields))),
+              **dict(zip(bounds, (f.name for f in node.fields[-3:])))}
     return result.select(*[F.col(c).alias(rename.get(c, c)) for c in result.columns])
 
 

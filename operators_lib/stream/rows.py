@@ -28,7 +28,16 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.changelog import ADDS, DELETE, INSERT
-from operators_lib.plan import EMIT_TS, LATE, MARKERS, OP, ROWNUM, TTL_UPSTREAM
+from operators_lib.plan import (
+    EMIT_TS,
+    LATE,
+    LATE_WINDOW,
+    MARKERS,
+    OP,
+    ROWNUM,
+    SESSION_SPLIT,
+    TTL_UPSTREAM,
+)
 from operators_lib.stream.event_time import STATE_SCHEMA
 from operators_lib.types import FlinkType
 
@@ -195,11 +204,15 @@ def output(changes: Changes, cols: list[str]) -> pd.DataFrame:
 
 
 def marker_output(late: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
-    """Marker rows of upstream operators (late rows, expired state) travel on to the sink with
-    NULL columns; expired state further up can no longer be tied to this operator's keys."""
+    """Marker rows of upstream operators (late rows, windows' reports, expired state) travel on
+    to the sink with NULL columns (a window's report with its ``tw__ts`` when it reached this
+    operator); expired state further up can no longer be tied to this operator's keys."""
     out = pd.DataFrame({c: pd.Series([None] * len(late), dtype=object) for c in cols})
-    out[OP] = np.where(late[OP].to_numpy() == LATE, LATE, TTL_UPSTREAM)
-    out[EMIT_TS] = np.zeros(len(late), dtype=np.int64)
+    ops = late[OP].to_numpy()
+    windows = np.isin(ops, (LATE_WINDOW, SESSION_SPLIT))
+    out[OP] = np.where(windows | (ops == LATE), ops, TTL_UPSTREAM)
+    out[EMIT_TS] = np.where(windows, late[EMIT_TS].to_numpy(dtype=np.int64), 0) if (
+        EMIT_TS in late.columns) else np.zeros(len(late), dtype=np.int64)
     out[ROWNUM] = late[ROWNUM].to_numpy(dtype=np.int64)
     return out
 

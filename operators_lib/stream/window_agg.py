@@ -355,6 +355,32 @@ class WindowAggProcessor(PendingWindows):
         fired = take(fired, fired[WE] + gap - 1 > wm)
         page["fired"] = fired if len(fired[WE]) else None
 
+class SessionRowsProcessor(WindowAggProcessor):
+    """A SESSION window TVF's rows (plan.SessionRows): the rows wait in their sessions as the
+    aggregate's do, and leave when the session fires, each ``+I`` with the session's bounds,
+    ordered by session end, then arrival. ``columns``: the row's columns (``integral``: those
+    of an integer type, which pandas may hand over as float64)."""
+
+    def __init__(self, spec: WindowAggSpec, columns: tuple[str, ...], integral: frozenset[str]):
+        super().__init__(spec)
+        self.args = list(columns)
+        self.integral = integral
+
+    def _output(self, sel: Block) -> pd.DataFrame:
+        sel = take(sel, np.lexsort((sel[_RN], sel[WE])))
+        out: dict[str, object] = {c: pd.array(sel[c], dtype="Int64") if c in self.integral
+                                  else sel[c] for c in self.args}
+        for name, ms in zip(self.spec.bounds, (sel[WS], sel[WE], sel[WE] - 1)):
+            out[name] = _text(ms)
+        out[OP] = np.full(len(sel[_RN]), "+I", dtype=object)
+        out[EMIT_TS] = sel[WE] - 1
+        out[ROWNUM] = sel[_RN]
+        return pd.DataFrame(out)
+
+    def _markers(self, kinds) -> pd.DataFrame | None:
+        return marker_rows((*self.args, *self.spec.bounds), kinds)
+
+
 def marker_rows(cols, kinds) -> pd.DataFrame | None:
     """Marker rows (``cols`` NULL): (kind or kinds, row numbers, ``tw__ts`` values) per group;
     None if there are none."""
