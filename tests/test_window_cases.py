@@ -178,9 +178,6 @@ INNER = ("SELECT k, TUMBLE_ROWTIME(ts, INTERVAL '10' SECOND) AS rt, COUNT(*) AS 
      f"FROM ({INNER})) WHERE n <= 3", ["window TopN / deduplication"]),
     (f"SELECT x.k FROM ({INNER}) x JOIN u ON x.k = u.k", ["a join or a further aggregation"]),
     (f"SELECT t.k FROM {TVF} JOIN u ON t.k = u.k", ["window join"]),
-    (f"SELECT x.k FROM (SELECT * FROM {TVF}) x WHERE x.k NOT IN (SELECT y.k FROM (SELECT * "
-     f"FROM {TVF}) y\nWHERE x.window_start = y.window_start AND x.window_end = y.window_end)",
-     ["a window NOT IN (NULL-aware) is not supported yet; NOT EXISTS is"]),
     ("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
      "ORDER BY window_time) AS n FROM (SELECT window_start, window_end, window_time, COUNT(*) "
      f"AS c FROM {TVF} GROUP BY window_start, window_end, window_time)) WHERE n = 1",

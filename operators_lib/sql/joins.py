@@ -132,9 +132,6 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
     windowed = _window_join(left, right, lkeys, rkeys)
     if windowed and (processing_time_window(left) or processing_time_window(right)):
         raise ctx.err("a window join of processing-time windows is not supported yet", where)
-    if windowed and kind == "ANTI" and cond is not None and cond.op == "OR":
-        raise ctx.err("a window NOT IN (NULL-aware) is not supported yet; NOT EXISTS is",
-                      residual[0])
     if kind in ("SEMI", "ANTI"):
         return Join(left, right, kind, tuple(lkeys), tuple(rkeys), cond, left.fields,
                     ttl, windowed), lscope
