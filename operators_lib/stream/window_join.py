@@ -1,6 +1,6 @@
 """Window join: two window aggregates, or two window TVFs' rows, joined on their window start
 and end (and keys), ``INNER | LEFT | RIGHT | FULL | SEMI | ANTI`` (Flink's window join;
-Nexmark q8 joins two window aggregates; SEMI / ANTI: ``IN`` / ``EXISTS`` / ``NOT IN`` / ``NOT EXISTS``
+Nexmark q8 joins two window aggregates; SEMI / ANTI: ``[NOT] IN`` / ``[NOT] EXISTS``
 correlated on the window bounds).
 
 Changelog rules: a window's rows of both sides are joined once, when the window fires, and
