@@ -230,8 +230,9 @@ def unwrap(ctx: Ctx, node: Node, where: exp.Expression) -> tuple[Windowed | None
 
 def windowed_by(node: Node, cols: tuple[str, ...] | list[str]
                 ) -> tuple[str | None, tuple[str, ...]]:
-    """Do ``cols`` of ``node`` hold the window start and end of a window aggregate's result
-    ("aggregate") or of a window TVF's rows ("rows") that ``node`` carries (through projections
+    """Do ``cols`` of ``node`` hold the window start and end of a window aggregate's result or
+    of a SESSION TVF's rows ("aggregate": a window's rows arrive together, when it fires) or of
+    a window TVF's rows ("rows") that ``node`` carries (through projections
     and filters)? (the kind or None, the two columns of ``cols``) - window TopN, window join."""
     names = {c: c for c in cols}  # column of the current node -> column of ``cols``
     while isinstance(node, (Project, Filter)):
@@ -242,6 +243,9 @@ def windowed_by(node: Node, cols: tuple[str, ...] | list[str]
         node = node.child
     if isinstance(node, WindowAggregate):
         kind, bounds = "aggregate", node.bounds[:2]
+    elif isinstance(node, SessionRows):
+        # A session's rows leave together when it fires, as a window aggregate's result does.
+        kind, bounds = "aggregate", tuple(f.name for f in node.fields[-3:-1])
     elif isinstance(node, WindowRows):
         kind, bounds = "rows", tuple(f.name for f in node.fields[-3:-1])
     else:
