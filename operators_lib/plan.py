@@ -163,9 +163,11 @@ class TimeWindow:
     TUMBLE(size): ``[s, s + size)``; HOP(slide, size): every ``slide``, ``size`` long;
     CUMULATE(step, size): windows ``[s, s + step)``, ``[s, s + 2 step)`` .. ``[s, s + size)``
     of each ``size``-long period starting at ``s``; SESSION(gap): a row's window is ``[t, t +
-    gap)``, and windows of a key that overlap or touch merge into one session."""
+    gap)``, and windows of a key that overlap or touch merge into one session. GIVEN: a row's
+    window is the one it carries (a window aggregate's result grouped by its start and end:
+    columns ``WindowAggregate.bounds[:2]`` of the input)."""
 
-    kind: str  # TUMBLE | HOP | CUMULATE | SESSION
+    kind: str  # TUMBLE | HOP | CUMULATE | SESSION | GIVEN
     size_ms: int  # SESSION: the gap
     step_ms: int  # HOP's slide, CUMULATE's step; TUMBLE, SESSION: the size
     offset_ms: int = 0

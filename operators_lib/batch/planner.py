@@ -185,6 +185,9 @@ def window_batch(node: WindowAggregate, df: DataFrame, drop: Collection[tuple[in
     keys = [F.col(quote(g)) for g in node.group_by]
     if node.window.kind == "SESSION":
         df = _sessions(df, keys, t, node.window.size_ms)
+    elif node.window.kind == "GIVEN":
+        df = df.select("*", *[F.unix_millis(F.col(quote(b))).alias(c)
+                              for b, c in zip(node.bounds, (WSTART, WEND))])
     else:
         df = with_windows(node.window, df, t)
     if drop and node.source is not None:  # the pairs are of the window that read the table

@@ -37,6 +37,7 @@ from operators_lib.sql.windows import (
     tvf_below,
     unwrap,
     window_below,
+    windowed_by,
 )
 
 
@@ -116,6 +117,12 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
                             distinct))
         return out
 
+    # GROUP BY the window start and end of a window aggregate's result (Nexmark q5): each row
+    # is in the window it carries, and the rows of a window arrive together when it fires.
+    given = _given_window(child, pre[:n_keys]) if tvf is None and window is None else None
+    if given is not None:
+        window = (given[1], TimeWindow("GIVEN", 0, 0), group)
+        bounds = (*given, ctx.hidden("wt"))
     if tvf is not None:
         if not {"window_start", "window_end"} <= tvf_keys:
             raise ctx.err(f"an aggregation over TABLE({tvf.window.kind}(..)) must GROUP BY "
@@ -165,7 +172,7 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
 
     out_items = [(name, rewrite(body)) for name, body in items]
     having_cond = rewrite(scope.resolve(ctx, having.this)) if having else None
-    group_fields = tuple(f for _, _, f in pre[:n_keys])
+    group_fields = tuple(f for _, _, f in pre[:n_keys] if given is None or f.name not in given)
     agg_fields = tuple(Field(a.name, a.type) for a in aggs)
     if window is None:
         pre_node = Project(child, tuple((n, t) for n, t, _ in pre), tuple(f for _, _, f in pre))
@@ -177,6 +184,15 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
     if having_cond is not None:
         node = Filter(node, ctx.sql(having_cond, node.fields), node.fields)
     return project(ctx, node, out_items)
+
+
+def _given_window(child: Node, keys: list) -> tuple[str, str] | None:
+    """The GROUP BY key columns that are the window start and end of a window aggregate
+    below, if both are among them."""
+    if window_below(child) is None:
+        return None
+    kind, bounds = windowed_by(child, [n for n, t, _ in keys if t == quote(n)])
+    return bounds if kind == "aggregate" else None
 
 
 def _regrouped(ctx: Ctx, scope: Scope, group, partition: tuple[str, ...]) -> bool:
@@ -201,7 +217,8 @@ def _window_aggregate(ctx: Ctx, child: Node, pre: list, group_fields: tuple[Fiel
     if source is None and window_below(child) is None:
         raise ctx.err(f"a {spec.kind} window over a join, a regular aggregate or a window "
                       "TVF's rows is not supported yet", call)
-    time_kind = next(f.time_attr for f in child.fields if f.name == time_col)
+    time_kind = window_below(child).time_kind if spec.kind == "GIVEN" else next(
+        f.time_attr for f in child.fields if f.name == time_col)
     if time_kind == "proctime" and source is None:
         raise ctx.err(f"a {spec.kind} window over the processing time of another window "
                       "(a cascade of processing-time windows) is not supported yet", call)

@@ -373,10 +373,13 @@ def window_stream(node: WindowAggregate, df: DataFrame, runtime: SparkRuntime) -
     args = {a.arg: f"a{i}" for i, a in enumerate(node.aggs) if a.arg}
     outputs = tuple(f"o{i}" for i in range(len(node.aggs)))
     bounds = ("tw__wstart", "tw__wend", "tw__wtime")
+    given = [F.unix_millis(F.col(quote(b))).alias(c) for b, c in zip(node.bounds, (WS, WE))
+             ] if node.window.kind == "GIVEN" else []
     safe = df.select(*[F.col(quote(g)).alias(k) for g, k in zip(node.group_by, keys)],
                      *[F.col(quote(a)).alias(c) for a, c in args.items()],
-                     F.unix_millis(F.col(quote(node.time_col))).alias(TIME_MS), F.col(ROWNUM),
-                     *[F.col(c) for c in (OP, EMIT_TS) if c in df.columns], *carried(df))
+                     F.unix_millis(F.col(quote(node.time_col))).alias(TIME_MS), *given,
+                     F.col(ROWNUM), *[F.col(c) for c in (OP, EMIT_TS) if c in df.columns],
+                     *carried(df))
     bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(BUCKETS)) if keys else F.lit(0)
     safe = safe.withColumn(BUCKET, bucket.cast("long"))
     aggs = tuple(replace(a, arg=args.get(a.arg), name=o) for a, o in zip(node.aggs, outputs))

@@ -247,6 +247,9 @@ class WindowAggProcessor(PendingWindows):
         splits = None
         if len(df) and self.spec.window.kind == "SESSION":
             splits = self._add_to_sessions(page, df.sort_values(ROWNUM), wm, cascaded=True)
+        elif len(df) and self.spec.window.kind == "GIVEN":
+            self._add_pairs(page, df, np.arange(len(df)), df[WS].to_numpy(dtype=np.int64),
+                            df[WE].to_numpy(dtype=np.int64))
         elif len(df):
             self._add_pairs(page, df, *assign(self.spec.window,
                                               df[TIME_MS].to_numpy(dtype=np.int64)))
