@@ -31,6 +31,7 @@ from operators_lib.sql.windows import (
     BOUND_TYPE,
     GROUP_WINDOWS,
     TVF_BOUNDS,
+    Windowed,
     as_rows,
     group_window,
     source_table,
@@ -43,9 +44,8 @@ from operators_lib.sql.windows import (
 
 def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
                    project) -> Node:
-    session = tvf_below(child)
-    if session is not None and session.window.kind == "SESSION" and _regrouped(
-            ctx, scope, group, session.partition):
+    below = tvf_below(child)
+    if below is not None and not _window_grouping(ctx, scope, group, below):
         # Flink plans this as the TVF's rows followed by an updating GROUP BY.
         child = as_rows(ctx, child)
     tvf, child = unwrap(ctx, child, group or having or items[0][1])
@@ -54,7 +54,6 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
     keys: dict[str, str] = {}  # resolved GROUP BY expression (SQL) -> key column
     window: tuple[str, TimeWindow, exp.Expression] | None = None  # (time column, window, call)
     bounds = TVF_BOUNDS  # a group window's: hidden columns (below)
-    tvf_keys: set[str] = set()
     for g in group.expressions if group else []:
         if isinstance(g, exp.Literal) and not g.is_string:
             raise ctx.err("GROUP BY by position is not supported; name the expression", g)
@@ -66,7 +65,6 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
             continue
         resolved = scope.resolve(ctx, g)
         if tvf is not None and isinstance(resolved, exp.Column) and resolved.name in TVF_BOUNDS:
-            tvf_keys.add(resolved.name)
             keys[key(resolved)] = resolved.name
             continue
         text = key(resolved)
@@ -124,9 +122,6 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
         window = (given[1], TimeWindow("GIVEN", 0, 0), group)
         bounds = (*given, ctx.hidden("wt"))
     if tvf is not None:
-        if not {"window_start", "window_end"} <= tvf_keys:
-            raise ctx.err(f"an aggregation over TABLE({tvf.window.kind}(..)) must GROUP BY "
-                          "window_start and window_end", group or tvf.call)
         window = (tvf.time_col, tvf.window, tvf.call)
         for b in TVF_BOUNDS:
             keys[key(exp.column(b, quoted=True))] = b
@@ -195,17 +190,18 @@ def _given_window(child: Node, keys: list) -> tuple[str, str] | None:
     return bounds if kind == "aggregate" else None
 
 
-def _regrouped(ctx: Ctx, scope: Scope, group, partition: tuple[str, ...]) -> bool:
-    """Does a GROUP BY over a SESSION TVF group by other columns than its PARTITION BY ones
-    (besides the window columns)?"""
-    cols = set()
+def _window_grouping(ctx: Ctx, scope: Scope, group, tvf: Windowed) -> bool:
+    """Is a GROUP BY over a window TVF a window aggregation? It groups by window_start and
+    window_end (SESSION: and by exactly its PARTITION BY columns besides)."""
+    bounds, cols = set(), set()
     for g in group.expressions if group else []:
         resolved = scope.resolve(ctx, g)
-        if not isinstance(resolved, exp.Column):
-            return True
-        if resolved.name not in TVF_BOUNDS:
-            cols.add(resolved.name)
-    return cols != set(partition)
+        if isinstance(resolved, exp.Column) and resolved.name in TVF_BOUNDS:
+            bounds.add(resolved.name)
+        else:
+            cols.add(resolved.name if isinstance(resolved, exp.Column) else None)
+    return {"window_start", "window_end"} <= bounds and (
+        tvf.window.kind != "SESSION" or cols == set(tvf.partition))
 
 
 def _window_aggregate(ctx: Ctx, child: Node, pre: list, group_fields: tuple[Field, ...],

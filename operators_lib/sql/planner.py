@@ -50,6 +50,7 @@ from operators_lib.sql.windows import (
     is_window_tvf,
     plan_window_tvf,
     tvf_below,
+    window_grouped,
 )
 
 _UNSUPPORTED_CLAUSES = {
@@ -76,13 +77,15 @@ def compile_query(script: Script, spark: SparkSession) -> Node:
 
 def _check_window_consumers(ctx: Ctx, node: Node, query: exp.Expression) -> None:
     """Only projections and filters may read a window aggregate's result or a window TVF's
-    rows (so far), besides window TopN and window joins, and a GROUP BY over a SESSION TVF's
-    rows (Flink's plan for it too): Flink plans window operators over the others, which a
-    regular TopN, join or aggregate would answer with another changelog."""
+    rows (so far), besides window TopN and window joins, and a GROUP BY over a window TVF's
+    rows that is no window aggregation (Flink's plan for it too): Flink plans window operators
+    over the others, which a regular TopN, join or aggregate would answer with another
+    changelog."""
     windowed = find(node, WindowAggregate) + find(node, WindowRows) + find(node, SessionRows)
     allowed = isinstance(node, (Filter, Project, WindowAggregate, WindowRows, SessionRows)) or (
         isinstance(node, (Rank, Join)) and node.windowed) or (
-        isinstance(node, Aggregate) and _over_session_rows(node.child))
+        isinstance(node, Aggregate) and _over_tvf_rows(node.child)
+        and not window_grouped(node.child, node.group_by))
     if windowed and not allowed:
         raise ctx.err("a window TopN / deduplication, a join or a further aggregation over a "
                       "window aggregate or a window TVF's rows is not supported yet", query)
@@ -90,10 +93,10 @@ def _check_window_consumers(ctx: Ctx, node: Node, query: exp.Expression) -> None
         _check_window_consumers(ctx, child, query)
 
 
-def _over_session_rows(node: Node) -> bool:
+def _over_tvf_rows(node: Node) -> bool:
     while isinstance(node, (Filter, Project)):
         node = node.child
-    return isinstance(node, SessionRows)
+    return isinstance(node, (WindowRows, SessionRows))
 
 
 def _clause_node(value) -> exp.Expression | None:

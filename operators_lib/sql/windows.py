@@ -228,12 +228,9 @@ def unwrap(ctx: Ctx, node: Node, where: exp.Expression) -> tuple[Windowed | None
     return node, child
 
 
-def windowed_by(node: Node, cols: tuple[str, ...] | list[str]
-                ) -> tuple[str | None, tuple[str, ...]]:
-    """Do ``cols`` of ``node`` hold the window start and end of a window aggregate's result or
-    of a SESSION TVF's rows ("aggregate": a window's rows arrive together, when it fires) or of
-    a window TVF's rows ("rows") that ``node`` carries (through projections
-    and filters)? (the kind or None, the two columns of ``cols``) - window TopN, window join."""
+def traced(node: Node, cols) -> tuple[Node, dict[str, str]]:
+    """The node below ``node``'s projections and filters, and which of its columns ``cols``
+    (of ``node``) copy: {its column: column of ``cols``}."""
     names = {c: c for c in cols}  # column of the current node -> column of ``cols``
     while isinstance(node, (Project, Filter)):
         if isinstance(node, Project):
@@ -241,6 +238,30 @@ def windowed_by(node: Node, cols: tuple[str, ...] | list[str]
             names = {exprs[n][1:-1].replace("``", "`"): c for n, c in names.items()
                      if exprs.get(n, "").startswith("`") and exprs[n].endswith("`")}
         node = node.child
+    return node, names
+
+
+def window_grouped(node: Node, group_by: tuple[str, ...]) -> bool:
+    """Does a GROUP BY ``group_by`` of ``node`` group a window TVF's rows below it by their
+    window (start and end; SESSION: and exactly its PARTITION BY columns)? Flink plans such a
+    GROUP BY as a window aggregation."""
+    below, names = traced(node, group_by)
+    if not isinstance(below, (WindowRows, SessionRows)):
+        return False
+    bounds = [f.name for f in below.fields[-3:]]
+    if not set(bounds[:2]) <= set(names):
+        return False
+    return not isinstance(below, SessionRows) or (
+        len(names) == len(group_by) and set(names) - set(bounds) == set(below.partition))
+
+
+def windowed_by(node: Node, cols: tuple[str, ...] | list[str]
+                ) -> tuple[str | None, tuple[str, ...]]:
+    """Do ``cols`` of ``node`` hold the window start and end of a window aggregate's result or
+    of a SESSION TVF's rows ("aggregate": a window's rows arrive together, when it fires) or of
+    a window TVF's rows ("rows") that ``node`` carries (through projections
+    and filters)? (the kind or None, the two columns of ``cols``) - window TopN, window join."""
+    node, names = traced(node, cols)
     if isinstance(node, WindowAggregate):
         kind, bounds = "aggregate", node.bounds[:2]
     elif isinstance(node, SessionRows):
