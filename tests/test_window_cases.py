@@ -23,8 +23,7 @@ from tests.harness import HarnessRuntime
 
 # Processing-time cases are no oracle cases (test_processing_time_window_*).
 CASES = [c for c in all_cases("windows") if not c.meta.get("proctime")]
-RESTART = ["windows/session_arrival_order", "windows/cascade_tvf",
-           "windows/window_topn"]
+RESTART = ["windows/cascade_tvf", "windows/window_topn"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
