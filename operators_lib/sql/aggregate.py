@@ -38,6 +38,7 @@ from operators_lib.sql.windows import (
     tvf_below,
     unwrap,
     window_below,
+    window_grouping,
     windowed_by,
 )
 
@@ -191,17 +192,12 @@ def _given_window(child: Node, keys: list) -> tuple[str, str] | None:
 
 
 def _window_grouping(ctx: Ctx, scope: Scope, group, tvf: Windowed) -> bool:
-    """Is a GROUP BY over a window TVF a window aggregation? It groups by window_start and
-    window_end (SESSION: and by exactly its PARTITION BY columns besides)."""
-    bounds, cols = set(), set()
+    """Is a GROUP BY over a window TVF a window aggregation (windows.window_grouping)?"""
+    grouped = set()
     for g in group.expressions if group else []:
         resolved = scope.resolve(ctx, g)
-        if isinstance(resolved, exp.Column) and resolved.name in TVF_BOUNDS:
-            bounds.add(resolved.name)
-        else:
-            cols.add(resolved.name if isinstance(resolved, exp.Column) else None)
-    return {"window_start", "window_end"} <= bounds and (
-        tvf.window.kind != "SESSION" or cols == set(tvf.partition))
+        grouped.add(resolved.name if isinstance(resolved, exp.Column) else None)
+    return window_grouping(tvf.window.kind, tvf.partition, grouped)
 
 
 def _window_aggregate(ctx: Ctx, child: Node, pre: list, group_fields: tuple[Field, ...],
@@ -209,11 +205,11 @@ def _window_aggregate(ctx: Ctx, child: Node, pre: list, group_fields: tuple[Fiel
                       window: tuple[str, TimeWindow, exp.Expression], bounds: tuple[str, ...]
                       ) -> WindowAggregate:
     time_col, spec, call = window
-    source = source_table(child)
-    if source is None and window_below(child) is None:
+    source, inner = source_table(child), window_below(child)
+    if source is None and inner is None:
         raise ctx.err(f"a {spec.kind} window over a join, a regular aggregate or a window "
                       "TVF's rows is not supported yet", call)
-    time_kind = window_below(child).time_kind if spec.kind == "GIVEN" else next(
+    time_kind = inner.time_kind if spec.kind == "GIVEN" else next(
         f.time_attr for f in child.fields if f.name == time_col)
     if time_kind == "proctime" and source is None:
         raise ctx.err(f"a {spec.kind} window over the processing time of another window "

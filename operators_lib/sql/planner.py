@@ -49,6 +49,7 @@ from operators_lib.sql.windows import (
     as_rows,
     is_window_tvf,
     plan_window_tvf,
+    traced,
     tvf_below,
     window_grouped,
 )
@@ -94,9 +95,7 @@ def _check_window_consumers(ctx: Ctx, node: Node, query: exp.Expression) -> None
 
 
 def _over_tvf_rows(node: Node) -> bool:
-    while isinstance(node, (Filter, Project)):
-        node = node.child
-    return isinstance(node, (WindowRows, SessionRows))
+    return isinstance(traced(node, ())[0], (WindowRows, SessionRows))
 
 
 def _clause_node(value) -> exp.Expression | None:

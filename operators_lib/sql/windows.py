@@ -241,18 +241,23 @@ def traced(node: Node, cols) -> tuple[Node, dict[str, str]]:
     return node, names
 
 
+def window_grouping(kind: str, partition: tuple[str, ...], grouped: set[str | None]) -> bool:
+    """Is a GROUP BY of a window TVF's columns ``grouped`` (None: an expression) a window
+    aggregation, as Flink plans it? It groups by window_start and window_end, and a SESSION
+    TVF's by exactly its PARTITION BY columns besides."""
+    return {"window_start", "window_end"} <= grouped and (
+        kind != "SESSION" or grouped - set(TVF_BOUNDS) == set(partition))
+
+
 def window_grouped(node: Node, group_by: tuple[str, ...]) -> bool:
     """Does a GROUP BY ``group_by`` of ``node`` group a window TVF's rows below it by their
-    window (start and end; SESSION: and exactly its PARTITION BY columns)? Flink plans such a
-    GROUP BY as a window aggregation."""
+    window (``window_grouping``)?"""
     below, names = traced(node, group_by)
     if not isinstance(below, (WindowRows, SessionRows)):
         return False
-    bounds = [f.name for f in below.fields[-3:]]
-    if not set(bounds[:2]) <= set(names):
-        return False
-    return not isinstance(below, SessionRows) or (
-        len(names) == len(group_by) and set(names) - set(bounds) == set(below.partition))
+    grouped = set(names) | ({None} if len(names) < len(group_by) else set())
+    partition = below.partition if isinstance(below, SessionRows) else ()
+    return window_grouping(below.window.kind, partition, grouped)
 
 
 def windowed_by(node: Node, cols: tuple[str, ...] | list[str]
@@ -278,9 +283,8 @@ def windowed_by(node: Node, cols: tuple[str, ...] | list[str]
 
 def processing_time_window(node: Node) -> bool:
     """Does a node carry the result of a processing-time window aggregate?"""
-    while isinstance(node, (Filter, Project)):
-        node = node.child
-    return isinstance(node, WindowAggregate) and node.time_kind == "proctime"
+    below = window_below(node)
+    return below is not None and below.time_kind == "proctime"
 
 
 def window_below(node: Node) -> WindowAggregate | None:

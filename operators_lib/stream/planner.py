@@ -73,6 +73,9 @@ from operators_lib.topn_split import SPLIT
 _TIME_TEXT = "yyyy-MM-dd HH:mm:ss.SSSSSS"  # a TIMESTAMP through a Python processor
 PREFILTER_ROWS = 1000  # micro-batch rows from which the TopN pre-filter pays for its stage
 _GLOBAL = "tw__global"
+# What every processor emits after its own columns.
+CHANGELOG_FIELDS = [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
+                    T.StructField(ROWNUM, T.LongType())]
 
 
 def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path],
@@ -140,8 +143,7 @@ def over_stream(node: Over, df: DataFrame, runtime: SparkRuntime) -> DataFrame:
     out = T.StructType(
         [schema[c] for c in passthrough]
         + [T.StructField(a.name, a.type.spark()) for a in node.aggs]
-        + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
-           T.StructField(ROWNUM, T.LongType())])
+        + CHANGELOG_FIELDS)
     keyed = safe.select("*", F.unix_millis(F.col(spec.time_col)).alias(TIME_MS))
     keyed, keys = grouping_keys(keyed, [alias.get(p, p) for p in node.partition_by])
     result = transform_with_state(runtime, keyed, keys, OverProcessor(spec), out,
@@ -167,6 +169,12 @@ def transform_with_state(runtime: SparkRuntime, df: DataFrame, keys: list[str], 
     return result.select(*[F.to_timestamp(quote(f.name), _TIME_TEXT).alias(f.name)
                            if timestamp(f) else F.col(quote(f.name)) for f in out.fields],
                          *carried(result))
+
+
+def _window_bucket(df: DataFrame, keys) -> DataFrame:
+    """``df`` with the bucket of a window operator's keys (one bucket without keys)."""
+    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(BUCKETS)) if keys else F.lit(0)
+    return df.withColumn(BUCKET, bucket.cast("long"))
 
 
 def _pandas_dtype(t) -> str:
@@ -278,8 +286,7 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame, runtime: SparkRun
     shown = (lcols, lf) if node.kind in ("SEMI", "ANTI") else (lcols + rcols, lf + rf)
     out = T.StructType(
         [T.StructField(c, f.type.spark()) for c, f in zip(*shown)]
-        + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
-           T.StructField(ROWNUM, T.LongType())])
+        + CHANGELOG_FIELDS)
     keys = [f"k{i}" for i in range(nkeys)]
     # NULL never matches: the processor sees the NULL flags (and never stores such rows).
     union, key_cols = bucketed(lside.unionByName(rside), keys)
@@ -325,16 +332,14 @@ def _window_rows_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...
     _, (start, end) = windowed_by(node.left, node.left_keys)
     union = union.select("*", F.unix_millis(F.col(keys[node.left_keys.index(start)])).alias(WS),
                          F.unix_millis(F.col(keys[node.left_keys.index(end)])).alias(WE))
-    union = union.withColumn(BUCKET, F.pmod(F.xxhash64(*keys), F.lit(BUCKETS)).cast("long"))
+    union = _window_bucket(union, keys)
     tags = tuple(late_tag(s[0].table.name) if len(s) == 1 else 0
                  for s in (scans(node.left), scans(node.right)))
     spec = WindowJoinSpec(node.kind, keys, lcols, rcols, (), tuple(
         c for c, f in zip(lcols + rcols, node.left.fields + node.right.fields)
         if f.type.is_integral), _union_residual(node, lcols, rcols))
     fields = {f.name: f for f in union.schema.fields}
-    out = T.StructType([fields[c] for c in spec.output] + [
-        T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
-        T.StructField(ROWNUM, T.LongType())])
+    out = T.StructType([fields[c] for c in spec.output] + CHANGELOG_FIELDS)
     result = transform_with_state(runtime, union, [BUCKET], WindowRowsJoinProcessor(spec, tags),
                                   out, "EventTime")
     rename = dict(zip(lcols + rcols, [f.name for f in node.left.fields + node.right.fields]))
@@ -358,8 +363,7 @@ def aggregate_stream(node: Aggregate, df: DataFrame, runtime: SparkRuntime) -> D
     out = T.StructType(
         [T.StructField(k, fields[g].type.spark()) for k, g in zip(keys, node.group_by)]
         + [T.StructField(o, a.type.spark()) for o, a in zip(outputs, node.aggs)]
-        + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
-           T.StructField(ROWNUM, T.LongType())])
+        + CHANGELOG_FIELDS)
     result = transform_with_state(runtime, safe, [BUCKET], GroupAggProcessor(spec, key_cols),
                                   out, "None")
     rename = {**dict(zip(keys, node.group_by)), **{o: a.name for o, a in zip(outputs, node.aggs)}}
@@ -380,8 +384,7 @@ def window_stream(node: WindowAggregate, df: DataFrame, runtime: SparkRuntime) -
                      F.unix_millis(F.col(quote(node.time_col))).alias(TIME_MS), *given,
                      F.col(ROWNUM), *[F.col(c) for c in (OP, EMIT_TS) if c in df.columns],
                      *carried(df))
-    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(BUCKETS)) if keys else F.lit(0)
-    safe = safe.withColumn(BUCKET, bucket.cast("long"))
+    safe = _window_bucket(safe, keys)
     aggs = tuple(replace(a, arg=args.get(a.arg), name=o) for a, o in zip(node.aggs, outputs))
     spec = WindowAggSpec(node.window, keys, tuple(value_kind(fields[g].type)
                                                   for g in node.group_by), aggs,
@@ -393,8 +396,7 @@ def window_stream(node: WindowAggregate, df: DataFrame, runtime: SparkRuntime) -
         [T.StructField(k, fields[g].type.spark()) for k, g in zip(keys, node.group_by)]
         + [T.StructField(b, T.TimestampType()) for b in bounds]
         + [T.StructField(o, a.type.spark()) for o, a in zip(outputs, node.aggs)]
-        + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
-           T.StructField(ROWNUM, T.LongType())])
+        + CHANGELOG_FIELDS)
     result = transform_with_state(runtime, safe, [BUCKET], WindowAggProcessor(spec), out,
                                   "EventTime")
     rename = {**dict(zip(keys, node.group_by)), **dict(zip(bounds, node.bounds)),
@@ -412,8 +414,7 @@ def session_rows_stream(node: SessionRows, df: DataFrame, runtime: SparkRuntime)
                      *[F.col(quote(p)).alias(k) for p, k in zip(node.partition, keys)],
                      F.unix_millis(F.col(quote(node.time_col))).alias(TIME_MS), F.col(ROWNUM),
                      *carried(df))
-    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(BUCKETS)) if keys else F.lit(0)
-    safe = safe.withColumn(BUCKET, bucket.cast("long"))
+    safe = _window_bucket(safe, keys)
     bounds = ("tw__wstart", "tw__wend", "tw__wtime")
     spec = WindowAggSpec(node.window, keys, tuple(value_kind(by_name[p].type)
                                                   for p in node.partition), (), (), bounds,
@@ -422,8 +423,7 @@ def session_rows_stream(node: SessionRows, df: DataFrame, runtime: SparkRuntime)
     out = T.StructType(
         [T.StructField(c, f.type.spark()) for c, f in zip(cols, fields)]
         + [T.StructField(b, T.TimestampType()) for b in bounds]
-        + [T.StructField(OP, T.StringType()), T.StructField(EMIT_TS, T.LongType()),
-           T.StructField(ROWNUM, T.LongType())])
+        + CHANGELOG_FIELDS)
     result = transform_with_state(runtime, safe, [BUCKET],
                                   SessionRowsProcessor(spec, cols, integral), out, "EventTime")
     rename = {**dict(zip(cols, (f.name for f in fields))),
@@ -490,8 +490,7 @@ def _window_rows_rank_stream(node: Rank, df: DataFrame, cols: tuple[str, ...], a
     safe = df.select(*[F.col(quote(f.name)).alias(c) for f, c in zip(node.child.fields, cols)],
                      F.unix_millis(F.col(quote(start))).alias(WS),
                      F.unix_millis(F.col(quote(end))).alias(WE), F.col(ROWNUM), *carried(df))
-    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(BUCKETS)) if keys else F.lit(0)
-    safe = safe.withColumn(BUCKET, bucket.cast("long"))
+    safe = _window_bucket(safe, keys)
     spec = WindowRankSpec((WS, WE, *keys), tuple(replace(k, col=alias[k.col])
                                                  for k in node.order_by),
                           node.func, node.start, node.end, "rank",
@@ -508,8 +507,7 @@ def _rank_schema(cols: tuple[str, ...], fields) -> T.StructType:
     """The output of a TopN processor: its input columns, the rank, the changelog columns."""
     return T.StructType(
         [T.StructField(c, f.type.spark()) for c, f in zip(cols, fields)]
-        + [T.StructField("rank", T.LongType()), T.StructField(OP, T.StringType()),
-           T.StructField(EMIT_TS, T.LongType()), T.StructField(ROWNUM, T.LongType())])
+        + [T.StructField("rank", T.LongType())] + CHANGELOG_FIELDS)
 
 
 def _rank_result(node: Rank, result: DataFrame, cols: tuple[str, ...]) -> DataFrame:
