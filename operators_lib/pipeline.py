@@ -380,9 +380,12 @@ def _late_rows(late_rows: pd.DataFrame, plan: Node, tables: dict, inputs) -> pd.
         0, index=late_rows.index)
     for tag, rows in late_rows.groupby(tags):
         table = by_tag.get(tag) if tag else late_source(plan)
+        if table is None and len(tables) == 1:
+            table = next(iter(tables.values()))
         if table is None:
-            continue
-        numbers = sorted(rows[ROWNUM].astype(int))
+            raise RuntimeError(f"late rows (tag {tag}) that name no table")  # a bug: exit 3
+        # A self-join reports a late row once per side.
+        numbers = sorted(set(rows[ROWNUM].astype(int)))
         part = inputs[table.name.lower()].iloc[numbers].copy()
         part.insert(0, "table", table.name)
         part[LATE_ROW] = numbers

@@ -121,8 +121,22 @@ class Cond:
 
 
 @dataclass(frozen=True)
+class Interval:
+    """An interval join's time bounds: ``right_time + lower_ms <= left_time <= right_time +
+    upper_ms`` (inclusive; Flink turns ``<`` into ``<=`` with 1 ms less), over a rowtime
+    attribute of each input."""
+
+    left_time: str
+    right_time: str
+    lower_ms: int
+    upper_ms: int
+
+
+@dataclass(frozen=True)
 class Join:
-    """A regular join: no time bounds, results retracted and re-emitted as the inputs change.
+    """A regular join: no time bounds, results retracted and re-emitted as the inputs change;
+    or, with ``interval``, Flink's interval join (stream/interval_join.py): append-only, state
+    kept only while the watermark lets a row still match.
 
     ``kind``: INNER, LEFT, RIGHT, FULL, or SEMI / ANTI (left rows with / without a match: IN,
     EXISTS, NOT IN, NOT EXISTS). ``left_keys[i] = right_keys[i]`` are the equality keys
@@ -143,6 +157,7 @@ class Join:
     # window TVFs' rows ("rows") joined on their window start and end (and keys); each window
     # is joined once, when it fires, insert-only, as Flink's window join.
     windowed: str | None = None
+    interval: Interval | None = None
 
 
 @dataclass(frozen=True)
@@ -292,6 +307,12 @@ def processing_time_windows(node: Node) -> list[WindowAggregate]:
     return [w for w in find(node, WindowAggregate) if w.time_kind == "proctime"]
 
 
+def interval_joins(node: Node) -> list[Join]:
+    """The interval joins in ``node``'s input (their results' time attributes are held back
+    by the interval in Flink, which no event-time operator of twinflow reproduces yet)."""
+    return [j for j in find(node, Join) if j.interval is not None]
+
+
 def unique_key(node: Node) -> tuple[str, ...] | None:
     """Columns whose values identify a row of ``node``'s (materialized) result, if known:
     a declared PRIMARY KEY, GROUP BY keys (a global aggregate: ``()``, at most one row),
@@ -331,8 +352,8 @@ def append_only(node: Node) -> bool:
     if isinstance(node, (Filter, Project, WindowRows)):
         return append_only(node.child)
     if isinstance(node, Join):
-        return node.windowed is not None or (node.kind == "INNER" and append_only(node.left)
-                                 and append_only(node.right))
+        return node.windowed is not None or node.interval is not None or (
+            node.kind == "INNER" and append_only(node.left) and append_only(node.right))
     if isinstance(node, Rank):
         return node.windowed is not None or first_row_dedup(node)
     return False

@@ -78,6 +78,10 @@ def spark_join(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
     cond = [left[lk] == right[rk] for lk, rk in zip(node.left_keys, node.right_keys)]
     if node.residual is not None:
         cond.append(cond_column(node.residual, left, right))
+    if node.interval is not None:  # batch mode's interval join: its bounds are a condition
+        iv = node.interval
+        lt, rt = F.unix_millis(left[iv.left_time]), F.unix_millis(right[iv.right_time])
+        cond += [lt >= rt + F.lit(iv.lower_ms), lt <= rt + F.lit(iv.upper_ms)]
     on = cond[0] if cond else F.lit(True)
     for c in cond[1:]:
         on = on & c

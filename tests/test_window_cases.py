@@ -210,7 +210,7 @@ def test_window_join_residual_is_true_only_when_known():
     makes a comparison unknown, NOT unknown stays unknown, FALSE AND unknown is FALSE, TRUE OR
     unknown is TRUE, and NULL <=> NULL is TRUE; only TRUE pairs match."""
     from operators_lib.plan import Cond
-    from operators_lib.stream.window_join import _truth
+    from operators_lib.stream.window_join import truth
 
     cols = {"x": np.array([1, None, 3, None], dtype=object),
             "y": np.array([1, 2, None, None], dtype=object),
@@ -226,7 +226,7 @@ def test_window_join_residual_is_true_only_when_known():
         Cond("<=>", ("x", "y")): ([True, False, False, True], [True, True, True, True]),
     }
     for cond, (value, known) in cases.items():
-        v, k = _truth(cond, cols.__getitem__)
+        v, k = truth(cond, cols.__getitem__)
         assert (v & k).tolist() == [a and b for a, b in zip(value, known)], cond
         assert k.tolist() == known, cond
 

@@ -1,7 +1,13 @@
-"""Regular joins: ``[INNER | LEFT | RIGHT | FULL [OUTER]] JOIN .. ON`` and comma joins.
+"""Joins: ``[INNER | LEFT | RIGHT | FULL [OUTER]] JOIN .. ON`` and comma joins.
 
-The ON condition is split into equality keys (``left_expr = right_expr``, each side reading one
-input) and a residual ``Cond``. Every expression that reads a single side is computed by Spark
+A join whose condition bounds a rowtime attribute of one input by one of the other from below
+and above (``l.ts BETWEEN r.ts - INTERVAL .. AND r.ts + INTERVAL ..``, ``>=``/``>``/``<=``/
+``<``, or one ``=``) is Flink's interval join (plan.Interval), as IntervalJoinUtil decides;
+any other, including a time range against a column that is no time attribute, is a regular
+join.
+
+The ON condition is split into equality keys (``left_expr = right_expr``, each side reading
+one input) and a residual ``Cond``. Every expression that reads a single side is computed by Spark
 before the join, as a hidden column; what remains for the join operator is comparisons between
 a left and a right column and AND/OR/NOT, which both modes evaluate with SQL's NULL rules. Keys
 and compared columns of different types are cast to their common type (Spark's coercion).
@@ -13,9 +19,10 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from operators_lib.plan import Cond, Field, Join, Node, Project, quote
+from operators_lib.plan import Cond, Field, Interval, Join, Node, Project, quote
 from operators_lib.sql.context import Ctx, Scope, referenced
-from operators_lib.sql.windows import processing_time_window, windowed_by
+from operators_lib.sql.ddl import interval_ms
+from operators_lib.sql.windows import processing_time_window, source_table, windowed_by
 
 JOIN_KINDS = ("INNER", "LEFT", "RIGHT", "FULL")  # SEMI and ANTI come from subqueries
 _CMP = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
@@ -110,10 +117,16 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
     scope = lscope + rscope
     sides = _Sides(ctx, left, right)
     lkeys, rkeys, residual = [], [], []
+    resolved_conds = []
     for cond in conds:
         resolved = cond(lscope, rscope) if callable(cond) else scope.resolve(ctx, cond)
         while isinstance(resolved, exp.Paren):
             resolved = resolved.this
+        resolved_conds.append(resolved)
+    interval, timed = None, []
+    if kind in JOIN_KINDS:
+        interval, timed, resolved_conds = _interval(ctx, left, right, resolved_conds, where)
+    for resolved in resolved_conds:
         if isinstance(resolved, exp.EQ):
             a, b = resolved.this, resolved.expression
             sa, sb = sides.side(a), sides.side(b)
@@ -125,13 +138,21 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
                 rkeys.append(rcol)
                 continue
         residual.append(resolved)
+    windowed = _window_join(sides.child("L"), sides.child("R"), lkeys, rkeys)
+    if windowed and interval:  # a window join first, as in Flink: its time bounds a residual
+        residual += timed
+        interval = None
     cond = _cond(ctx, sides, exp.and_(*residual) if len(residual) > 1 else residual[0]) \
         if residual else None
     left, right = sides.child("L"), sides.child("R")
     ttl = ctx.catalog.state_ttl_ms
-    windowed = _window_join(left, right, lkeys, rkeys)
     if windowed and (processing_time_window(left) or processing_time_window(right)):
         raise ctx.err("a window join of processing-time windows is not supported yet", where)
+    if interval:
+        # Flink's interval join keeps its inputs' time attributes and cleans its state by
+        # watermark (no state TTL).
+        return Join(left, right, kind, tuple(lkeys), tuple(rkeys), cond,
+                    left.fields + right.fields, interval=interval), scope
     if kind in ("SEMI", "ANTI"):
         return Join(left, right, kind, tuple(lkeys), tuple(rkeys), cond, left.fields,
                     ttl, windowed), lscope
@@ -139,6 +160,81 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
     fields = tuple(Field(f.name, f.type) for f in left.fields + right.fields)
     return Join(left, right, kind, tuple(lkeys), tuple(rkeys), cond, fields, ttl,
                 windowed), scope
+
+
+_BOUND = {exp.GTE: ">=", exp.GT: ">", exp.LTE: "<=", exp.LT: "<", exp.EQ: "="}
+
+
+def _interval(ctx: Ctx, left: Node, right: Node, conds: list[exp.Expression],
+              where: exp.Expression
+              ) -> tuple[Interval | None, list[exp.Expression], list[exp.Expression]]:
+    """(the interval, its time predicates, the other conjuncts) when ``conds`` bound one time
+    attribute of each input from below and above; else (None, [], conds)."""
+    times = {"L": {f.name: f.time_attr for f in left.fields if f.time_attr},
+             "R": {f.name: f.time_attr for f in right.fields if f.time_attr}}
+    pair, lower, upper, timed, rest = None, None, None, [], []
+    for cond in conds:
+        parts = [cond]
+        if isinstance(cond, exp.Between):
+            parts = [exp.GTE(this=cond.this, expression=cond.args["low"]),
+                     exp.LTE(this=cond.this, expression=cond.args["high"])]
+        bounds = [_time_bound(p, times) for p in parts]
+        if any(b is None for b in bounds) or (pair and any(b[0] != pair for b in bounds)):
+            rest.append(cond)
+            continue
+        for cols, low, high in bounds:
+            pair = cols
+            lower = low if lower is None or (low is not None and low > lower) else lower
+            upper = high if upper is None or (high is not None and high < upper) else upper
+        timed.append(cond)
+    if lower is None or upper is None:
+        return None, [], conds
+    kinds = {times["L"][pair[0]], times["R"][pair[1]]}
+    if kinds != {"rowtime"}:
+        raise ctx.err("an interval join over processing time (or over a processing-time and "
+                      "an event-time attribute) is not supported yet", where)
+    if source_table(left) is None or source_table(right) is None:
+        # Rows of a stateful operator reach it when their time has passed the watermark.
+        raise ctx.err("an interval join over the result of a join, an aggregation, OVER or a "
+                      "window is not supported yet (only over tables, filtered or projected)",
+                      where)
+    return Interval(pair[0], pair[1], lower, upper), timed, rest
+
+
+def _time_bound(node: exp.Expression, times: dict[str, dict[str, str]]
+                ) -> tuple[tuple[str, str], int | None, int | None] | None:
+    """``node`` as ((left time, right time), lower, upper) of ``left - right`` in ms, if it
+    compares a time attribute of each input, each plus or minus constant intervals."""
+    op = _BOUND.get(type(node))
+    if op is None:
+        return None
+    a, b = _time_offset(node.this), _time_offset(node.expression)
+    if a is None or b is None:
+        return None
+    (x, ox), (y, oy) = a, b
+    if x in times["L"] and y in times["R"]:  # x + ox op y + oy: x - y op oy - ox
+        cols, c = (x, y), oy - ox
+    elif x in times["R"] and y in times["L"]:  # y - x flipped op ox - oy
+        cols, c, op = (y, x), ox - oy, {">=": "<=", ">": "<", "<=": ">=", "<": ">"}.get(op, op)
+    else:
+        return None
+    return cols, {">=": c, ">": c + 1, "=": c}.get(op), {"<=": c, "<": c - 1, "=": c}.get(op)
+
+
+def _time_offset(node: exp.Expression) -> tuple[str, int] | None:
+    """``column [+|- INTERVAL ..]*`` as (column, offset in ms)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Column):
+        return node.name, 0
+    if isinstance(node, (exp.Add, exp.Sub)):
+        a, b = node.this, node.expression
+        if isinstance(node, exp.Add) and interval_ms(a) is not None:
+            a, b = b, a
+        ms, inner = interval_ms(b), _time_offset(a)
+        if ms is not None and inner is not None:
+            return inner[0], inner[1] + (ms if isinstance(node, exp.Add) else -ms)
+    return None
 
 
 def _window_join(left: Node, right: Node, lkeys: list[str], rkeys: list[str]) -> str | None:

@@ -30,6 +30,8 @@ from operators_lib.plan import (
     WindowAggregate,
     WindowRows,
     children,
+    find,
+    first_row_dedup,
     quote,
     scans,
 )
@@ -155,7 +157,12 @@ def fold_rank_filter(ctx: Ctx, child: Node, scope: Scope, conjuncts: list, where
                       "WHERE (e.g. WHERE rownum <= 10), as Flink's TopN does", where)
     if lo > hi:
         raise ctx.err(f"the rank filter keeps no rank ({lo} to {hi})", where)
-    return _bounded(child, lo, hi), rest
+    bounded = _bounded(child, lo, hi)
+    for rank in find(bounded, Rank):
+        if first_row_dedup(rank):
+            ctx.refuse_interval_input(rank.child, "deduplication keeping the first row by "
+                                      "event time", where)
+    return bounded, rest
 
 
 def _has_unbounded_rank(node: Node) -> bool:

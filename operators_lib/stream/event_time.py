@@ -3,8 +3,12 @@ the watermark as they read it, their timers, and the numpy column blocks they ke
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
+import pandas as pd
 from pyspark.sql import types as T
+from pyspark.sql.streaming import StatefulProcessor
 
 TIME_MS = "tw__t"  # the operator's time attribute in epoch milliseconds
 NO_WATERMARK = -(2**62)
@@ -47,3 +51,27 @@ def move_timer(handle, timer: int | None, expired: int | None, due_ms: int | Non
         if nxt is not None:
             handle.registerTimer(nxt)
     return nxt
+
+
+class TimedState(StatefulProcessor):
+    """A processor keeping one state value per grouping key under one event-time timer: when
+    the timer expires, what is due at the watermark leaves through ``_fire``."""
+
+    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
+        state = self._load()
+        out = self._fire(state, watermark(timerValues))
+        self._save(state, expired=expiredTimerInfo.getExpiryTimeInMs())
+        if out is not None:
+            yield out
+
+    def close(self) -> None:
+        pass
+
+    def _load(self):
+        raise NotImplementedError
+
+    def _fire(self, state, wm: int) -> pd.DataFrame | None:
+        raise NotImplementedError
+
+    def _save(self, state, expired: int | None) -> None:
+        raise NotImplementedError

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.streaming import StatefulProcessorHandle
 
 from operators_lib.plan import EMIT_TS, OP, ROWNUM, AggCall, Frame
 from operators_lib.stream.event_time import (
@@ -43,6 +43,7 @@ from operators_lib.stream.event_time import (
     STATE_SCHEMA,
     TIME_MS,
     Block,
+    TimedState,
     concat,
     move_timer,
     take,
@@ -76,7 +77,7 @@ def _length(block: Block | None) -> int:
     return 0 if block is None else len(block[ROWNUM])
 
 
-class OverProcessor(StatefulProcessor):
+class OverProcessor(TimedState):
     def __init__(self, spec: OverSpec):
         self.spec = spec
         self.args = sorted({a.arg for a in spec.aggs if a.arg})
@@ -114,16 +115,6 @@ class OverProcessor(StatefulProcessor):
                 st.pending = concat(st.pending, new)
         self._save(st, expired=None)
         yield from (o for o in out if o is not None)
-
-    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
-        st = self._load()
-        out = self._fire(st, watermark(timerValues))
-        self._save(st, expired=expiredTimerInfo.getExpiryTimeInMs())
-        if out is not None:
-            yield out
-
-    def close(self) -> None:
-        pass
 
     # -- state -----------------------------------------------------------------------------
     def _load(self) -> _KeyState:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.streaming import StatefulProcessorHandle
 
 from operators_lib.plan import (
     EMIT_TS,
@@ -59,6 +59,7 @@ from operators_lib.stream.event_time import (
     STATE_SCHEMA,
     TIME_MS,
     Block,
+    TimedState,
     concat,
     move_timer,
     take,
@@ -113,7 +114,7 @@ def _text(ms: np.ndarray) -> np.ndarray:
                            "T", " ").astype(object)
 
 
-class PendingWindows(StatefulProcessor):
+class PendingWindows(TimedState):
     """A bucket's page of pending (row, window) pairs (columns ``tw__ws``, ``tw__we``, the
     row number and what the operator keeps) under one event-time timer at the earliest
     pending window end - 1; the windows due at the watermark fire through ``_output``."""
@@ -121,16 +122,6 @@ class PendingWindows(StatefulProcessor):
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
         self.state = handle.getValueState("windows", STATE_SCHEMA)
-
-    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
-        page = self._load()
-        out = self._fire(page, watermark(timerValues))
-        self._save(page, expired=expiredTimerInfo.getExpiryTimeInMs())
-        if out is not None:
-            yield out
-
-    def close(self) -> None:
-        pass
 
     def _load(self) -> dict:
         value = self.state.get()

@@ -54,16 +54,16 @@ class WindowJoinSpec:
         return self.left if self.kind in ("SEMI", "ANTI") else self.left + self.right
 
 
-def _truth(cond: Cond, column: Callable[[str], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def truth(cond: Cond, column: Callable[[str], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """``cond`` over candidate pairs: (value, known) masks, SQL's three-valued logic (unknown:
     a NULL operand). ``column(name)``: that column's values, one per pair (None for NULL)."""
     if cond.op in ("AND", "OR"):
-        (a, ka), (b, kb) = (_truth(c, column) for c in cond.args)
+        (a, ka), (b, kb) = (truth(c, column) for c in cond.args)
         if cond.op == "AND":  # FALSE if either is known FALSE
             return a & b & ka & kb, (ka & kb) | (ka & ~a) | (kb & ~b)
         return (a & ka) | (b & kb), (ka & kb) | (ka & a) | (kb & b)
     if cond.op == "NOT":
-        a, ka = _truth(cond.args[0], column)
+        a, ka = truth(cond.args[0], column)
         return ~a, ka
     if cond.op == "COL":
         v = column(cond.args[0])
@@ -119,7 +119,7 @@ def _residual(spec: WindowJoinSpec, left: Callable[[str], np.ndarray],
     cond = spec.residual
 
     def passes(li: np.ndarray, ri: np.ndarray) -> np.ndarray:
-        value, known = _truth(cond, lambda c: left(c)[li] if c in spec.left else right(c)[ri])
+        value, known = truth(cond, lambda c: left(c)[li] if c in spec.left else right(c)[ri])
         return value & known
     return passes
 
