@@ -133,10 +133,24 @@ class Interval:
 
 
 @dataclass(frozen=True)
+class Temporal:
+    """A temporal join (``JOIN versioned FOR SYSTEM_TIME AS OF left_time``): each left row
+    joins, per join key, the right row (version) with the latest ``right_time`` at or before
+    its own ``left_time``. ``dedup``: the right side is a deduplication keeping the latest row
+    per key (its input's rows are the versions, but a row older than its key's latest when it
+    arrives is none)."""
+
+    left_time: str
+    right_time: str
+    dedup: bool = False
+
+
+@dataclass(frozen=True)
 class Join:
     """A regular join: no time bounds, results retracted and re-emitted as the inputs change;
     or, with ``interval``, Flink's interval join (stream/interval_join.py): append-only, state
-    kept only while the watermark lets a row still match.
+    kept only while the watermark lets a row still match; with ``temporal``, Flink's event-time
+    temporal join (stream/temporal_join.py).
 
     ``kind``: INNER, LEFT, RIGHT, FULL, or SEMI / ANTI (left rows with / without a match: IN,
     EXISTS, NOT IN, NOT EXISTS). ``left_keys[i] = right_keys[i]`` are the equality keys
@@ -158,6 +172,7 @@ class Join:
     # is joined once, when it fires, insert-only, as Flink's window join.
     windowed: str | None = None
     interval: Interval | None = None
+    temporal: Temporal | None = None
 
 
 @dataclass(frozen=True)
@@ -307,10 +322,11 @@ def processing_time_windows(node: Node) -> list[WindowAggregate]:
     return [w for w in find(node, WindowAggregate) if w.time_kind == "proctime"]
 
 
-def interval_joins(node: Node) -> list[Join]:
-    """The interval joins in ``node``'s input (their results' time attributes are held back
-    by the interval in Flink, which no event-time operator of twinflow reproduces yet)."""
-    return [j for j in find(node, Join) if j.interval is not None]
+def time_joins(node: Node) -> list[Join]:
+    """The interval and temporal joins in ``node``'s input: Flink holds the watermark back
+    behind their results (by the interval; until the watermark passes a left row), which no
+    event-time operator of twinflow reproduces yet."""
+    return [j for j in find(node, Join) if j.interval is not None or j.temporal is not None]
 
 
 def unique_key(node: Node) -> tuple[str, ...] | None:
@@ -352,8 +368,9 @@ def append_only(node: Node) -> bool:
     if isinstance(node, (Filter, Project, WindowRows)):
         return append_only(node.child)
     if isinstance(node, Join):
-        return node.windowed is not None or node.interval is not None or (
-            node.kind == "INNER" and append_only(node.left) and append_only(node.right))
+        if node.windowed or node.interval or node.temporal:  # joined once, never retracted
+            return True
+        return node.kind == "INNER" and append_only(node.left) and append_only(node.right)
     if isinstance(node, Rank):
         return node.windowed is not None or first_row_dedup(node)
     return False

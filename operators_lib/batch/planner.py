@@ -32,7 +32,15 @@ from operators_lib.plan import (
     WindowAggregate,
     quote,
 )
-from operators_lib.relational import WEND, WSTART, build, spark_join, with_ttl_key, with_windows
+from operators_lib.relational import (
+    WEND,
+    WSTART,
+    build,
+    cond_column,
+    spark_join,
+    with_ttl_key,
+    with_windows,
+)
 from operators_lib.scan import staged_schema, with_columns
 
 
@@ -55,10 +63,65 @@ def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[P
             df = df.where(~F.col(ROWNUM).isin([int(r) for r in drop]))
         return with_columns(df, node.table)
 
-    return build(plan, scan, {Over: over_batch, Join: spark_join, Aggregate: aggregate_batch,
+    return build(plan, scan, {Over: over_batch, Join: join_batch, Aggregate: aggregate_batch,
                               Rank: rank_batch,
                               WindowAggregate: partial(window_batch, drop=drop_windows),
                               SessionRows: session_rows_batch})
+
+
+def join_batch(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
+    return temporal_batch(node, left, right) if node.temporal else spark_join(node, left, right)
+
+
+_T, _VER, _PROBE, _SIDE, _HIT = "tw__t", "tw__ver", "tw__probe", "tw__side", "tw__hit"
+
+
+def temporal_batch(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
+    """A temporal join over the bounded input as an as-of join: both sides in one frame per
+    key, ordered by time (a version before a left row of the same time, versions of one time
+    by arrival), and each left row takes the last version seen (``last(.., ignorenulls)``):
+    one sort instead of a join against every older version. A NULL key matches nothing (no
+    version has one)."""
+    tp = node.temporal
+    lnames = [f.name for f in node.left.fields]
+    rnames = [f.name for f in node.right.fields]
+    keys = [f"tw__tk{i}" for i in range(len(node.left_keys))]
+
+    def side(df: DataFrame, on: tuple[str, ...], time: str, tag: int, names: list[str]):
+        return df.select(*[F.col(quote(k)).alias(n) for k, n in zip(on, keys)],
+                         F.unix_millis(F.col(quote(time))).alias(_T), F.lit(tag).alias(_SIDE),
+                         F.col(ROWNUM), F.struct(*[F.col(quote(n)) for n in names]))
+
+    versions = side(right, node.right_keys, tp.right_time, 0, rnames).toDF(
+        *keys, _T, _SIDE, ROWNUM, _VER)
+    versions = versions.where(" AND ".join(f"{k} IS NOT NULL" for k in keys))
+    if tp.dedup:  # a row older than its key's latest so far is no version
+        before = Window.partitionBy(*keys).orderBy(ROWNUM).rowsBetween(
+            Window.unboundedPreceding, -1)
+        versions = versions.withColumn("tw__latest", F.max(_T).over(before))
+        versions = versions.where("tw__latest IS NULL OR tw__t >= tw__latest").drop("tw__latest")
+    probes = side(left, node.left_keys, tp.left_time, 1, lnames).toDF(
+        *keys, _T, _SIDE, ROWNUM, _PROBE)
+    both = versions.withColumn(_PROBE, F.lit(None).cast(probes.schema[_PROBE].dataType)) \
+        .unionByName(probes.withColumn(_VER, F.lit(None).cast(versions.schema[_VER].dataType)))
+    seen = Window.partitionBy(*keys).orderBy(_T, _SIDE, ROWNUM).rowsBetween(
+        Window.unboundedPreceding, Window.currentRow)
+    joined = both.select(F.last(_VER, ignorenulls=True).over(seen).alias(_VER), _SIDE, _PROBE)
+    joined = joined.where(F.col(_SIDE) == 1).select(
+        *[F.col(f"{_PROBE}.{quote(n)}").alias(n) for n in lnames],
+        *[F.col(f"{_VER}.{quote(n)}").alias(n) for n in rnames],
+        F.col(_VER).isNotNull().alias(_HIT))
+    if node.residual is not None:
+        passes = F.col(_HIT) & F.coalesce(cond_column(node.residual, joined, joined),
+                                          F.lit(False))
+        joined = joined.select(*[F.col(quote(n)) for n in lnames],
+                               *[F.when(passes, F.col(quote(n))).alias(n) for n in rnames],
+                               passes.alias(_HIT))
+    if node.kind == "INNER":
+        joined = joined.where(F.col(_HIT))
+    return joined.select(*[F.col(quote(n)) for n in lnames + rnames],
+                         F.lit(0).cast("long").alias(ROWNUM),
+                         F.lit(0).cast("long").alias(EMIT_TS))
 
 
 def over_batch(node: Over, df: DataFrame) -> DataFrame:

@@ -35,7 +35,9 @@ ALLOWED: dict[type, set[str]] = {
     exp.Subquery: {"this", "alias"}, exp.From: {"this"}, exp.Where: {"this"},
     exp.Having: {"this"}, exp.Group: {"expressions"}, exp.Join: {"this", "on", "side", "kind",
                                                                 "using"},
-    exp.Table: {"this", "alias"}, exp.TableAlias: {"this"}, exp.Alias: {"this", "alias"},
+    exp.Table: {"this", "alias", "version"}, exp.TableAlias: {"this"},
+    exp.Alias: {"this", "alias"},
+    exp.Version: {"this", "kind", "expression"},  # FOR SYSTEM_TIME AS OF (sql/joins.py)
     exp.Identifier: {"this", "quoted"}, exp.Star: set(), exp.Exists: {"this"},
     exp.Order: {"expressions"}, exp.Ordered: {"this", "desc", "nulls_first"},
     exp.Distinct: {"expressions"}, exp.Limit: {"expression"},
@@ -72,7 +74,6 @@ WINDOW_SYNTAX = {"TUMBLE", "HOP", "CUMULATE", "SESSION", "TABLE", "DESCRIPTOR", 
 
 # Friendlier names for what a query may contain but twinflow does not run.
 _ARG_MESSAGES = {
-    (exp.Table, "version"): "temporal join (FOR SYSTEM_TIME AS OF) is not supported yet",
     (exp.Table, "sample"): "TABLESAMPLE is not supported",
     (exp.Table, "db"): "qualified table names (catalog.db.table) are not supported",
     (exp.Table, "catalog"): "qualified table names (catalog.db.table) are not supported",

@@ -16,10 +16,24 @@ and compared columns of different types are cast to their common type (Spark's c
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from sqlglot import exp
 
-from operators_lib.plan import Cond, Field, Interval, Join, Node, Project, quote
+from operators_lib.plan import (
+    Cond,
+    Field,
+    Filter,
+    Interval,
+    Join,
+    Node,
+    Project,
+    Rank,
+    Scan,
+    Temporal,
+    quote,
+    unique_key,
+)
 from operators_lib.sql.context import Ctx, Scope, referenced
 from operators_lib.sql.ddl import interval_ms
 from operators_lib.sql.windows import processing_time_window, source_table, windowed_by
@@ -98,10 +112,12 @@ Condition = exp.Expression | Callable[[Scope, Scope], exp.Expression]
 
 
 def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, kind: str,
-              conds: list[Condition], where: exp.Expression) -> tuple[Join, Scope]:
+              conds: list[Condition], where: exp.Expression,
+              as_of: exp.Expression | None = None) -> tuple[Join, Scope]:
     """A Join node and the scope after it. ``conds``: ON conjuncts, or functions that build a
     resolved conjunct from the (left, right) scopes (subquery predicates). SEMI/ANTI joins
-    output the left columns only."""
+    output the left columns only. ``as_of``: the left time of a temporal join
+    (``FOR SYSTEM_TIME AS OF``)."""
     from operators_lib.sql.planner import uniquify
 
     # Right columns whose names clash with left ones are renamed (Flink: id -> id0).
@@ -115,6 +131,10 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
                                                                            right.fields)), fields)
         rscope = rscope.renamed(mapping)
     scope = lscope + rscope
+    temporal, versions_key = None, None
+    if as_of is not None:
+        temporal, right, versions_key = _temporal(ctx, left, right, kind,
+                                                  lscope.resolve(ctx, as_of), where)
     sides = _Sides(ctx, left, right)
     lkeys, rkeys, residual = [], [], []
     resolved_conds = []
@@ -124,7 +144,7 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
             resolved = resolved.this
         resolved_conds.append(resolved)
     interval, timed = None, []
-    if kind in JOIN_KINDS:
+    if kind in JOIN_KINDS and temporal is None:
         interval, timed, resolved_conds = _interval(ctx, left, right, resolved_conds, where)
     for resolved in resolved_conds:
         if isinstance(resolved, exp.EQ):
@@ -148,6 +168,16 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
     ttl = ctx.catalog.state_ttl_ms
     if windowed and (processing_time_window(left) or processing_time_window(right)):
         raise ctx.err("a window join of processing-time windows is not supported yet", where)
+    if temporal:
+        if not set(versions_key) <= set(rkeys):
+            shown = {v: k for k, v in mapping.items()}  # the names the query knows
+            names = ", ".join(shown.get(k, k) for k in versions_key)
+            raise ctx.err(f"a temporal join's ON condition must equate every column of the "
+                          f"versioned side's key ({names}) with the left input, as Flink "
+                          "requires", where)
+        fields = left.fields + tuple(Field(f.name, f.type) for f in right.fields)
+        return Join(left, right, kind, tuple(lkeys), tuple(rkeys), cond, fields,
+                    temporal=temporal), scope
     if interval:
         # Flink's interval join keeps its inputs' time attributes and cleans its state by
         # watermark (no state TTL).
@@ -160,6 +190,53 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
     fields = tuple(Field(f.name, f.type) for f in left.fields + right.fields)
     return Join(left, right, kind, tuple(lkeys), tuple(rkeys), cond, fields, ttl,
                 windowed), scope
+
+
+def _temporal(ctx: Ctx, left: Node, right: Node, kind: str, as_of: exp.Expression,
+              where: exp.Expression) -> tuple[Temporal, Node, tuple[str, ...]]:
+    """(the temporal join, the versions' rows, the versions' key) for ``JOIN right FOR
+    SYSTEM_TIME AS OF as_of``, as Flink's planner accepts it: INNER or LEFT, a rowtime of the
+    left input, a versioned side that is a table with a PRIMARY KEY and a WATERMARK, or a view
+    keeping the latest row per key by its rowtime (``ROW_NUMBER() OVER (PARTITION BY k ORDER
+    BY ts DESC) = 1``), which this replaces by its input's rows (``Temporal.dedup``)."""
+    if kind not in ("INNER", "LEFT"):
+        raise ctx.err(f"a temporal join is INNER or LEFT; {kind} is not supported (nor by "
+                      "Flink)", where)
+    field = next((f for f in left.fields if isinstance(as_of, exp.Column)
+                  and f.name == as_of.name), None)
+    if field is None or field.time_attr is None:
+        raise ctx.err(f"FOR SYSTEM_TIME AS OF takes a time attribute of the left input; "
+                      f"{as_of.sql()} is not one", where)
+    if field.time_attr == "proctime":
+        raise ctx.err("a processing-time temporal join (FOR SYSTEM_TIME AS OF a PROCTIME() "
+                      "column) is not supported yet", where)
+    if source_table(left) is None:
+        raise ctx.err("a temporal join over the result of a join, an aggregation, OVER or a "
+                      "window is not supported yet (only over tables, filtered or projected)",
+                      where)
+    key, chain, node = unique_key(right), [], right
+    while isinstance(node, (Filter, Project)):
+        chain.append(node)
+        node = node.child
+    shape = ("the versioned side of a temporal join is a table with a PRIMARY KEY and a "
+             "WATERMARK, or a view keeping its latest row per key (ROW_NUMBER() OVER "
+             "(PARTITION BY k ORDER BY ts DESC) = 1)")
+    dedup = isinstance(node, Rank) and node.dedup == "last" and node.time_kind == "rowtime"
+    if dedup and source_table(node.child) is not None:
+        keep = tuple((f.name, quote(f.name)) for f in node.child.fields)
+        versions: Node = Project(node.child, (*keep, (node.rank_field, "CAST(1 AS BIGINT)")),
+                                 node.fields)
+        for above in reversed(chain):
+            versions = replace(above, child=versions)
+    elif isinstance(node, Scan) and node.table.primary_key:
+        versions = right
+    else:
+        raise ctx.err(shape, where)
+    rowtime = [f.name for f in right.fields if f.time_attr == "rowtime"]
+    if len(rowtime) != 1 or not key:
+        raise ctx.err(shape + f"; {'it has no key' if not key else 'it has no rowtime'}",
+                      where)
+    return Temporal(field.name, rowtime[0], dedup), versions, key
 
 
 _BOUND = {exp.GTE: ">=", exp.GT: ">", exp.LTE: "<=", exp.LT: "<", exp.EQ: "="}

@@ -169,7 +169,14 @@ def _from(ctx: Ctx, first: exp.Expression, joins: list[exp.Join], conjuncts: lis
         if kind in ("SEMI", "ANTI"):
             raise ctx.err(f"{kind} JOIN is not supported yet", j)
         kind = side if side in JOIN_KINDS else "INNER"
-        right, rscope = _relation(ctx, j.this)
+        target, version = j.this, j.this.args.get("version")
+        if version is not None:  # a temporal join: FOR SYSTEM_TIME AS OF <left time>
+            if version.args.get("kind") != "AS OF":
+                raise ctx.err(f"FOR SYSTEM_TIME {version.args.get('kind')} is not supported "
+                              "(a temporal join takes AS OF)", j)
+            target = target.copy()
+            target.set("version", None)
+        right, rscope = _relation(ctx, target)
         if isinstance(right, Windowed):
             raise ctx.err("a window TVF in a join (window join) is not supported yet", j)
         on = j.args.get("on")
@@ -178,7 +185,8 @@ def _from(ctx: Ctx, first: exp.Expression, joins: list[exp.Join], conjuncts: lis
             pulled = [c for c in conjuncts if _relates(ctx, c, scope, rscope)]
             conjuncts = [c for c in conjuncts if not any(c is p for p in pulled)]
             conds += pulled
-        node, scope = plan_join(ctx, node, scope, right, rscope, kind, conds, j)
+        node, scope = plan_join(ctx, node, scope, right, rscope, kind, conds, j,
+                                version.expression if version is not None else None)
     return node, scope, conjuncts
 
 
@@ -202,6 +210,9 @@ def _relation(ctx: Ctx, rel: exp.Expression) -> tuple[Node, Scope]:
         return node, Scope.of(node.fields, alias)
     if not isinstance(rel, exp.Table):
         raise ctx.err(f"unsupported FROM item {rel.key.upper()}", rel)
+    if rel.args.get("version") is not None:
+        raise ctx.err("FOR SYSTEM_TIME AS OF belongs to the right side of a JOIN (a temporal "
+                      "join)", rel)
     name = rel.name.lower()
     if name in ctx.catalog.views:
         if name in ctx.views_in_progress:

@@ -160,7 +160,7 @@ def fold_rank_filter(ctx: Ctx, child: Node, scope: Scope, conjuncts: list, where
     bounded = _bounded(child, lo, hi)
     for rank in find(bounded, Rank):
         if first_row_dedup(rank):
-            ctx.refuse_interval_input(rank.child, "deduplication keeping the first row by "
+            ctx.refuse_time_join_input(rank.child, "deduplication keeping the first row by "
                                       "event time", where)
     return bounded, rest
 

@@ -51,6 +51,7 @@ from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, Si
 from operators_lib.stream.over import OverProcessor, OverSpec
 from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_kind
 from operators_lib.stream.runner import SPARK, SparkRuntime
+from operators_lib.stream.temporal_join import TemporalJoinProcessor, TemporalJoinSpec
 from operators_lib.stream.topn import TopNProcessor, TopNSpec, keep_batch_top
 from operators_lib.stream.window_agg import (
     WE,
@@ -244,7 +245,8 @@ def join_layout(node: Join, side: str) -> tuple[str, tuple[int, ...]]:
 
 def join_stream(node: Join, left: DataFrame, right: DataFrame, runtime: SparkRuntime
                 ) -> DataFrame:
-    if (node.kind == "INNER" and node.left_keys and not node.ttl_ms and not node.interval
+    if (node.kind == "INNER" and node.left_keys and not node.ttl_ms
+            and not (node.interval or node.temporal)
             and OP not in left.columns and OP not in right.columns):
         # Append-only inputs, no TTL: Spark's stream-stream inner join keeps every row in state
         # and emits each match once, exactly Flink's regular inner join: the same join as batch.
@@ -272,8 +274,8 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame, runtime: SparkRun
         return _window_join_stream(node, lside.unionByName(rside), lcols, rcols)
     if node.windowed == "rows":
         return _window_rows_join_stream(node, lside.unionByName(rside), lcols, rcols, runtime)
-    if node.interval:
-        return _interval_join_stream(node, lside.unionByName(rside), lcols, rcols, runtime)
+    if node.interval or node.temporal:
+        return _time_join_stream(node, lside.unionByName(rside), lcols, rcols, runtime)
     (llayout, luk), (rlayout, ruk) = join_layout(node, "L"), join_layout(node, "R")
     lnames, rnames = tuple(f.name for f in lf), tuple(f.name for f in rf)
     rename = {**dict(zip(lcols, lnames)), **dict(zip(rcols, rnames))}
@@ -349,26 +351,32 @@ def _window_rows_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...
     return result.select(*[F.col(c).alias(rename.get(c, c)) for c in result.columns])
 
 
-def _interval_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...],
-                          rcols: tuple[str, ...], runtime: SparkRuntime) -> DataFrame:
-    """An interval join (stream/interval_join.py): rows wait in bucket pages, by their
-    equality keys, while the watermark lets a row of the other side still match them."""
+def _time_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...],
+                      rcols: tuple[str, ...], runtime: SparkRuntime) -> DataFrame:
+    """An interval join (stream/interval_join.py: rows wait while the watermark lets a row of
+    the other side still match them) or an event-time temporal join (stream/temporal_join.py:
+    left rows wait for the watermark, versions until a newer one passes it), in bucket pages
+    by their equality keys."""
     keys = tuple(f"k{i}" for i in range(max(1, len(node.left_keys))))
-    iv, lf, rf = node.interval, node.left.fields, node.right.fields
-    ltime = lcols[[f.name for f in lf].index(iv.left_time)]
-    rtime = rcols[[f.name for f in rf].index(iv.right_time)]
+    timed, lf, rf = node.interval or node.temporal, node.left.fields, node.right.fields
+    ltime = lcols[[f.name for f in lf].index(timed.left_time)]
+    rtime = rcols[[f.name for f in rf].index(timed.right_time)]
     union = union.withColumn(TIME_MS, F.unix_millis(
         F.when(F.col(SIDE) == 0, F.col(ltime)).otherwise(F.col(rtime))))
     union = _window_bucket(union, keys)
-    spec = IntervalJoinSpec(
-        node.kind, keys, lcols, rcols, iv.lower_ms, iv.upper_ms,
-        tuple(late_tag(s[0].table.name) for s in (scans(node.left), scans(node.right))),
-        tuple(c for c, f in zip(lcols + rcols, lf + rf) if f.type.is_integral),
-        _union_residual(node, lcols, rcols))
+    tags = tuple(late_tag(s[0].table.name) for s in (scans(node.left), scans(node.right)))
+    integral = tuple(c for c, f in zip(lcols + rcols, lf + rf) if f.type.is_integral)
+    residual = _union_residual(node, lcols, rcols)
+    if node.interval:
+        processor = IntervalJoinProcessor(IntervalJoinSpec(
+            node.kind, keys, lcols, rcols, node.interval.lower_ms, node.interval.upper_ms,
+            tags, integral, residual))
+    else:
+        processor = TemporalJoinProcessor(TemporalJoinSpec(
+            node.kind, keys, lcols, rcols, node.temporal.dedup, tags, integral, residual))
     fields = {f.name: f for f in union.schema.fields}
-    out = T.StructType([fields[c] for c in spec.output] + CHANGELOG_FIELDS)
-    result = transform_with_state(runtime, union, [BUCKET], IntervalJoinProcessor(spec), out,
-                                  "EventTime")
+    out = T.StructType([fields[c] for c in lcols + rcols] + CHANGELOG_FIELDS)
+    result = transform_with_state(runtime, union, [BUCKET], processor, out, "EventTime")
     rename = dict(zip(lcols + rcols, [f.name for f in lf + rf]))
     return result.select(*[F.col(c).alias(rename.get(c, c)) for c in result.columns])
 

@@ -1,9 +1,13 @@
-"""Interval joins (stream/interval_join.py): the case corpus against real Flink, the operator's
-rules through the harness, and one Structured Streaming restart.
+"""Interval joins (stream/interval_join.py) and event-time temporal joins
+(stream/temporal_join.py): the case corpora against real Flink, the operators' rules through
+the harness (rows and watermarks in, changelog out), Structured Streaming restarts, and what
+is refused.
 
 Flink's two sources race, so its changelog order is not reproducible: each case compares the
-finals (stream and batch) with Flink's and checks what the interval join guarantees: every
-changelog row is an insert (an outer row is emitted padded once, never retracted).
+finals (stream and batch) with Flink's and checks what both joins guarantee: every changelog
+row is an insert (an outer row is emitted once, never retracted). Flink 2.3's batch mode fails
+on temporal joins: their batch finals are Flink's streaming result with one watermark at the
+end (tests/oracle/regen_expected.py), which is what batch semantics mean.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ from operators_lib.sql.planner import compile_query
 from operators_lib.stream.event_time import TIME_MS
 from operators_lib.stream.interval_join import IntervalJoinProcessor, IntervalJoinSpec
 from operators_lib.stream.join import SIDE
+from operators_lib.stream.temporal_join import TemporalJoinProcessor, TemporalJoinSpec
 from tests.caselib import all_cases, assert_final, assert_resumes, read_csv
 from tests.harness import HarnessRuntime, feed
 
-CASES = all_cases("interval")
+CASES = all_cases("interval") + all_cases("temporal")
 
 
 @pytest.mark.parametrize("rows_per_batch", [1, 3], ids=["per_row", "three_rows"])
@@ -39,8 +44,9 @@ def test_finals_equal_flink_and_output_is_append_only(spark, tmp_path, case, row
     assert ops == {"+I"}, ops
 
 
-def test_restart_from_checkpoint(spark, tmp_path):
-    case = next(c for c in CASES if c.id == "interval/left_padded_later")
+@pytest.mark.parametrize("case_id", ["interval/left_padded_later", "temporal/dedup_view"])
+def test_restart_from_checkpoint(spark, tmp_path, case_id):
+    case = next(c for c in CASES if c.id == case_id)
     assert_resumes(case, spark, tmp_path, rows_per_batch=2, stop_after=2)
 
 
@@ -48,7 +54,8 @@ _SPEC = IntervalJoinSpec("LEFT", ("k0",), ("l0", "l1"), ("r0", "r1"), 0, 10,
                          late_tags=(11, 22), integral=("l0", "r0"))
 
 
-def _rows(side: int, key: str, times: list[int], first: int) -> pd.DataFrame:
+def _rows(side: int, key: str | None, times: list[int], first: int) -> pd.DataFrame:
+    """Rows of one side (``l0``/``r0``: their row numbers, ``l1``/``r1``: the key)."""
     n = len(times)
     mine, theirs = (["l0", "l1"], ["r0", "r1"]) if side == 0 else (["r0", "r1"], ["l0", "l1"])
     df = pd.DataFrame({"k0": [key] * n, mine[0]: np.arange(first, first + n),
@@ -139,3 +146,99 @@ def test_late_rows_of_either_table_are_listed_and_parity_explains_them(spark, tm
     assert result.report["parity"]["verdict"] == "explained_by_late_rows"
     late = sorted(tuple(r[:2]) for r in read_csv(tmp_path / "out" / "late.csv")[1:])
     assert late == [("orders", "3"), ("ships", "3")], late
+
+
+_TEMPORAL = TemporalJoinSpec("LEFT", ("k0",), ("l0", "l1"), ("r0", "r1"), False,
+                             late_tags=(11, 22), integral=("l0", "r0"))
+
+
+def _picked(frame: pd.DataFrame) -> list[tuple]:
+    """(op, left row, version row or None) per output row."""
+    return [(o, int(lr) if o == "+I" else None, None if pd.isna(v) else int(v))
+            for o, lr, v in zip(frame[OP], frame["l0"], frame["r0"])] if len(frame) else []
+
+
+def test_temporal_join_picks_the_version_valid_at_the_left_rows_time():
+    """Left rows wait for the watermark, then join the latest version at or before their time
+    (a later version of the same time replaces the earlier one); LEFT pads a row with no
+    version; rows at or behind the watermark on arrival are late, either side."""
+    proc = TemporalJoinProcessor(_TEMPORAL)
+    out = feed(proc, ["k0"], [
+        (pd.concat([_rows(1, "a", [10, 20, 20], 0), _rows(0, "a", [5, 15, 25], 0)]), 0),
+        (pd.concat([_rows(1, "a", [30], 3), _rows(0, "a", [32], 3)]), 16),  # 5, 15 fire
+        (pd.concat([_rows(1, "a", [12], 4), _rows(0, "a", [14], 4)]), 16),  # both late
+        (None, 40),  # 25 (version 20: the later row 2) and 32 (version 30) fire
+    ], "EventTime")
+    assert [_picked(f) for f in out] == [
+        [], [("+I", 0, None), ("+I", 1, 0)],
+        [("LATE", None, None), ("LATE", None, None)],
+        [("+I", 2, 2), ("+I", 3, 3)]], [_picked(f) for f in out]
+    assert sorted(out[2]["tw__ts"].tolist()) == [11, 22]
+    proc.handle.setGroupingKey(("a",))
+    page = proc._load()
+    assert page.get("left") is None and page["versions"]["r0"].tolist() == [3]  # the newest
+
+
+def test_temporal_join_of_a_deduplicated_history_skips_rows_older_than_the_latest():
+    spec = TemporalJoinSpec("INNER", ("k0",), ("l0", "l1"), ("r0", "r1"), True,
+                            late_tags=(11, 22), integral=("l0", "r0"))
+    out = feed(TemporalJoinProcessor(spec), ["k0"], [
+        (_rows(1, "a", [10, 30, 20], 0), 0),  # 20 arrives after 30: no version
+        (pd.concat([_rows(0, "a", [25], 0), _rows(0, None, [35], 1)]), 0),
+        (None, 40),
+    ], "EventTime")
+    assert _picked(out[2]) == [("+I", 0, 0)]  # version 10, not 20; the NULL key matches none
+
+
+def test_temporal_state_keeps_one_version_behind_the_watermark_per_key():
+    sizes = []
+    proc = TemporalJoinProcessor(_TEMPORAL)
+    batches = [(pd.concat([_rows(1, "a", [t], t), _rows(0, "a", [t + 1], t)]), t - 50)
+               for t in range(100, 3100, 100)]
+    for i in range(5, len(batches) + 1, 5):
+        proc = TemporalJoinProcessor(_TEMPORAL)
+        feed(proc, ["k0"], batches[:i], "EventTime")
+        proc.handle.setGroupingKey(("a",))
+        page = proc._load()
+        sizes.append(sum(len(page[s][TIME_MS]) for s in ("left", "versions")
+                         if page.get(s) is not None))
+    assert max(sizes) <= 4, sizes
+
+
+_TEMPORAL_DDL = """CREATE TABLE orders (oid INT, cur STRING, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND);
+CREATE TABLE rates (cur STRING, rate INT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND, PRIMARY KEY (cur) NOT ENFORCED);
+CREATE TABLE plain (cur STRING, rate INT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND);
+CREATE TABLE pt (oid INT, cur STRING, pt AS PROCTIME());
+"""
+
+
+@pytest.mark.parametrize("query, needle", [
+    ("SELECT o.oid FROM orders o RIGHT JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r "
+     "ON o.cur = r.cur", "a temporal join is INNER or LEFT"),
+    ("SELECT o.oid FROM orders o JOIN plain FOR SYSTEM_TIME AS OF o.ts AS r "
+     "ON o.cur = r.cur", "a table with a PRIMARY KEY and a WATERMARK"),
+    ("SELECT o.oid FROM orders o JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r "
+     "ON o.oid = r.rate", "must equate every column of the versioned side's key (cur)"),
+    ("SELECT o.oid FROM orders o JOIN rates FOR SYSTEM_TIME AS OF o.oid AS r "
+     "ON o.cur = r.cur", "takes a time attribute of the left input"),
+    ("SELECT o.oid FROM pt o JOIN rates FOR SYSTEM_TIME AS OF o.pt AS r ON o.cur = r.cur",
+     "processing-time temporal join"),
+    ("SELECT r.rate FROM rates FOR SYSTEM_TIME AS OF TIMESTAMP '2024-01-01 00:00:00' AS r "
+     "JOIN orders o ON o.cur = r.cur", "belongs to the right side of a JOIN"),
+    ("SELECT oid, COUNT(*) OVER (PARTITION BY oid ORDER BY ts ROWS BETWEEN UNBOUNDED "
+     "PRECEDING AND CURRENT ROW) FROM (SELECT o.oid, o.ts FROM orders o JOIN rates FOR "
+     "SYSTEM_TIME AS OF o.ts AS r ON o.cur = r.cur)",
+     "an OVER window over a temporal join's result is not supported yet"),
+])
+def test_temporal_joins_flink_refuses_or_twinflow_cannot_run_yet_exit_2(spark, tmp_path, query,
+                                                                         needle):
+    (tmp_path / "ddl.sql").write_text(_TEMPORAL_DDL)
+    (tmp_path / "q.sql").write_text("-- the query is on line 2\n" + query)
+    with pytest.raises(SqlError) as e:
+        compile_query(load_script([tmp_path / "ddl.sql", tmp_path / "q.sql"]), spark)
+    assert e.value.exit_code == 2
+    assert needle in str(e.value), str(e.value)
+    assert "line 2" in str(e.value), str(e.value)

@@ -1,0 +1,15 @@
+CREATE TABLE trades (
+  tid INT,
+  sym STRING,
+  qty INT,
+  ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+);
+CREATE TABLE quotes (
+  sym STRING,
+  px DOUBLE,
+  halted BOOLEAN,
+  qt TIMESTAMP(3),
+  WATERMARK FOR qt AS qt - INTERVAL '1' SECOND,
+  PRIMARY KEY (sym) NOT ENFORCED
+);
