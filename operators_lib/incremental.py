@@ -63,6 +63,7 @@ from operators_lib.plan import (
     Node,
     Project,
     WindowAggregate,
+    processing_time_joins,
     processing_time_windows,
     scans,
 )
@@ -313,9 +314,10 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
     (and (row, window) pairs); the other batch rows are windows still pending."""
     # The split the state was built with (the config may have changed since): same result.
     plan = plan_for(cfg, spark, int(_manifest(state).get("topn_split", 1)))
-    if processing_time_windows(plan):
-        report = {"verdict": "not_applicable",
-                  "reason": "processing-time windows exist in stream mode only"}
+    if processing_time_windows(plan) or processing_time_joins(plan):
+        report = {"verdict": "not_applicable", "reason": (
+            "processing-time windows exist in stream mode only" if processing_time_windows(plan)
+            else "a processing-time temporal join's rows depend on when they arrive")}
         write_json(run_dir / "parity.json", report)
         return report
     waits = late_source(plan) is not None  # results wait for the watermark

@@ -54,6 +54,7 @@ from operators_lib.plan import (
     find,
     first_row_dedup,
     late_tag,
+    processing_time_joins,
     processing_time_windows,
     scans,
 )
@@ -252,6 +253,11 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
                             "reason": "the query has a processing-time window: it exists in "
                                       "stream mode only (batch mode was not run), and its "
                                       "windows depend on when rows arrive"}
+    elif processing_time_joins(plan):
+        report["parity"] = {"verdict": "not_applicable",
+                            "reason": "the query has a processing-time temporal join: each row "
+                                      "joins the version current when it arrives, which batch "
+                                      "mode (the latest version) cannot know"}
     elif any(o.time_kind == "proctime" for o in over):
         report["parity"] = {"verdict": "not_applicable",
                             "reason": "the query orders by processing time, which differs "

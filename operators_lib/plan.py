@@ -141,8 +141,12 @@ class Temporal:
     arrives is none)."""
 
     left_time: str
-    right_time: str
+    right_time: str | None  # None: a processing-time join of a table without a rowtime
     dedup: bool = False
+    # "proctime" (FOR SYSTEM_TIME AS OF a PROCTIME() column): each left row joins its key's
+    # latest version when it arrives (stream/proctime_temporal_join.py); batch mode joins the
+    # latest version of the whole input.
+    time_kind: str = "rowtime"
 
 
 @dataclass(frozen=True)
@@ -320,6 +324,11 @@ def processing_time_windows(node: Node) -> list[WindowAggregate]:
     """The window aggregates of processing time (they make the stream's watermark processing
     time, stream/runner.py, and exist in stream mode only)."""
     return [w for w in find(node, WindowAggregate) if w.time_kind == "proctime"]
+
+
+def processing_time_joins(node: Node) -> list[Join]:
+    """The temporal joins of processing time: their results depend on when rows arrive."""
+    return [j for j in find(node, Join) if j.temporal and j.temporal.time_kind == "proctime"]
 
 
 def time_joins(node: Node) -> list[Join]:

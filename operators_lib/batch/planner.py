@@ -70,7 +70,16 @@ def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[P
 
 
 def join_batch(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
-    return temporal_batch(node, left, right) if node.temporal else spark_join(node, left, right)
+    if node.temporal is None:
+        return spark_join(node, left, right)
+    if node.temporal.time_kind == "rowtime":
+        return temporal_batch(node, left, right)
+    # Processing time: each left row joins its key's latest version of the whole input.
+    tp, keys = node.temporal, [F.col(quote(k)) for k in node.right_keys]
+    order = ([F.col(quote(tp.right_time)).desc()] if tp.dedup else []) + [F.col(ROWNUM).desc()]
+    latest = right.withColumn("tw__n", F.row_number().over(
+        Window.partitionBy(*keys).orderBy(*order))).where("tw__n = 1").drop("tw__n")
+    return spark_join(replace(node, temporal=None), left, latest)
 
 
 _T, _VER, _PROBE, _SIDE, _HIT = "tw__t", "tw__ver", "tw__probe", "tw__side", "tw__hit"

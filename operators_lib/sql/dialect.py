@@ -107,12 +107,53 @@ def pre_scan(text: str) -> tuple[str, int] | None:
         if word == "MATCH_RECOGNIZE":
             return "MATCH_RECOGNIZE is not supported", tok.line
         if word == "LATERAL" and nxt[:1] == ["TABLE"]:
-            return "LATERAL TABLE (table functions) is not supported", tok.line
+            return ("LATERAL TABLE is supported only as a temporal table function, LATERAL "
+                    "TABLE (versioned(left.time)), versioned being a table or view name",
+                    tok.line)
         if tok.token_type == TokenType.DCOLON:
             return "'::' casts are not Flink SQL; write CAST(x AS type)", tok.line
         if tok.token_type == TokenType.NEQ and tok.text == "!=":
             return "'!=' is not Flink SQL; write <>", tok.line
     return None
+
+
+def rewrite_lateral_tables(text: str) -> str:
+    """Flink's temporal table function join, ``LATERAL TABLE (Rates(o.ts)) [AS] r``, as the
+    temporal join it is, ``Rates FOR SYSTEM_TIME AS OF o.ts [AS] r`` (sql/joins.py): Flink
+    registers ``Rates`` with the Table API over a history table, its key and time attribute;
+    twinflow reads them from the table or view named ``Rates`` (its PRIMARY KEY or latest-row
+    deduplication, and its rowtime). Any other LATERAL TABLE is left for pre_scan to refuse.
+    Lines stay where they were."""
+    try:
+        tokens = Flink().tokenize(text)
+    except Exception:  # noqa: BLE001 - the parser reports it
+        return text
+    edits: list[tuple[int, int, str]] = []  # (start, end inclusive, replacement)
+    for i, tok in enumerate(tokens):
+        if tok.text.upper() != "LATERAL" or _texts(tokens, i + 1, 2) != ["TABLE", "("] or \
+                i + 4 >= len(tokens) or tokens[i + 4].text != "(" or \
+                tokens[i + 3].token_type not in (TokenType.VAR, TokenType.IDENTIFIER):
+            continue
+        depth, close = 1, None
+        for j in range(i + 5, len(tokens)):
+            depth += {"(": 1, ")": -1}.get(tokens[j].text, 0)
+            if depth == 0:
+                close = j
+                break
+            if depth == 1 and tokens[j].text == ",":
+                break  # more than one argument: no temporal table function
+        if close is None or close + 1 >= len(tokens) or tokens[close + 1].text != ")":
+            continue
+        after = _texts(tokens, close + 2, 3)
+        if after[1:2] == ["("] or after[:1] == ["AS"] and after[2:] == ["("]:
+            continue  # AS T(x): a table function's columns, no temporal table
+        blank = text[tok.start:tokens[i + 3].start]
+        edits += [(tok.start, tokens[i + 3].start - 1, re.sub(r"[^\n]", " ", blank)),
+                  (tokens[i + 4].start, tokens[i + 4].end, " FOR SYSTEM_TIME AS OF "),
+                  (tokens[close].start, tokens[close + 1].end, "  ")]
+    for start, end, new in sorted(edits, reverse=True):
+        text = text[:start] + new + text[end + 1:]
+    return text
 
 
 def rewrite_window_tvfs(text: str) -> str:

@@ -195,8 +195,10 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
 def _temporal(ctx: Ctx, left: Node, right: Node, kind: str, as_of: exp.Expression,
               where: exp.Expression) -> tuple[Temporal, Node, tuple[str, ...]]:
     """(the temporal join, the versions' rows, the versions' key) for ``JOIN right FOR
-    SYSTEM_TIME AS OF as_of``, as Flink's planner accepts it: INNER or LEFT, a rowtime of the
-    left input, a versioned side that is a table with a PRIMARY KEY and a WATERMARK, or a view
+    SYSTEM_TIME AS OF as_of``, as Flink's planner accepts it: INNER or LEFT, a time attribute
+    of the left input (a PROCTIME() column: the latest version when a row arrives, which Flink
+    runs against lookup tables only), a versioned side that is a table with a PRIMARY KEY and
+    a WATERMARK (processing time: the WATERMARK may be missing), or a view
     keeping the latest row per key by its rowtime (``ROW_NUMBER() OVER (PARTITION BY k ORDER
     BY ts DESC) = 1``), which this replaces by its input's rows (``Temporal.dedup``)."""
     if kind not in ("INNER", "LEFT"):
@@ -207,9 +209,6 @@ def _temporal(ctx: Ctx, left: Node, right: Node, kind: str, as_of: exp.Expressio
     if field is None or field.time_attr is None:
         raise ctx.err(f"FOR SYSTEM_TIME AS OF takes a time attribute of the left input; "
                       f"{as_of.sql()} is not one", where)
-    if field.time_attr == "proctime":
-        raise ctx.err("a processing-time temporal join (FOR SYSTEM_TIME AS OF a PROCTIME() "
-                      "column) is not supported yet", where)
     if source_table(left) is None:
         raise ctx.err("a temporal join over the result of a join, an aggregation, OVER or a "
                       "window is not supported yet (only over tables, filtered or projected)",
@@ -233,10 +232,11 @@ def _temporal(ctx: Ctx, left: Node, right: Node, kind: str, as_of: exp.Expressio
     else:
         raise ctx.err(shape, where)
     rowtime = [f.name for f in right.fields if f.time_attr == "rowtime"]
-    if len(rowtime) != 1 or not key:
+    if not key or len(rowtime) > 1 or (not rowtime and field.time_attr == "rowtime"):
         raise ctx.err(shape + f"; {'it has no key' if not key else 'it has no rowtime'}",
                       where)
-    return Temporal(field.name, rowtime[0], dedup), versions, key
+    return Temporal(field.name, rowtime[0] if rowtime else None, dedup,
+                    field.time_attr), versions, key
 
 
 _BOUND = {exp.GTE: ">=", exp.GT: ">", exp.LTE: "<=", exp.LT: "<", exp.EQ: "="}

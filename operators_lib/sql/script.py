@@ -17,7 +17,13 @@ from operators_lib.catalog import Catalog, ViewDef
 from operators_lib.errors import InputError, SqlError
 from operators_lib.sql.check import check, rewrite_filters
 from operators_lib.sql.ddl import parse_create_table
-from operators_lib.sql.dialect import READ, line_of, pre_scan, rewrite_window_tvfs
+from operators_lib.sql.dialect import (
+    READ,
+    line_of,
+    pre_scan,
+    rewrite_lateral_tables,
+    rewrite_window_tvfs,
+)
 from operators_lib.sql.functions import Unsupported
 
 STATE_TTL = "table.exec.state.ttl"
@@ -118,7 +124,7 @@ def parse_select(stmt: Statement, text: str | None = None, line_offset: int = 0)
     """Parse a query and check that twinflow handles every node of it (sql/check.py)."""
     import sqlglot
 
-    body = stmt.text if text is None else text
+    body = rewrite_lateral_tables(stmt.text if text is None else text)
     found = pre_scan(body)
     if found:
         raise stmt.error(found[0], found[1] + line_offset)

@@ -49,6 +49,7 @@ from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
 from operators_lib.stream.interval_join import IntervalJoinProcessor, IntervalJoinSpec
 from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, SideSpec
 from operators_lib.stream.over import OverProcessor, OverSpec
+from operators_lib.stream.proctime_temporal_join import ProcTimeTemporalJoinProcessor
 from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_kind
 from operators_lib.stream.runner import SPARK, SparkRuntime
 from operators_lib.stream.temporal_join import TemporalJoinProcessor, TemporalJoinSpec
@@ -354,15 +355,17 @@ def _window_rows_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...
 def _time_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...],
                       rcols: tuple[str, ...], runtime: SparkRuntime) -> DataFrame:
     """An interval join (stream/interval_join.py: rows wait while the watermark lets a row of
-    the other side still match them) or an event-time temporal join (stream/temporal_join.py:
-    left rows wait for the watermark, versions until a newer one passes it), in bucket pages
+    the other side still match them), an event-time temporal join (stream/temporal_join.py:
+    left rows wait for the watermark, versions until a newer one passes it) or a processing-
+    time one (stream/proctime_temporal_join.py: the latest version per key), in bucket pages
     by their equality keys."""
     keys = tuple(f"k{i}" for i in range(max(1, len(node.left_keys))))
     timed, lf, rf = node.interval or node.temporal, node.left.fields, node.right.fields
-    ltime = lcols[[f.name for f in lf].index(timed.left_time)]
-    rtime = rcols[[f.name for f in rf].index(timed.right_time)]
+    ltime = F.col(lcols[[f.name for f in lf].index(timed.left_time)])
+    rtime = F.col(rcols[[f.name for f in rf].index(timed.right_time)]) \
+        if timed.right_time else F.lit(None).cast("timestamp")
     union = union.withColumn(TIME_MS, F.unix_millis(
-        F.when(F.col(SIDE) == 0, F.col(ltime)).otherwise(F.col(rtime))))
+        F.when(F.col(SIDE) == 0, ltime).otherwise(rtime)))
     union = _window_bucket(union, keys)
     tags = tuple(late_tag(s[0].table.name) for s in (scans(node.left), scans(node.right)))
     integral = tuple(c for c, f in zip(lcols + rcols, lf + rf) if f.type.is_integral)
@@ -372,11 +375,14 @@ def _time_join_stream(node: Join, union: DataFrame, lcols: tuple[str, ...],
             node.kind, keys, lcols, rcols, node.interval.lower_ms, node.interval.upper_ms,
             tags, integral, residual))
     else:
-        processor = TemporalJoinProcessor(TemporalJoinSpec(
-            node.kind, keys, lcols, rcols, node.temporal.dedup, tags, integral, residual))
+        spec = TemporalJoinSpec(node.kind, keys, lcols, rcols, node.temporal.dedup, tags,
+                                integral, residual)
+        processor = ProcTimeTemporalJoinProcessor(spec) if node.temporal.time_kind == \
+            "proctime" else TemporalJoinProcessor(spec)
     fields = {f.name: f for f in union.schema.fields}
     out = T.StructType([fields[c] for c in lcols + rcols] + CHANGELOG_FIELDS)
-    result = transform_with_state(runtime, union, [BUCKET], processor, out, "EventTime")
+    result = transform_with_state(runtime, union, [BUCKET], processor, out, "None" if isinstance(
+        processor, ProcTimeTemporalJoinProcessor) else "EventTime")
     rename = dict(zip(lcols + rcols, [f.name for f in lf + rf]))
     return result.select(*[F.col(c).alias(rename.get(c, c)) for c in result.columns])
 

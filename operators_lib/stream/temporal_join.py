@@ -197,25 +197,27 @@ class TemporalJoinProcessor(TimedState):
             return None
         rows = rows[np.lexsort((probes[ROWNUM][rows].astype(np.int64),
                                 probes[TIME_MS][rows].astype(np.int64)))]
-        return self._output(probes, rows, versions, picked[rows])
+        return pick_rows(self.spec, probes, rows, versions, picked[rows],
+                         probes[TIME_MS][rows].astype(np.int64))
 
-    def _output(self, probes: Block, rows: np.ndarray, versions: Block | None,
-                picked: np.ndarray) -> pd.DataFrame:
-        out: dict[str, object] = {}
-        for c in self.spec.left:
-            out[c] = pd.Series(probes[c][rows],
-                               dtype="Int64" if c in self.spec.integral else None)
-        for c in self.spec.right:
-            if versions is None:
-                out[c] = pd.Series([None] * len(rows), dtype=object)
-                continue
-            values = pd.Series(versions[c][np.maximum(picked, 0)],
-                               dtype="Int64" if c in self.spec.integral else None)
-            out[c] = values.where(picked >= 0)
-        out[OP] = np.full(len(rows), "+I", dtype=object)
-        out[EMIT_TS] = probes[TIME_MS][rows].astype(np.int64)
-        out[ROWNUM] = probes[ROWNUM][rows].astype(np.int64)
-        return pd.DataFrame(out)
+
+def pick_rows(spec: TemporalJoinSpec, probes: Block, rows: np.ndarray, versions: Block | None,
+              picked: np.ndarray, emitted: np.ndarray) -> pd.DataFrame:
+    """Output rows: left rows ``rows`` with version ``picked`` (-1: NULLs), as ``+I``."""
+    out: dict[str, object] = {}
+    for c in spec.left:
+        out[c] = pd.Series(probes[c][rows], dtype="Int64" if c in spec.integral else None)
+    for c in spec.right:
+        if versions is None:
+            out[c] = pd.Series([None] * len(rows), dtype=object)
+            continue
+        values = pd.Series(versions[c][np.maximum(picked, 0)],
+                           dtype="Int64" if c in spec.integral else None)
+        out[c] = values.where(picked >= 0)
+    out[OP] = np.full(len(rows), "+I", dtype=object)
+    out[EMIT_TS] = np.asarray(emitted, dtype=np.int64)
+    out[ROWNUM] = probes[ROWNUM][rows].astype(np.int64)
+    return pd.DataFrame(out)
 
 
 def _codes(block: Block, keys: tuple[str, ...]) -> np.ndarray:

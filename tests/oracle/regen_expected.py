@@ -17,6 +17,7 @@ Expected results are never derived from twinflow's own output.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -30,11 +31,24 @@ PYTHON = os.environ.get("FLINK_PYTHON", str(Path.home() / ".cache" / "flink-venv
 
 
 def oracle(case: Path, *args: str) -> tuple[list[str], str]:
-    cmd = [PYTHON, str(ORACLE), "--case", str(case), *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    shown = " ".join(["flink_oracle.py", "--case", f"tests/cases/{case.parent.name}/{case.name}",
-                      *args])
-    return proc.stdout.splitlines(), shown
+    """Flink's answer for the case. A case.json ``flink_query`` names the file Flink runs in
+    place of query.sql, for a form Flink's SQL cannot state but its Table API can: the
+    temporal table function ``LATERAL TABLE (Rates(o.ts))``, which Flink defines as the
+    temporal join ``Rates FOR SYSTEM_TIME AS OF o.ts`` over the versioned table."""
+    meta = case / "case.json"
+    query = json.loads(meta.read_text()).get("flink_query") if meta.exists() else None
+    where = f"tests/cases/{case.parent.name}/{case.name}"
+    if query:
+        tables = sorted(case.glob("*.csv"))
+        files = ["--ddl", str(case / "ddl.sql"), "--query", str(case / query),
+                 *[x for t in tables for x in ("--data", f"{t.stem}={t}")]]
+        shown = ["--ddl", f"{where}/ddl.sql", "--query", f"{where}/{query}",
+                 *[x for t in tables for x in ("--data", f"{t.stem}={where}/{t.name}")]]
+    else:
+        files, shown = ["--case", str(case)], ["--case", where]
+    proc = subprocess.run([PYTHON, str(ORACLE), *files, *args], capture_output=True, text=True,
+                          timeout=600)
+    return proc.stdout.splitlines(), " ".join(["flink_oracle.py", *shown, *args])
 
 
 def blocks(lines: list[str]) -> dict[tuple[str, str], list[str]]:

@@ -1,0 +1,107 @@
+"""Processing-time temporal join: ``l [LEFT] JOIN versioned FOR SYSTEM_TIME AS OF l.proctime AS
+r ON l.k = r.k`` (Flink's TemporalProcessTimeJoinOperator, which Flink itself runs against
+lookup tables only), as a transformWithState processor over buckets of the join keys.
+
+Changelog rules (append-only: the left input inserts, every output row is ``+I``):
+- The right side keeps one version per join key: the row that arrived last (a deduplication
+  to the latest row per key, plan.Temporal.dedup: the one with the latest rowtime, the later
+  arrival on a tie).
+- A left row joins, when it arrives, its key's version as of the end of its micro-batch (the
+  versions of its own micro-batch included: processing time does not order the rows of one
+  micro-batch), at once; INNER drops it when there is none or the residual condition is not
+  TRUE, LEFT pads it. A NULL key matches nothing. Nothing waits, nothing is late.
+- The result depends on when rows arrive: stream and batch (which joins the latest version
+  of the whole input) are not compared (parity ``not_applicable``).
+
+Runtime: grouped by bucket (a hash of the join keys), time mode None: one Python call per
+bucket and micro-batch; state per bucket: one page with the versions as numpy columns.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator
+
+import numpy as np
+import pandas as pd
+from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+
+from operators_lib.plan import ROWNUM
+from operators_lib.stream.event_time import STATE_SCHEMA, TIME_MS, Block, concat, take
+from operators_lib.stream.join import SIDE
+from operators_lib.stream.rows import key_codes
+from operators_lib.stream.temporal_join import TemporalJoinSpec, pick_rows
+from operators_lib.stream.window_join import truth
+
+PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
+
+
+class ProcTimeTemporalJoinProcessor(StatefulProcessor):
+    """Input: the union of both sides' rows (``spec`` columns, the side, a version's rowtime
+    in ``tw__t`` for a deduplicated history), grouped by bucket of the join keys."""
+
+    def __init__(self, spec: TemporalJoinSpec):
+        self.spec = spec
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.state = handle.getValueState("latest", STATE_SCHEMA)
+
+    def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
+        frames = list(rows)
+        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        df = df[df[ROWNUM] >= 0]
+        side = df[SIDE].to_numpy(dtype=np.int64)
+        value = self.state.get()
+        versions = None if value is None else pickle.loads(value[0])["versions"]
+        new = df[side == 1]
+        if len(new):
+            versions = self._latest(versions, new)
+            self.state.update((pickle.dumps({"version": PAGE_VERSION, "versions": versions},
+                                            protocol=5),))
+        probes = df[side == 0]
+        if len(probes):
+            cols = (*self.spec.keys, *self.spec.left, ROWNUM)
+            yield self._join({c: probes[c].to_numpy() for c in cols}, versions)
+
+    def close(self) -> None:
+        pass
+
+    def _latest(self, versions: Block | None, rows: pd.DataFrame) -> Block:
+        """One version per key: the stored ones, then the micro-batch's rows by arrival."""
+        rows = rows.sort_values(ROWNUM, kind="stable")
+        keys = self.spec.keys
+        cols = (*keys, *self.spec.right, TIME_MS, ROWNUM)
+        both = concat(versions, {c: rows[c].to_numpy() for c in cols})
+        frame = pd.DataFrame({k: both[k] for k in keys})
+        valid = ~frame.isna().any(axis=1).to_numpy()  # a NULL key matches nothing: no version
+        code = key_codes(frame, list(keys))
+        arrival = np.arange(len(code))
+        rank = (both[TIME_MS].astype(np.int64), arrival) if self.spec.dedup else (arrival,)
+        order = np.lexsort((*reversed(rank), code))
+        order = order[valid[order]]
+        last = np.ones(len(order), bool)
+        last[:-1] = code[order][1:] != code[order][:-1]
+        return take(both, order[last])
+
+    def _join(self, probes: Block, versions: Block | None) -> pd.DataFrame:
+        n = len(probes[ROWNUM])
+        picked = np.full(n, -1, np.int64)
+        if versions is not None:
+            nv = len(versions[ROWNUM])
+            both = pd.DataFrame({k: np.concatenate((probes[k], versions[k]))
+                                 for k in self.spec.keys})
+            codes = key_codes(both, list(self.spec.keys))
+            valid = ~both.isna().any(axis=1).to_numpy()
+            lf = pd.DataFrame({"c": codes[:n], "i": np.arange(n)})[valid[:n]]
+            vf = pd.DataFrame({"c": codes[n:], "j": np.arange(nv)})
+            m = lf.merge(vf, on="c")
+            picked[m["i"].to_numpy()] = m["j"].to_numpy()
+            if self.spec.residual is not None:
+                li = np.flatnonzero(picked >= 0)
+                value, known = truth(self.spec.residual, lambda c: (
+                    probes[c][li] if c in self.spec.left else versions[c][picked[li]]))
+                picked[li[~(value & known)]] = -1
+        rows = np.arange(n) if self.spec.kind == "LEFT" else np.flatnonzero(picked >= 0)
+        rows = rows[np.argsort(probes[ROWNUM][rows].astype(np.int64), kind="stable")]
+        return pick_rows(self.spec, probes, rows, versions, picked[rows],
+                         np.zeros(len(rows), np.int64))
