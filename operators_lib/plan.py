@@ -107,13 +107,26 @@ class Over:
 
 
 @dataclass(frozen=True)
+class Calc:
+    """A value a join's residual condition computes from columns of both inputs: ``op``
+    ``+``, ``-``, ``*`` or ``||`` over two operands, ``NEG`` over one; an operand is a column
+    name or a Calc. ``type``: the result's Flink type name (INT, BIGINT, SMALLINT, TINYINT,
+    DOUBLE, STRING); integer overflow is an error, as in Spark (ANSI mode)."""
+
+    op: str
+    args: tuple
+    type: str
+
+
+@dataclass(frozen=True)
 class Cond:
     """A join's residual (non-equi) condition, in a form both modes evaluate identically.
 
     ``op`` is ``AND``/``OR``/``NOT`` over ``args`` (Conds), ``COL`` (a boolean column of one
     side, in ``args[0]``), or a comparison ``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``<=>``
-    between a left column ``args[0]`` and a right column ``args[1]`` of the same type. Every
-    expression of a single side is computed by Spark before the join (hidden columns).
+    between two operands: a left column and a right column of the same type, or, where an
+    operand combines both inputs, column names and Calcs. Every expression of a single side is
+    computed by Spark before the join (hidden columns).
     """
 
     op: str

@@ -22,6 +22,7 @@ from operators_lib.plan import (
     ROWNUM,
     TTL_KEY,
     Aggregate,
+    Calc,
     Cond,
     Filter,
     Join,
@@ -33,6 +34,7 @@ from operators_lib.plan import (
     children,
     quote,
 )
+from operators_lib.types import FlinkType
 
 Operators = dict[type, Callable[..., DataFrame]]  # node type -> f(node, *child DataFrames)
 
@@ -107,9 +109,23 @@ def cond_column(cond: Cond, left: DataFrame, right: DataFrame) -> Column:
         return (a & b) if cond.op == "AND" else (a | b)
     if cond.op == "NOT":
         return ~cond_column(cond.args[0], left, right)
-    a, b = left[cond.args[0]], right[cond.args[1]]
+    a, b = (_operand(x, left, right) for x in cond.args)
     return {"=": a == b, "<>": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b,
             "<=>": a.eqNullSafe(b)}[cond.op]
+
+
+def _operand(arg: str | Calc, left: DataFrame, right: DataFrame) -> Column:
+    """A comparison operand: a column of either side, or a value computed from both (Spark's
+    arithmetic, ANSI: an integer overflow fails the run, as stream/calc.py does)."""
+    if isinstance(arg, str):
+        return left[arg] if arg in left.columns else right[arg]
+    args = [_operand(a, left, right) for a in arg.args]
+    if arg.op == "NEG":
+        return -args[0]
+    if arg.op == "||":
+        return F.concat(*[a.cast("string") for a in args])
+    value = {"+": args[0] + args[1], "-": args[0] - args[1], "*": args[0] * args[1]}[arg.op]
+    return value.cast(FlinkType(arg.type).spark())
 
 
 def with_ttl_key(node: Join | Aggregate, df: DataFrame) -> DataFrame:

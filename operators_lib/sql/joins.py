@@ -21,6 +21,7 @@ from dataclasses import replace
 from sqlglot import exp
 
 from operators_lib.plan import (
+    Calc,
     Cond,
     Field,
     Filter,
@@ -344,11 +345,46 @@ def _cond(ctx: Ctx, sides: _Sides, node: exp.Expression) -> Cond:
     if op is not None:
         a, b = node.this, node.expression
         sa, sb = sides.side(a), sides.side(b)
-        if {sa, sb} in ({"L", "R"}, {"L", "C"}, {"R", "C"}) and "B" not in (sa, sb):
+        if {sa, sb} in ({"L", "R"}, {"L", "C"}, {"R", "C"}):
             if sa == "R" or sb == "L":
                 a, b, op = b, a, _FLIP[op]
             lcol, rcol = sides.pair(a, b)
             return Cond(op, (lcol, rcol))
+        ta, tb = sides.type_of(a), sides.type_of(b)
+        if not (ta.is_numeric and tb.is_numeric or _kind(ta) == _kind(tb)):
+            raise ctx.err(f"join condition {node.sql()} compares {ta.sql()} with {tb.sql()}",
+                          node)
+        return Cond(op, (_operand(ctx, sides, a), _operand(ctx, sides, b)))
     raise ctx.err(f"join condition {node.sql()}: {node.key.upper()} combines columns of both "
                   "inputs; twinflow evaluates =, <>, <, <=, >, >=, <=>, BETWEEN, AND, OR, NOT "
-                  "between expressions that each read one input", node)
+                  f"over expressions of one input, or of both with {_CALC_OPS}", node)
+
+
+_CALC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.DPipe: "||", exp.Neg: "NEG"}
+_CALC_OPS = "+, -, * (integers, DOUBLE), unary - and || (text, integers)"
+
+
+def _kind(t) -> str:
+    return "text" if t.name in ("STRING", "VARCHAR", "CHAR") else t.name
+
+
+def _operand(ctx: Ctx, sides: _Sides, node: exp.Expression) -> str | Calc:
+    """A comparison operand: the column holding an expression of one input, or a Calc
+    combining both (evaluated per candidate pair, stream/calc.py)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    side = sides.side(node)
+    if side != "B":
+        return sides.column("R" if side == "R" else "L", node)
+    op, t = _CALC.get(type(node)), sides.type_of(node)
+    args = [node.this] if op == "NEG" else [node.this, node.expression]
+    types = [sides.type_of(a) for a in args]
+    ok = (t.is_integral or t.name == "DOUBLE") and all(
+        x.is_integral or x.name == "DOUBLE" for x in types) if op in ("+", "-", "*", "NEG") \
+        else op == "||" and all(_kind(x) == "text" or x.is_integral for x in types)
+    if not ok:
+        shown = node.key.upper() if op is None else f"{op} over {', '.join(x.sql() for x in types)}"
+        raise ctx.err(f"join condition: {node.sql()} ({shown}) combines columns of both inputs; "
+                      f"twinflow computes {_CALC_OPS} over both inputs", node)
+    return Calc(op, tuple(_operand(ctx, sides, a) for a in args),
+                "STRING" if op == "||" else t.name)

@@ -44,7 +44,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from operators_lib.plan import TTL, Cond
+from operators_lib.plan import TTL, Calc, Cond
+from operators_lib.stream import calc
 from operators_lib.stream.rows import (
     ChangelogProcessor,
     Changes,
@@ -170,12 +171,31 @@ def compile_cond(cond: Cond, left: dict[str, int], right: dict[str, int]) -> Cal
             x = inner(lr, rr)
             return None if x is None else not x
         return negate
-    i, j = left[cond.args[0]], right[cond.args[1]]
+    x, y = (_operand(a, left, right) for a in cond.args)
     if cond.op == "<=>":
-        return lambda lr, rr: (lr[i] is None and rr[j] is None) or (
-            lr[i] is not None and rr[j] is not None and lr[i] == rr[j])
+        def same(lr, rr):
+            a, b = x(lr, rr), y(lr, rr)
+            return (a is None and b is None) or (a is not None and b is not None and a == b)
+        return same
     op = _OPS[cond.op]
-    return lambda lr, rr: None if lr[i] is None or rr[j] is None else op(lr[i], rr[j])
+
+    def compare(lr, rr):
+        a, b = x(lr, rr), y(lr, rr)
+        return None if a is None or b is None else op(a, b)
+    return compare
+
+
+def _operand(arg: str | Calc, left: dict[str, int], right: dict[str, int]) -> Callable:
+    """A comparison operand as ``f(left_row, right_row) -> value``: a column of either side,
+    or a value computed from both (stream/calc.py)."""
+    if isinstance(arg, Calc):
+        args = [_operand(a, left, right) for a in arg.args]
+        return lambda lr, rr: calc.scalar(arg, [f(lr, rr) for f in args])
+    if arg in left:
+        i = left[arg]
+        return lambda lr, rr: lr[i]
+    j = right[arg]
+    return lambda lr, rr: rr[j]
 
 
 class JoinProcessor(ChangelogProcessor):

@@ -323,10 +323,10 @@ def _union_residual(node: Join, lcols: tuple[str, ...], rcols: tuple[str, ...]) 
     """The join's residual condition over the union's column names."""
     names = dict(zip([f.name for f in node.left.fields + node.right.fields], lcols + rcols))
 
-    def renamed(c: Cond) -> Cond:
-        if c.op in ("AND", "OR", "NOT"):
-            return Cond(c.op, tuple(renamed(a) for a in c.args))
-        return Cond(c.op, tuple(names[a] for a in c.args))
+    def renamed(c):
+        if isinstance(c, str):
+            return names[c]
+        return replace(c, args=tuple(renamed(a) for a in c.args))
     return renamed(node.residual) if node.residual is not None else None
 
 

@@ -31,7 +31,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM, Cond
+from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM, Calc, Cond
+from operators_lib.stream import calc
 from operators_lib.stream.event_time import Block
 from operators_lib.stream.join import SIDE
 from operators_lib.stream.window_agg import WE, WS, BufferedRows, marker_rows
@@ -69,7 +70,7 @@ def truth(cond: Cond, column: Callable[[str], np.ndarray]) -> tuple[np.ndarray, 
         v = column(cond.args[0])
         known = ~pd.isna(v)
         return np.where(known, v, False).astype(bool), known
-    x, y = column(cond.args[0]), column(cond.args[1])
+    x, y = (_values(a, column) for a in cond.args)
     nx, ny = pd.isna(x), pd.isna(y)
     known = ~nx & ~ny
     value = np.zeros(len(x), bool)
@@ -77,6 +78,14 @@ def truth(cond: Cond, column: Callable[[str], np.ndarray]) -> tuple[np.ndarray, 
     if cond.op == "<=>":
         return value | (nx & ny), np.ones(len(x), bool)
     return value, known
+
+
+def _values(arg: str | Calc, column: Callable[[str], np.ndarray]) -> np.ndarray:
+    """A comparison operand's values over the candidate pairs: a column, or computed from
+    both inputs (stream/calc.py)."""
+    if isinstance(arg, Calc):
+        return calc.vector(arg, lambda a: _values(a, column))
+    return column(arg)
 
 
 _COMPARE = {"=": np.equal, "<=>": np.equal, "<>": np.not_equal, "<": np.less,

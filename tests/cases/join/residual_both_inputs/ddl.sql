@@ -1,0 +1,2 @@
+CREATE TABLE a (k INT, v INT, name STRING);
+CREATE TABLE b (k INT, w BIGINT, code STRING, f DOUBLE);
