@@ -33,6 +33,7 @@ def _load(tmp_path, query: str):
     ("SELECT k,\n\n array_contains(array(1), v) FROM t", ["function ARRAY_CONTAINS", "line 3"]),
     ("SELECT k, date_trunc('HOUR', ts) FROM t", ["function DATE_TRUNC"]),
     ("SELECT k, STDDEV(v) FROM t GROUP BY k", ["function STDDEV"]),
+    ("SELECT k FROM t WHERE\n (k, v) = ('a', 1)", ["a row value (a, b)", "line 2"]),
     ("SELECT * FROM t\nMATCH_RECOGNIZE (PARTITION BY k ORDER BY ts MEASURES A.v AS av "
      "PATTERN (A) DEFINE A AS v > 1)", ["MATCH_RECOGNIZE", "line 2"]),
     ("SELECT UPPER(x => k) FROM t", ["named arguments (=>) are only supported in window TVFs"]),

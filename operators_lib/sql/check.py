@@ -38,6 +38,7 @@ ALLOWED: dict[type, set[str]] = {
     exp.Table: {"this", "alias", "version"}, exp.TableAlias: {"this"},
     exp.Alias: {"this", "alias"},
     exp.Version: {"this", "kind", "expression"},  # FOR SYSTEM_TIME AS OF (sql/joins.py)
+    exp.Tuple: {"expressions"},  # (a, b) IN (SELECT x, y ..) only (_check_node)
     exp.Identifier: {"this", "quoted"}, exp.Star: set(), exp.Exists: {"this"},
     exp.Order: {"expressions"}, exp.Ordered: {"this", "desc", "nulls_first"},
     exp.Distinct: {"expressions"}, exp.Limit: {"expression"},
@@ -137,6 +138,9 @@ def _check_node(n: exp.Expression) -> None:
                           n)
     elif isinstance(n, exp.Filter) and not isinstance(n.this, exp.AggFunc):
         raise Unsupported("FILTER (WHERE ..) applies to COUNT, SUM, AVG, MIN or MAX", n)
+    elif isinstance(n, exp.Tuple) and not (isinstance(n.parent, exp.In) and n.parent.this is n
+                                           and n.parent.args.get("query") is not None):
+        raise Unsupported("a row value (a, b) is only supported before IN (SELECT ..)", n)
     elif isinstance(n, exp.Interval):
         unit = n.args.get("unit")
         if unit is None or unit.name.upper().rstrip("S") not in _INTERVAL_UNITS:

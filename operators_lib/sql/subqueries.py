@@ -40,38 +40,40 @@ def plan_subquery_predicate(ctx: Ctx, left: Node, lscope: Scope, pred: exp.Expre
                       "[NOT] EXISTS (SELECT ...) as a condition ANDed to the WHERE clause",
                       pred)
     select = sub.this if isinstance(sub, exp.Subquery) else sub
-    if value is not None and isinstance(value, exp.Tuple):
-        raise ctx.err("IN with several columns is not supported", value)
+    # (a, b) IN (SELECT x, y ..): one value per column of the subquery.
+    values = None if value is None else value.expressions if isinstance(
+        value, exp.Tuple) else [value]
     kind = "ANTI" if negate else "SEMI"
     alias = ctx.hidden("sq")
     try:  # uncorrelated: the subquery is a query of its own
         right = select_fn(ctx, select)
         rscope = Scope.of(right.fields, alias)
         correlated: list[exp.Expression] = []
-        item = None
-        if value is not None:
+        items = None
+        if values is not None:
             visible = rscope.cols
-            if len(visible) != 1:
-                raise ctx.err(f"the subquery of IN must select one column, it selects "
-                              f"{len(visible)}", select)
-            item = exp.column(visible[0].name, table=alias, quoted=True)
+            if len(visible) != len(values):
+                raise ctx.err(f"the subquery of IN must select {len(values)} column(s), it "
+                              f"selects {len(visible)}", select)
+            items = [exp.column(c.name, table=alias, quoted=True) for c in visible]
     except SqlError as uncorrelated_error:
-        right, rscope, correlated, item = _correlated(ctx, select, lscope, alias, from_fn,
-                                                      uncorrelated_error)
-        if value is not None:
-            items = select.expressions
-            if len(items) != 1 or isinstance(items[0], exp.Star):
-                raise ctx.err("the subquery of IN must select one column", select) from None
-            item = items[0].this if isinstance(items[0], exp.Alias) else items[0]
+        right, rscope, correlated, items = _correlated(ctx, select, lscope, alias, from_fn,
+                                                       uncorrelated_error)
+        if values is not None:
+            items = [i.this if isinstance(i, exp.Alias) else i for i in select.expressions]
+            if len(items) != len(values) or any(isinstance(i, exp.Star) for i in items):
+                raise ctx.err(f"the subquery of IN must select {len(values)} column(s)",
+                              select) from None
 
     conds: list = list(correlated)
-    if value is not None:
+    for value, item in zip(values or [], items or []):
         def membership(ls: Scope, rs: Scope, value=value, item=item) -> exp.Expression:
             x, y = ls.resolve(ctx, value), rs.resolve(ctx, item)
             eq = exp.EQ(this=x, expression=y)
             if not negate:
                 return eq
-            # NOT IN: x must differ from every y; NULL on either side is unknown (not TRUE).
+            # NOT IN: the row is kept when every subquery row differs from it in a column
+            # for sure; a NULL on either side is unknown (not a difference).
             return exp.or_(eq, exp.Is(this=x.copy(), expression=exp.Null()),
                            exp.Is(this=y.copy(), expression=exp.Null()))
         conds.append(membership)
