@@ -39,6 +39,9 @@ class TableDef:
     watermark: Watermark | None = None
     primary_key: tuple[str, ...] = ()
     line: int | None = None
+    # The one row of a SELECT without FROM (``SELECT CAST(NULL AS INT)``): no input file, no
+    # columns, staged by the run itself (ONE_ROW).
+    constant: bool = False
 
     @property
     def physical(self) -> tuple[Column, ...]:
@@ -49,6 +52,9 @@ class TableDef:
             if c.name.lower() == name.lower():
                 return c
         return None
+
+
+ONE_ROW = TableDef("tw__one_row", (), constant=True)
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from operators_lib import ingest, nonfinite
 from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
 from operators_lib.changelog import materialize
-from operators_lib.errors import InputError, ParityError
+from operators_lib.errors import InputError, ParityError, SqlError
 from operators_lib.output import write_csv, write_json
 from operators_lib.parity import compare
 from operators_lib.pipeline import late_source, plan_query
@@ -141,6 +141,9 @@ def read_new_inputs(cfg: QueryConfig, plan: Node, state: Path) -> list[NewInput]
     manifest = _manifest(state)
     new = []
     for key, table in {s.table.name.lower(): s.table for s in scans(plan)}.items():
+        if table.constant:
+            raise SqlError(f"query {cfg.name}: a SELECT without FROM (a constant row) is not "
+                           "supported in scheduled runs yet; run it with twinflow run")
         seen = manifest["tables"].get(key, {}).get("files", {})
         src = cfg.inputs.get(table.name) or cfg.inputs.get(key)
         if src is None:

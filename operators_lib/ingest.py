@@ -96,6 +96,14 @@ def input_files(path: Path) -> list[Path]:
     return [path]
 
 
+def read_input(table: TableDef, path: Path | None) -> tuple[pd.DataFrame, list[Rejected]]:
+    """A table's typed input rows and rejected rows: its CSV files, or the one row of a SELECT
+    without FROM (catalog.ONE_ROW)."""
+    if table.constant:
+        return pd.DataFrame(index=range(1)), []
+    return read_csv(table, path)
+
+
 def read_csv(table: TableDef, path: Path) -> tuple[pd.DataFrame, list[Rejected]]:
     """Typed rows of every CSV file of ``path`` (in name order) plus the rejected rows."""
     frames, rejected = [], []

@@ -134,13 +134,13 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
                          "run it with --mode stream")
     tables = {s.table.name.lower(): s.table for s in scans(plan)}
     given = {k.lower(): v for k, v in cfg.data.items()}
-    missing = sorted(set(tables) - set(given))
+    missing = sorted(k for k, t in tables.items() if k not in given and not t.constant)
     if missing:
         raise InputError(f"no --data given for table(s) the query reads: {', '.join(missing)}")
 
     inputs, rejected = {}, []
     for name, table in tables.items():
-        df, bad = ingest.read_csv(table, given[name])
+        df, bad = ingest.read_input(table, given.get(name))
         inputs[name] = df
         rejected.extend(bad)
     nonfinite.check(plan, inputs)
@@ -168,7 +168,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
         "tables": {t.name: {"input_rows": len(inputs[k]) + sum(
             1 for r in rejected if r.table == t.name), "accepted_rows": len(inputs[k]),
             "rejected_rows": sum(1 for r in rejected if r.table == t.name),
-            "micro_batch_files": len(pool[k])} for k, t in tables.items()},
+            "micro_batch_files": len(pool[k])} for k, t in tables.items() if not t.constant},
         "columns": [{"name": f.name, "type": f.type.sql()} for f in plan.fields],
         "warnings": plan_warnings(plan) + ([
             f"{discarded}: its state in {state} was discarded and "

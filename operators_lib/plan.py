@@ -273,6 +273,17 @@ class SessionRows:
 
 
 @dataclass(frozen=True)
+class Union:
+    """UNION ALL: the rows of every input, each keeping its changelog kind (Flink's Union;
+    UNION without ALL is a GROUP BY of all columns over it). Input ``i``'s rows are numbered
+    ``tw__rownum * len(inputs) + i``: arrival numbers stay distinct (TopN orders ties by
+    them). Columns take the first input's names and the inputs' common types."""
+
+    inputs: tuple[Node, ...]
+    fields: tuple[Field, ...]
+
+
+@dataclass(frozen=True)
 class SortKey:
     col: str
     desc: bool
@@ -311,7 +322,7 @@ class Rank:
 
 
 Node = (Scan | Filter | Project | Over | Join | Aggregate | Rank | WindowAggregate
-        | WindowRows | SessionRows)
+        | WindowRows | SessionRows | Union)
 
 
 def children(node: Node) -> list[Node]:
@@ -319,6 +330,8 @@ def children(node: Node) -> list[Node]:
         return []
     if isinstance(node, Join):
         return [node.left, node.right]
+    if isinstance(node, Union):
+        return list(node.inputs)
     return [node.child]
 
 
@@ -344,11 +357,13 @@ def processing_time_joins(node: Node) -> list[Join]:
     return [j for j in find(node, Join) if j.temporal and j.temporal.time_kind == "proctime"]
 
 
-def time_joins(node: Node) -> list[Join]:
-    """The interval and temporal joins in ``node``'s input: Flink holds the watermark back
-    behind their results (by the interval; until the watermark passes a left row), which no
-    event-time operator of twinflow reproduces yet."""
-    return [j for j in find(node, Join) if j.interval is not None or j.temporal is not None]
+def held_time(node: Node) -> list[Join | Union]:
+    """What in ``node``'s input feeds an event-time operator rows whose time the watermark
+    does not bound as twinflow's operators expect: interval and temporal joins (Flink holds
+    the watermark back behind their results) and unions (rows of several tables, each with
+    its own watermark and late rows)."""
+    return [j for j in find(node, Join) if j.interval is not None or j.temporal is not None
+            ] + find(node, Union)
 
 
 def unique_key(node: Node) -> tuple[str, ...] | None:
@@ -395,6 +410,8 @@ def append_only(node: Node) -> bool:
         return node.kind == "INNER" and append_only(node.left) and append_only(node.right)
     if isinstance(node, Rank):
         return node.windowed is not None or first_row_dedup(node)
+    if isinstance(node, Union):
+        return all(append_only(i) for i in node.inputs)
     return False
 
 

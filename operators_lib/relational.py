@@ -30,6 +30,7 @@ from operators_lib.plan import (
     Project,
     Scan,
     TimeWindow,
+    Union,
     WindowRows,
     children,
     quote,
@@ -56,10 +57,35 @@ def build(node: Node, scan: Callable[[Scan], DataFrame], operators: Operators) -
         return child.select(*cols, *[F.col(h) for h in HIDDEN if h in child.columns])
     if isinstance(node, WindowRows):
         return window_rows(node, inputs[0])
+    if isinstance(node, Union):
+        return union_all(node, inputs)
     op = operators.get(type(node))
     if op is None:
         raise TypeError(f"unknown plan node {type(node).__name__}")
     return op(node, *inputs)
+
+
+_DEFAULTS = {OP: ("+I", "string"), EMIT_TS: (0, "long"), TTL_KEY: (None, "long")}
+
+
+def union_all(node: Union, inputs: list[DataFrame]) -> DataFrame:
+    """UNION ALL in both modes: the inputs' rows, arrival numbers kept apart (plan.Union); a
+    changelog column one input lacks is its default (an append-only input inserts)."""
+    hidden = [h for h in HIDDEN if h != ROWNUM and any(h in df.columns for df in inputs)]
+    n, parts = len(inputs), []
+    for i, df in enumerate(inputs):
+        rownum = F.when(F.col(ROWNUM) < 0, F.col(ROWNUM)).otherwise(F.col(ROWNUM) * n + i)
+        if OP in df.columns:  # markers keep their table's row numbers (late.csv)
+            rownum = F.when(F.col(OP).isin(*MARKERS), F.col(ROWNUM)).otherwise(rownum)
+        parts.append(df.select(*[F.col(quote(f.name)) for f in node.fields],
+                               rownum.alias(ROWNUM),
+                               *[F.col(h) if h in df.columns else
+                                 F.lit(_DEFAULTS[h][0]).cast(_DEFAULTS[h][1]).alias(h)
+                                 for h in hidden]))
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.unionByName(part)
+    return out
 
 
 def carried(df: DataFrame) -> list[Column]:

@@ -24,7 +24,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from operators_lib.plan import Field, Join, Node, Project, Rank, Scan, find, quote, unique_key
+from operators_lib.plan import (
+    Field,
+    Join,
+    Node,
+    Project,
+    Rank,
+    Scan,
+    Union,
+    find,
+    quote,
+    unique_key,
+)
 from operators_lib.types import FlinkType
 
 SPLIT = "tw__split"  # the sub-partition of a row (0..S-1)
@@ -49,6 +60,8 @@ def _rewrite(node: Node, factor: int) -> Node:
     if isinstance(node, Join):
         node = replace(node, left=_rewrite(node.left, factor),
                        right=_rewrite(node.right, factor))
+    elif isinstance(node, Union):
+        node = replace(node, inputs=tuple(_rewrite(i, factor) for i in node.inputs))
     else:
         node = replace(node, child=_rewrite(node.child, factor))
     if isinstance(node, Rank) and not node.dedup:

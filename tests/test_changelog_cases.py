@@ -1,4 +1,5 @@
-"""Regular joins, SEMI/ANTI joins and unbounded GROUP BY: the case corpus against real Flink.
+"""Regular joins, SEMI/ANTI joins, unbounded GROUP BY and UNION [ALL]: the case corpus against
+real Flink.
 
 For two-input queries Flink's changelog order is not reproducible (its sources race), so every
 case checks the finals (stream and batch, equal to Flink's) and that twinflow's changelog is
@@ -22,7 +23,8 @@ from operators_lib.stream.runner import read_changelog
 from tests.caselib import all_cases, assert_final, assert_resumes, typed_pair
 
 # values/: NaN and ±Infinity through a projection and a GROUP BY (operators_lib/nonfinite.py)
-CASES = all_cases("join") + all_cases("group") + all_cases("semi_anti") + all_cases("values")
+CASES = (all_cases("join") + all_cases("group") + all_cases("semi_anti") + all_cases("values")
+         + all_cases("union"))
 RESTART = ["join/join_retracting_view"]
 
 
@@ -62,3 +64,32 @@ def test_restart_from_checkpoint(spark, tmp_path, case):
     assert_resumes(case, spark, tmp_path, rows_per_batch=2, stop_after=2)
     state = tmp_path / "_state"
     assert read_changelog(state / "changelog", state / "checkpoint") is not None
+
+
+_UNION_DDL = """CREATE TABLE a (k STRING, v INT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND);
+CREATE TABLE b (k STRING, v INT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND);
+"""
+
+
+@pytest.mark.parametrize("query, needle", [
+    ("SELECT k, v FROM a INTERSECT SELECT k, v FROM b", "INTERSECT is not supported yet"),
+    ("SELECT k, v FROM a EXCEPT SELECT k, v FROM b", "EXCEPT is not supported yet"),
+    ("SELECT k FROM a UNION ALL SELECT k, v FROM b", "have 1 and 2 columns"),
+    ("SELECT k FROM a UNION ALL SELECT k FROM b ORDER BY k", "ORDER in UNION"),
+    ("SELECT k, COUNT(*) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING "
+     "AND CURRENT ROW) FROM (SELECT k, ts FROM a UNION ALL SELECT k, ts FROM b)",
+     "an OVER window over a UNION is not supported yet"),
+])
+def test_union_forms_not_supported_are_refused(spark, tmp_path, query, needle):
+    from operators_lib.errors import SqlError
+    from operators_lib.sql import load_script
+    from operators_lib.sql.planner import compile_query
+
+    (tmp_path / "ddl.sql").write_text(_UNION_DDL)
+    (tmp_path / "q.sql").write_text("-- on line 2\n" + query)
+    with pytest.raises(SqlError) as e:
+        compile_query(load_script([tmp_path / "ddl.sql", tmp_path / "q.sql"]), spark)
+    assert e.value.exit_code == 2 and needle in str(e.value) and "line 2" in str(e.value), \
+        str(e.value)

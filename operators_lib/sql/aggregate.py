@@ -207,8 +207,8 @@ def _window_aggregate(ctx: Ctx, child: Node, pre: list, group_fields: tuple[Fiel
     time_col, spec, call = window
     source, inner = source_table(child), window_below(child)
     if source is None and inner is None:
-        raise ctx.err(f"a {spec.kind} window over a join, a regular aggregate or a window "
-                      "TVF's rows is not supported yet", call)
+        raise ctx.err(f"a {spec.kind} window over a join, a regular aggregate, a UNION or a "
+                      "window TVF's rows is not supported yet", call)
     time_kind = inner.time_kind if spec.kind == "GIVEN" else next(
         f.time_attr for f in child.fields if f.name == time_col)
     if time_kind == "proctime" and source is None:

@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from operators_lib.catalog import Catalog
 from operators_lib.errors import SqlError
-from operators_lib.plan import Field, Node, Project, quote, time_joins
+from operators_lib.plan import Field, Node, Project, Union, held_time, quote
 from operators_lib.sql.dialect import line_of
 from operators_lib.sql.expressions import to_spark
 from operators_lib.sql.functions import Env, Unsupported
@@ -38,12 +38,13 @@ class Ctx:
     def err(self, message: str, node: exp.Expression | None = None) -> SqlError:
         return self.stmt.error(message, line_of(node) if node is not None else None)
 
-    def refuse_time_join_input(self, node: Node, what: str, where: exp.Expression) -> None:
-        """Flink holds the watermark back behind an interval or temporal join's result, which
-        twinflow's event-time operators do not do yet: refuse them over one."""
-        for join in time_joins(node):
-            kind = "an interval" if join.interval else "a temporal"
-            raise self.err(f"{what} over {kind} join's result is not supported yet", where)
+    def refuse_held_time(self, node: Node, what: str, where: exp.Expression) -> None:
+        """Event-time operators over an interval or temporal join's result (Flink holds the
+        watermark back behind it) or a UNION are not supported yet: refuse them."""
+        for held in held_time(node):
+            kind = "a UNION" if isinstance(held, Union) else (
+                "an interval join's result" if held.interval else "a temporal join's result")
+            raise self.err(f"{what} over {kind} is not supported yet", where)
 
     def hidden(self, prefix: str) -> str:
         """A fresh hidden column name (unique in the whole query, views included)."""

@@ -211,9 +211,9 @@ def _temporal(ctx: Ctx, left: Node, right: Node, kind: str, as_of: exp.Expressio
         raise ctx.err(f"FOR SYSTEM_TIME AS OF takes a time attribute of the left input; "
                       f"{as_of.sql()} is not one", where)
     if source_table(left) is None:
-        raise ctx.err("a temporal join over the result of a join, an aggregation, OVER or a "
-                      "window is not supported yet (only over tables, filtered or projected)",
-                      where)
+        raise ctx.err("a temporal join over the result of a join, an aggregation, OVER, a "
+                      "window or a UNION is not supported yet (only over tables, filtered or "
+                      "projected)", where)
     key, chain, node = unique_key(right), [], right
     while isinstance(node, (Filter, Project)):
         chain.append(node)
@@ -273,9 +273,9 @@ def _interval(ctx: Ctx, left: Node, right: Node, conds: list[exp.Expression],
                       "an event-time attribute) is not supported yet", where)
     if source_table(left) is None or source_table(right) is None:
         # Rows of a stateful operator reach it when their time has passed the watermark.
-        raise ctx.err("an interval join over the result of a join, an aggregation, OVER or a "
-                      "window is not supported yet (only over tables, filtered or projected)",
-                      where)
+        raise ctx.err("an interval join over the result of a join, an aggregation, OVER, a "
+                      "window or a UNION is not supported yet (only over tables, filtered or "
+                      "projected)", where)
     return Interval(pair[0], pair[1], lower, upper), timed, rest
 
 
@@ -376,14 +376,18 @@ def _operand(ctx: Ctx, sides: _Sides, node: exp.Expression) -> str | Calc:
     side = sides.side(node)
     if side != "B":
         return sides.column("R" if side == "R" else "L", node)
-    op, t = _CALC.get(type(node)), sides.type_of(node)
+    op = _CALC.get(type(node))
+    if op is None:
+        raise ctx.err(f"join condition: {node.sql()} ({node.key.upper()}) combines columns of "
+                      f"both inputs; twinflow computes {_CALC_OPS} over both inputs", node)
+    t = sides.type_of(node)
     args = [node.this] if op == "NEG" else [node.this, node.expression]
     types = [sides.type_of(a) for a in args]
     ok = (t.is_integral or t.name == "DOUBLE") and all(
-        x.is_integral or x.name == "DOUBLE" for x in types) if op in ("+", "-", "*", "NEG") \
-        else op == "||" and all(_kind(x) == "text" or x.is_integral for x in types)
+        x.is_integral or x.name == "DOUBLE" for x in types) if op != "||" \
+        else all(_kind(x) == "text" or x.is_integral for x in types)
     if not ok:
-        shown = node.key.upper() if op is None else f"{op} over {', '.join(x.sql() for x in types)}"
+        shown = f"{op} over {', '.join(x.sql() for x in types)}"
         raise ctx.err(f"join condition: {node.sql()} ({shown}) combines columns of both inputs; "
                       f"twinflow computes {_CALC_OPS} over both inputs", node)
     return Calc(op, tuple(_operand(ctx, sides, a) for a in args),

@@ -112,7 +112,7 @@ def plan_over(ctx: Ctx, child: Node, items, windows, scope: Scope, project) -> N
     if tfield is None or tfield.time_attr is None:
         raise ctx.err(f"OVER windows must ORDER BY a time attribute (a rowtime column with a "
                       f"WATERMARK, or PROCTIME()); {ordered.sql()} is not one", ordered)
-    ctx.refuse_time_join_input(child, "an OVER window", ordered)
+    ctx.refuse_held_time(child, "an OVER window", ordered)
 
     # Pre-projection: every input column, plus partition keys and aggregate arguments.
     pre = PreProjection(ctx, child)

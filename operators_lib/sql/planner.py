@@ -15,6 +15,7 @@ from dataclasses import replace
 from pyspark.sql import SparkSession
 from sqlglot import exp
 
+from operators_lib.catalog import ONE_ROW
 from operators_lib.errors import SqlError
 from operators_lib.plan import (
     Aggregate,
@@ -26,13 +27,15 @@ from operators_lib.plan import (
     Rank,
     Scan,
     SessionRows,
+    Union,
     WindowAggregate,
     WindowRows,
     children,
     find,
+    quote,
 )
 from operators_lib.sql.aggregate import plan_aggregate
-from operators_lib.sql.context import Ctx, Scope
+from operators_lib.sql.context import Ctx, Scope, is_hidden
 from operators_lib.sql.joins import JOIN_KINDS, plan_join, split_and
 from operators_lib.sql.over import plan_over
 from operators_lib.sql.script import Script, Statement
@@ -104,9 +107,38 @@ def _clause_node(value) -> exp.Expression | None:
     return value if isinstance(value, exp.Expression) else None
 
 
+def _union(ctx: Ctx, node: exp.Union) -> Node:
+    """``a UNION ALL b`` (plan.Union) and ``a UNION b`` (a GROUP BY of all its columns over
+    that, as Flink plans it): columns by position, named as the first input's, of the
+    inputs' common types."""
+    inputs = [_select(ctx, node.this), _select(ctx, node.expression)]
+    shown = [[f for f in i.fields if not is_hidden(f.name)] for i in inputs]
+    if len(shown[0]) != len(shown[1]):
+        raise ctx.err(f"the inputs of a UNION have {len(shown[0])} and {len(shown[1])} "
+                      "columns", node)
+    fields = []
+    for a, b in zip(*shown):
+        t = a.type
+        if a.type != b.type:
+            t = ctx.types([], [f"coalesce(CAST(NULL AS {a.type.spark().simpleString()}), "
+                               f"CAST(NULL AS {b.type.spark().simpleString()}))"], node)[0]
+        fields.append(Field(a.name, t, a.time_attr if a.time_attr == b.time_attr else None))
+    projected = [Project(i, tuple((f.name, f"CAST({quote(g.name)} AS "
+                                            f"{f.type.spark().simpleString()})")
+                                  for f, g in zip(fields, s)), tuple(fields))
+                 for i, s in zip(inputs, shown)]
+    union = Union(tuple(projected), tuple(fields))
+    if node.args.get("distinct"):
+        return Aggregate(union, tuple(f.name for f in fields), (), union.fields,
+                         ctx.catalog.state_ttl_ms)
+    return union
+
+
 def _select(ctx: Ctx, node: exp.Expression) -> Node:
+    if isinstance(node, (exp.Intersect, exp.Except)):
+        raise ctx.err(f"{node.key.upper()} is not supported yet", node)
     if isinstance(node, exp.Union):
-        raise ctx.err("UNION / set operations are not supported yet", node)
+        return _union(ctx, node)
     if not isinstance(node, exp.Select):
         raise ctx.err(f"unsupported query form {node.key.upper()}", node)
     for arg, name in _UNSUPPORTED_CLAUSES.items():
@@ -114,8 +146,6 @@ def _select(ctx: Ctx, node: exp.Expression) -> Node:
         if value:
             raise ctx.err(f"{name} is not supported yet", _clause_node(value) or node)
     from_ = node.args.get("from_") or node.args.get("from")
-    if from_ is None:
-        raise ctx.err("a SELECT without FROM is not supported", node)
     where = node.args.get("where")
     conjuncts = split_and(where.this) if where is not None else []
     subqueries = [c for c in conjuncts if has_subquery(c)]
@@ -123,7 +153,11 @@ def _select(ctx: Ctx, node: exp.Expression) -> Node:
     for cond in conjuncts:
         for bad in cond.find_all(exp.Window, exp.AggFunc):
             raise ctx.err(f"{bad.key.upper()} in WHERE is not allowed", bad)
-    child, scope, conjuncts = _from(ctx, from_.this, node.args.get("joins") or [], conjuncts)
+    if from_ is None:  # SELECT <constants>: one row (Flink's Values)
+        child, scope = Scan(ONE_ROW, ()), Scope(())
+    else:
+        child, scope, conjuncts = _from(ctx, from_.this, node.args.get("joins") or [],
+                                        conjuncts)
     child, conjuncts = fold_rank_filter(ctx, child, scope, conjuncts, where or node)
     if conjuncts:
         cond = scope.resolve(ctx, exp.and_(*conjuncts) if len(conjuncts) > 1 else conjuncts[0])

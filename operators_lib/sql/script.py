@@ -135,7 +135,7 @@ def parse_select(stmt: Statement, text: str | None = None, line_offset: int = 0)
         line = err.get("line")
         raise stmt.error(f"cannot parse query: {err.get('description') or e}",
                          (line + line_offset) if line else None) from None
-    if not isinstance(node, (exp.Select, exp.Union)):
+    if not isinstance(node, (exp.Select, exp.Union, exp.Intersect, exp.Except)):
         raise stmt.error(f"expected a SELECT query, got {node.key.upper()}")
     if line_offset:
         for n in node.walk():

@@ -27,6 +27,7 @@ from operators_lib.plan import (
     Scan,
     SessionRows,
     SortKey,
+    Union,
     WindowAggregate,
     WindowRows,
     children,
@@ -160,7 +161,7 @@ def fold_rank_filter(ctx: Ctx, child: Node, scope: Scope, conjuncts: list, where
     bounded = _bounded(child, lo, hi)
     for rank in find(bounded, Rank):
         if first_row_dedup(rank):
-            ctx.refuse_time_join_input(rank.child, "deduplication keeping the first row by "
+            ctx.refuse_held_time(rank.child, "deduplication keeping the first row by "
                                       "event time", where)
     return bounded, rest
 
@@ -231,4 +232,6 @@ def mark_rank_outputs(node: Node, need: set[str] | None = None) -> Node:
                        right=mark_rank_outputs(node.right, None))
     if isinstance(node, (Over, WindowAggregate, WindowRows, SessionRows)):
         return replace(node, child=mark_rank_outputs(node.child, None))
+    if isinstance(node, Union):
+        return replace(node, inputs=tuple(mark_rank_outputs(i, None) for i in node.inputs))
     raise TypeError(f"unknown plan node {type(node).__name__}")

@@ -100,7 +100,7 @@ def plan_window_tvf(ctx: Ctx, rel: exp.Table, relation) -> tuple[Windowed, Scope
     if table is None:
         raise ctx.err(f"the first argument of {kind} must be TABLE name or a subquery", data)
     child, scope = relation(ctx, table)
-    ctx.refuse_time_join_input(child, f"a {kind} window TVF", call)
+    ctx.refuse_held_time(child, f"a {kind} window TVF", call)
     desc = args["timecol"]
     if not (isinstance(desc, exp.Anonymous) and desc.name.upper() == "DESCRIPTOR"
             and len(desc.expressions) == 1 and isinstance(desc.expressions[0], exp.Column)):

@@ -1,0 +1,2 @@
+CREATE TABLE a (a1 INT, name STRING);
+CREATE TABLE b (b1 INT);
