@@ -63,6 +63,7 @@ from operators_lib.plan import (
     Node,
     Project,
     WindowAggregate,
+    batch_only,
     processing_time_joins,
     processing_time_windows,
     scans,
@@ -112,7 +113,12 @@ class QueryConfig:
 
 def plan_for(cfg: QueryConfig, spark: SparkSession, split: int | None = None) -> Node:
     """The query's plan with its TopNs split by ``split`` (default: the config's factor)."""
-    return plan_query(load_script(cfg.sql), spark, cfg.topn_split if split is None else split)
+    plan = plan_query(load_script(cfg.sql), spark, cfg.topn_split if split is None else split)
+    if batch_only(plan):
+        raise SqlError(f"query {cfg.name}: an OVER ordered by {batch_only(plan)[0].order_by}, "
+                       "which is no time attribute, exists in batch mode only; a scheduled "
+                       "query runs as a stream")
+    return plan
 
 
 def staged_files(state: Path, table: str) -> list[Path]:

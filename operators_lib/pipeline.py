@@ -51,6 +51,7 @@ from operators_lib.plan import (
     Rank,
     SessionRows,
     WindowAggregate,
+    batch_only,
     find,
     first_row_dedup,
     late_tag,
@@ -126,7 +127,12 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
     notify = listen or (lambda step, info: None)
     script = check_config(cfg)
     plan = plan_query(script, spark, cfg.topn_split)
-    proctime_windows = processing_time_windows(plan)
+    proctime_windows, batch_ordered = processing_time_windows(plan), batch_only(plan)
+    if batch_ordered and cfg.mode == "stream":
+        raise InputError(f"--mode stream: the query has an OVER ordered by "
+                         f"{batch_ordered[0].order_by}, which is no time attribute: it exists "
+                         "in batch mode only (Flink's streaming mode refuses it too); run it "
+                         "with --mode batch")
     if proctime_windows and cfg.mode == "batch":
         raise InputError(f"--mode batch: the query has a processing-time window ("
                          f"{proctime_windows[0].window.kind} over a PROCTIME() column), which "
@@ -182,7 +188,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
     late = pd.DataFrame()
     late_windows: set[tuple[int, int]] = set()  # (row, window end) pairs the stream left out
 
-    if cfg.mode in ("stream", "both"):
+    if cfg.mode == "stream" or (cfg.mode == "both" and not batch_ordered):
         # Until the stream has ended and its changelog checked, the state is not resumable.
         write_json(state / RUN_RECORD, {"fingerprint": fingerprint, "status": "running"})
         source = {}
@@ -253,6 +259,11 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
                             "reason": "the query has a processing-time window: it exists in "
                                       "stream mode only (batch mode was not run), and its "
                                       "windows depend on when rows arrive"}
+    elif batch_ordered:
+        report["parity"] = {"verdict": "not_applicable",
+                            "reason": "the query has an OVER ordered by a column that is no "
+                                      "time attribute: it exists in batch mode only (as in "
+                                      "Flink), so there is no stream to compare"}
     elif processing_time_joins(plan):
         report["parity"] = {"verdict": "not_applicable",
                             "reason": "the query has a processing-time temporal join: each row "

@@ -72,13 +72,18 @@ class Frame:
     """``ROWS|RANGE BETWEEN (UNBOUNDED | n | INTERVAL) PRECEDING AND CURRENT ROW``."""
 
     kind: str  # "ROWS" | "RANGE"
-    preceding: int | None  # rows (ROWS) or milliseconds (RANGE); None = UNBOUNDED
+    # rows (ROWS) or milliseconds (RANGE); None = UNBOUNDED
+    preceding: int | None
+    # RANGE BETWEEN n PRECEDING: n in the ORDER BY column's own units (a numeric ORDER BY,
+    # batch mode only), not milliseconds
+    numeric: bool = False
 
     def sql(self) -> str:
         if self.preceding is None:
             start = "UNBOUNDED"
         else:
-            start = str(self.preceding) if self.kind == "ROWS" else f"{self.preceding} ms"
+            start = str(self.preceding) if self.kind == "ROWS" or self.numeric else \
+                f"{self.preceding} ms"
         return f"{self.kind} BETWEEN {start} PRECEDING AND CURRENT ROW"
 
 
@@ -98,8 +103,10 @@ class Over:
 
     child: Node
     partition_by: tuple[str, ...]  # input columns
-    order_by: str  # a time attribute of the input
-    time_kind: str  # "rowtime" | "proctime"
+    order_by: str  # a time attribute of the input (batch mode: any column)
+    # "rowtime" | "proctime" | None: ordered by a column that is no time attribute, which
+    # Flink's batch mode answers and its streaming mode refuses: batch mode only
+    time_kind: str | None
     frame: Frame
     aggs: tuple[AggCall, ...]
     source: TableDef  # the table whose rows reach this operator (for late-row reporting)
@@ -237,12 +244,16 @@ class WindowAggregate:
     bounds: tuple[str, str, str]
     fields: tuple[Field, ...]
     # The table whose late rows this operator drops; None: its input is another window
-    # aggregate's result (a cascade), whose rows are never late here, as in Flink (they
-    # arrive before the watermark that fired them).
+    # aggregate's result (a cascade) or an interval join's, whose rows are never late here,
+    # as in Flink (they arrive before the watermark that fired them, or that ``hold_ms``
+    # holds back).
     source: TableDef | None
     # "proctime": windows of processing time (stream mode only): a row's time is its
     # micro-batch's, a window fires once processing time passes its end, no row is late.
     time_kind: str = "rowtime"
+    # Over an interval join's result: Flink's join holds the watermark back by its interval
+    # (max(-lower, upper)); windows fire once the watermark passes their end plus this.
+    hold_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -344,6 +355,11 @@ def scans(node: Node) -> list[Scan]:
 def find(node: Node, kind: type) -> list[Node]:
     found = [node] if isinstance(node, kind) else []
     return found + [n for c in children(node) for n in find(c, kind)]
+
+
+def batch_only(node: Node) -> list[Over]:
+    """The OVER aggregates ordered by a column that is no time attribute (batch mode only)."""
+    return [o for o in find(node, Over) if o.time_kind is None]
 
 
 def processing_time_windows(node: Node) -> list[WindowAggregate]:

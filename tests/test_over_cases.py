@@ -64,3 +64,19 @@ def test_restart_from_checkpoint_gives_the_same_changelog(spark, tmp_path, case)
     total_rows = sum(t["accepted_rows"] for t in second.report["tables"].values())
     assert second.report["stream"]["micro_batches_this_run"] < total_rows + 2
     assert_changelog(case, tmp_path)
+
+
+def test_over_by_a_column_that_is_no_time_attribute_runs_in_batch_mode_only(spark, tmp_path):
+    """Flink's batch mode answers OVER ordered by a numeric column (RANGE in its units); its
+    streaming mode refuses it, and so does twinflow's stream mode (exit 2); ``both`` runs the
+    batch only, parity not applicable."""
+    from operators_lib.errors import InputError
+
+    case = all_cases("over_batch")[0]
+    result = case.run(spark, tmp_path / "both", "both")
+    assert result.exit_code == 0, result.message
+    assert result.report["parity"]["verdict"] == "not_applicable"
+    assert_final(case, tmp_path / "both", "batch.csv", "batch_final.csv")
+    with pytest.raises(InputError) as e:
+        case.run(spark, tmp_path / "stream", "stream")
+    assert e.value.exit_code == 2 and "batch mode only" in str(e.value)

@@ -142,7 +142,11 @@ def over_batch(node: Over, df: DataFrame) -> DataFrame:
     if node.frame.kind == "ROWS":
         w = w.orderBy(time, F.col(ROWNUM)).rowsBetween(start, Window.currentRow)
     else:
-        w = w.orderBy(F.unix_millis(time) if node.time_kind == "rowtime" else time)
+        timestamp = next(f.type.name == "TIMESTAMP" for f in node.child.fields
+                         if f.name == node.order_by)
+        # INTERVAL frames count milliseconds; a numeric ORDER BY's frame counts its units.
+        w = w.orderBy(F.unix_millis(time) if timestamp and node.time_kind != "proctime"
+                      else time)
         w = w.rangeBetween(start, Window.currentRow)
     aggs = [agg_column(a, w).alias(a.name) for a in node.aggs]
     emit = F.unix_millis(F.col(node.order_by)) if node.time_kind == "rowtime" else F.lit(0)

@@ -34,6 +34,7 @@ from operators_lib.sql.windows import (
     Windowed,
     as_rows,
     group_window,
+    interval_below,
     source_table,
     tvf_below,
     unwrap,
@@ -131,8 +132,9 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
         """TUMBLE_START(ts, size) and the like: the GROUP BY window's bound."""
         name = node.name.upper()
         call = window[2] if window is not None and tvf is None else None
+        # ``node`` comes from the resolved SELECT list or HAVING, ``call`` from the GROUP BY.
         if call is None or name.split("_")[0] != call.name.upper() or [
-                key(scope.resolve(ctx, a)) for a in node.expressions] != [
+                key(a) for a in node.expressions] != [
                 key(scope.resolve(ctx, a)) for a in call.expressions]:
             raise ctx.err(f"{name}(..) must name the GROUP BY's window "
                           f"({call.sql() if call is not None else 'there is none'})", node)
@@ -205,8 +207,8 @@ def _window_aggregate(ctx: Ctx, child: Node, pre: list, group_fields: tuple[Fiel
                       window: tuple[str, TimeWindow, exp.Expression], bounds: tuple[str, ...]
                       ) -> WindowAggregate:
     time_col, spec, call = window
-    source, inner = source_table(child), window_below(child)
-    if source is None and inner is None:
+    source, inner, joined = source_table(child), window_below(child), interval_below(child)
+    if source is None and inner is None and joined is None:
         raise ctx.err(f"a {spec.kind} window over a join, a regular aggregate, a UNION or a "
                       "window TVF's rows is not supported yet", call)
     time_kind = inner.time_kind if spec.kind == "GIVEN" else next(
@@ -222,5 +224,6 @@ def _window_aggregate(ctx: Ctx, child: Node, pre: list, group_fields: tuple[Fiel
     start, end, wtime = bounds
     fields = group_fields + (Field(start, BOUND_TYPE), Field(end, BOUND_TYPE),
                              Field(wtime, BOUND_TYPE, time_kind)) + agg_fields
+    hold = max(-joined.interval.lower_ms, joined.interval.upper_ms, 0) if joined else 0
     return WindowAggregate(pre_node, time_name, spec, tuple(f.name for f in group_fields), aggs,
-                           (start, end, wtime), fields, source, time_kind)
+                           (start, end, wtime), fields, source, time_kind, hold)

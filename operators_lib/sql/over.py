@@ -64,9 +64,12 @@ def _frame(ctx: Ctx, win: exp.Window) -> Frame:
         if isinstance(start, exp.Literal) and not start.is_string and start.name.isdigit():
             return Frame("ROWS", int(start.name))
         raise ctx.err(f"ROWS frames need an integer row count, got {start.sql()}", win)
+    if isinstance(start, exp.Literal) and not start.is_string and start.name.isdigit():
+        return Frame("RANGE", int(start.name), numeric=True)  # a numeric ORDER BY's units
     ms = interval_ms(start) if isinstance(start, exp.Interval) else None
     if ms is None:
-        raise ctx.err(f"RANGE frames need an INTERVAL, got {start.sql()}", win)
+        raise ctx.err(f"RANGE frames need an INTERVAL (or, over a numeric ORDER BY, an "
+                      f"integer), got {start.sql()}", win)
     return Frame("RANGE", ms)
 
 
@@ -109,10 +112,20 @@ def plan_over(ctx: Ctx, child: Node, items, windows, scope: Scope, project) -> N
     time_col = ordered.this
     by_name = {f.name: f for f in child.fields}
     tfield = by_name.get(time_col.name) if isinstance(time_col, exp.Column) else None
-    if tfield is None or tfield.time_attr is None:
-        raise ctx.err(f"OVER windows must ORDER BY a time attribute (a rowtime column with a "
-                      f"WATERMARK, or PROCTIME()); {ordered.sql()} is not one", ordered)
-    ctx.refuse_held_time(child, "an OVER window", ordered)
+    if tfield is None:
+        raise ctx.err(f"OVER windows must ORDER BY a column (a time attribute in stream "
+                      f"mode); {ordered.sql()} is none", ordered)
+    if tfield.time_attr:
+        ctx.refuse_held_time(child, "an OVER window", ordered)
+        if frame.numeric:
+            raise ctx.err(f"a RANGE frame over the time attribute {tfield.name} needs an "
+                          "INTERVAL", win)
+    elif frame.kind == "RANGE" and frame.preceding is not None and (
+            frame.numeric != (tfield.type.is_numeric) or not frame.numeric
+            and tfield.type.name != "TIMESTAMP"):
+        raise ctx.err(f"a RANGE frame over {tfield.name} ({tfield.type.sql()}) needs "
+                      f"{'a number' if tfield.type.is_numeric else 'an INTERVAL'} PRECEDING",
+                      win)
 
     # Pre-projection: every input column, plus partition keys and aggregate arguments.
     pre = PreProjection(ctx, child)

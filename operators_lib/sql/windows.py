@@ -22,6 +22,7 @@ from operators_lib.catalog import TableDef
 from operators_lib.plan import (
     Field,
     Filter,
+    Join,
     Node,
     Project,
     Scan,
@@ -100,7 +101,8 @@ def plan_window_tvf(ctx: Ctx, rel: exp.Table, relation) -> tuple[Windowed, Scope
     if table is None:
         raise ctx.err(f"the first argument of {kind} must be TABLE name or a subquery", data)
     child, scope = relation(ctx, table)
-    ctx.refuse_held_time(child, f"a {kind} window TVF", call)
+    if interval_below(child) is None:  # a window aggregate over an interval join is planned
+        ctx.refuse_held_time(child, f"a {kind} window TVF", call)
     desc = args["timecol"]
     if not (isinstance(desc, exp.Anonymous) and desc.name.upper() == "DESCRIPTOR"
             and len(desc.expressions) == 1 and isinstance(desc.expressions[0], exp.Column)):
@@ -197,6 +199,7 @@ def as_rows(ctx: Ctx, node: Node) -> Node:
     if isinstance(node, Filter):
         child = as_rows(ctx, node.child)
         return Filter(child, node.condition, child.fields)
+    ctx.refuse_held_time(node.child, f"the rows of TABLE({node.window.kind}(..))", node.call)
     if node.fields[-1].time_attr == "proctime":
         raise ctx.err(f"the rows of TABLE({node.window.kind}(..)) over a processing-time "
                       "attribute without an aggregation by window_start, window_end are not "
@@ -294,6 +297,13 @@ def window_below(node: Node) -> WindowAggregate | None:
     while isinstance(node, (Filter, Project)):
         node = node.child
     return node if isinstance(node, WindowAggregate) else None
+
+
+def interval_below(node: Node) -> Join | None:
+    """The interval join whose result reaches a node through filters and projections."""
+    while isinstance(node, (Filter, Project)):
+        node = node.child
+    return node if isinstance(node, Join) and node.interval is not None else None
 
 
 def source_table(node: Node) -> TableDef | None:

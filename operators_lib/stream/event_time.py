@@ -57,15 +57,23 @@ class TimedState(StatefulProcessor):
     """A processor keeping one state value per grouping key under one event-time timer: when
     the timer expires, what is due at the watermark leaves through ``_fire``."""
 
+    hold_ms = 0  # how far behind the stream's watermark this operator's own runs
+
     def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
         state = self._load()
-        out = self._fire(state, watermark(timerValues))
+        out = self._fire(state, self._watermark(timerValues))
         self._save(state, expired=expiredTimerInfo.getExpiryTimeInMs())
         if out is not None:
             yield out
 
     def close(self) -> None:
         pass
+
+    def _watermark(self, timer_values) -> int:
+        """The watermark this operator runs by: the stream's, held back by ``hold_ms`` (the
+        delay an interval join upstream adds, as Flink's operator holds it back)."""
+        wm = watermark(timer_values)
+        return wm - self.hold_ms if wm != NO_WATERMARK else wm
 
     def _load(self):
         raise NotImplementedError

@@ -432,7 +432,7 @@ def window_stream(node: WindowAggregate, df: DataFrame, runtime: SparkRuntime) -
                          tuple(_pandas_dtype(a.type) for a in node.aggs), bounds,
                          cascaded=node.source is None,
                          late_tag=late_tag(node.source.name) if node.source else 0,
-                         proctime=node.time_kind == "proctime")
+                         proctime=node.time_kind == "proctime", hold_ms=node.hold_ms)
     out = T.StructType(
         [T.StructField(k, fields[g].type.spark()) for k, g in zip(keys, node.group_by)]
         + [T.StructField(b, T.TimestampType()) for b in bounds]

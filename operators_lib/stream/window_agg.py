@@ -63,7 +63,6 @@ from operators_lib.stream.event_time import (
     concat,
     move_timer,
     take,
-    watermark,
 )
 from operators_lib.stream.rows import key_codes
 from operators_lib.stream.sessions import admit, sessionize
@@ -84,6 +83,7 @@ class WindowAggSpec:
     cascaded: bool = False  # the input is another window's result: never late
     late_tag: int = 0  # the tw__ts of LATE markers (plan.late_tag of the table read)
     proctime: bool = False  # windows of processing time (module docstring)
+    hold_ms: int = 0  # over an interval join's result: fire this much later (plan)
 
 
 def assign(window: TimeWindow, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -129,7 +129,7 @@ class PendingWindows(TimedState):
 
     def _save(self, page: dict, expired: int | None) -> None:
         pairs = page.get("pairs")
-        due = int(pairs[WE].min()) - 1 if pairs else None
+        due = int(pairs[WE].min()) - 1 + self.hold_ms if pairs else None
         page["timer"] = move_timer(self.handle, page.get("timer"), expired, due)
         if pairs or page.get("fired"):
             self.state.update((pickle.dumps(page, protocol=5),))
@@ -179,7 +179,7 @@ class BufferedRows(PendingWindows):
     kept: tuple[str, ...]
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        wm = watermark(timerValues)
+        wm = self._watermark(timerValues)
         page = self._load()
         fired = self._fire(page, wm)
         df = self._rows(rows)
@@ -203,9 +203,10 @@ class WindowAggProcessor(PendingWindows):
     def __init__(self, spec: WindowAggSpec):
         self.spec = spec
         self.args = sorted({a.arg for a in spec.aggs if a.arg})
+        self.hold_ms = spec.hold_ms
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        wm = watermark(timerValues)
+        wm = self._watermark(timerValues)
         page = self._load()
         df = self._rows(rows)
         if self.spec.cascaded:

@@ -1,0 +1,1 @@
+CREATE TABLE scores (player STRING, round INT, points INT);
