@@ -58,7 +58,8 @@ def _fails(spark, capsys, args, *needles) -> str:
     ("SELECT k FROM t\nWHERE v IN (SELECT v FROM t) OR k > 1",
      ["[NOT] IN (SELECT ...)", "line 2"]),
     ("SELECT k,\n LAG(v) OVER (PARTITION BY k ORDER BY ts) FROM t", ["LAG() OVER", "line 2"]),
-    ("SELECT k, SUM(v) OVER (ORDER BY v) FROM t", ["time attribute", "line 1"]),
+    ("SELECT k, SUM(v) OVER (ORDER BY ts RANGE BETWEEN 2 PRECEDING AND CURRENT ROW) FROM t",
+     ["RANGE frame over the time attribute ts needs an INTERVAL", "line 1"]),
     ("SELECT k, SUM(v) OVER (ORDER BY ts ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM t",
      ["CURRENT ROW"]),
     ("SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts) AS a,\n"
