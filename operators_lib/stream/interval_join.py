@@ -48,7 +48,7 @@ from operators_lib.stream.event_time import (
     watermark,
 )
 from operators_lib.stream.join import SIDE
-from operators_lib.stream.rows import key_codes
+from operators_lib.stream.rows import joint_key_codes
 from operators_lib.stream.window_agg import marker_rows
 from operators_lib.stream.window_join import truth
 
@@ -151,13 +151,9 @@ class IntervalJoinProcessor(TimedState):
     def _pairs(self, left: Block, right: Block, fresh: list[np.ndarray]
                ) -> tuple[np.ndarray, np.ndarray]:
         """(left, right) index pairs that match, at least one of the two rows new."""
-        keys = self.spec.keys
-        nl = len(left[TIME_MS])
-        both = pd.DataFrame({k: np.concatenate((left[k], right[k])) for k in keys})
-        codes = key_codes(both, list(keys))
-        valid = ~both.isna().any(axis=1).to_numpy()  # a NULL key matches nothing
-        lf = pd.DataFrame({"c": codes[:nl][valid[:nl]], "i": np.flatnonzero(valid[:nl])})
-        rf = pd.DataFrame({"c": codes[nl:][valid[nl:]], "j": np.flatnonzero(valid[nl:])})
+        lc, rc, lv, rv = joint_key_codes(left, right, self.spec.keys)
+        lf = pd.DataFrame({"c": lc[lv], "i": np.flatnonzero(lv)})
+        rf = pd.DataFrame({"c": rc[rv], "j": np.flatnonzero(rv)})
         m = lf.merge(rf, on="c", sort=False)
         li, ri = m["i"].to_numpy(dtype=np.int64), m["j"].to_numpy(dtype=np.int64)
         lt, rt = left[TIME_MS][li].astype(np.int64), right[TIME_MS][ri].astype(np.int64)

@@ -29,9 +29,8 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from operators_lib.plan import ROWNUM
 from operators_lib.stream.event_time import STATE_SCHEMA, TIME_MS, Block, concat, take
 from operators_lib.stream.join import SIDE
-from operators_lib.stream.rows import key_codes
-from operators_lib.stream.temporal_join import TemporalJoinSpec, pick_rows
-from operators_lib.stream.window_join import truth
+from operators_lib.stream.rows import joint_key_codes, key_codes
+from operators_lib.stream.temporal_join import TemporalJoinSpec, keep_passing, pick_rows
 
 PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
 
@@ -87,20 +86,11 @@ class ProcTimeTemporalJoinProcessor(StatefulProcessor):
         n = len(probes[ROWNUM])
         picked = np.full(n, -1, np.int64)
         if versions is not None:
-            nv = len(versions[ROWNUM])
-            both = pd.DataFrame({k: np.concatenate((probes[k], versions[k]))
-                                 for k in self.spec.keys})
-            codes = key_codes(both, list(self.spec.keys))
-            valid = ~both.isna().any(axis=1).to_numpy()
-            lf = pd.DataFrame({"c": codes[:n], "i": np.arange(n)})[valid[:n]]
-            vf = pd.DataFrame({"c": codes[n:], "j": np.arange(nv)})
-            m = lf.merge(vf, on="c")
+            lc, vc, lv, _ = joint_key_codes(probes, versions, self.spec.keys)
+            lf = pd.DataFrame({"c": lc, "i": np.arange(n)})[lv]
+            m = lf.merge(pd.DataFrame({"c": vc, "j": np.arange(len(vc))}), on="c")
             picked[m["i"].to_numpy()] = m["j"].to_numpy()
-            if self.spec.residual is not None:
-                li = np.flatnonzero(picked >= 0)
-                value, known = truth(self.spec.residual, lambda c: (
-                    probes[c][li] if c in self.spec.left else versions[c][picked[li]]))
-                picked[li[~(value & known)]] = -1
+            keep_passing(self.spec, probes, versions, picked)
         rows = np.arange(n) if self.spec.kind == "LEFT" else np.flatnonzero(picked >= 0)
         rows = rows[np.argsort(probes[ROWNUM][rows].astype(np.int64), kind="stable")]
         return pick_rows(self.spec, probes, rows, versions, picked[rows],

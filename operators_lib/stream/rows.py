@@ -177,6 +177,18 @@ def key_codes(df: pd.DataFrame, key_cols: list[str]) -> np.ndarray:
     return code
 
 
+def joint_key_codes(a: dict[str, np.ndarray], b: dict[str, np.ndarray], keys: tuple[str, ...]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The keys of two sets of rows in one numbering (equal keys, equal codes): (codes of
+    ``a``, codes of ``b``, whether each row of ``a`` / ``b`` has a key without NULL: a NULL
+    key matches nothing)."""
+    n = len(a[keys[0]])
+    both = pd.DataFrame({k: np.concatenate((a[k], b[k])) for k in keys})
+    codes = key_codes(both, list(keys))
+    valid = ~both.isna().any(axis=1).to_numpy()
+    return codes[:n], codes[n:], valid[:n], valid[n:]
+
+
 class Changes:
     """The rows a processor emits for one bucket and micro-batch, built into one frame."""
 

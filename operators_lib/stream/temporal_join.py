@@ -47,7 +47,7 @@ from operators_lib.stream.event_time import (
     watermark,
 )
 from operators_lib.stream.join import SIDE
-from operators_lib.stream.rows import key_codes
+from operators_lib.stream.rows import joint_key_codes, key_codes
 from operators_lib.stream.window_agg import marker_rows
 from operators_lib.stream.window_join import truth
 
@@ -175,23 +175,15 @@ class TemporalJoinProcessor(TimedState):
         n = len(probes[TIME_MS])
         picked = np.full(n, -1, np.int64)
         if versions is not None:
-            nv = len(versions[TIME_MS])
-            both = pd.DataFrame({k: np.concatenate((probes[k], versions[k]))
-                                 for k in self.spec.keys})
-            codes = key_codes(both, list(self.spec.keys))
-            valid = ~both.isna().any(axis=1).to_numpy()  # a NULL key matches nothing
-            lf = pd.DataFrame({"c": codes[:n], "t": probes[TIME_MS].astype(np.int64),
-                               "i": np.arange(n)})[valid[:n]].sort_values("t", kind="stable")
-            vf = pd.DataFrame({"c": codes[n:], "t": versions[TIME_MS].astype(np.int64),
-                               "j": np.arange(nv)})[valid[n:]].sort_values("t", kind="stable")
+            lc, vc, lv, vv = joint_key_codes(probes, versions, self.spec.keys)
+            lf = pd.DataFrame({"c": lc, "t": probes[TIME_MS].astype(np.int64),
+                               "i": np.arange(n)})[lv].sort_values("t", kind="stable")
+            vf = pd.DataFrame({"c": vc, "t": versions[TIME_MS].astype(np.int64),
+                               "j": np.arange(len(vc))})[vv].sort_values("t", kind="stable")
             m = pd.merge_asof(lf, vf, on="t", by="c", direction="backward")
             hit = m["j"].notna().to_numpy()
             picked[m["i"].to_numpy()[hit]] = m["j"].to_numpy()[hit].astype(np.int64)
-            if self.spec.residual is not None:
-                li = np.flatnonzero(picked >= 0)
-                value, known = truth(self.spec.residual, lambda c: (
-                    probes[c][li] if c in self.spec.left else versions[c][picked[li]]))
-                picked[li[~(value & known)]] = -1
+            keep_passing(self.spec, probes, versions, picked)
         rows = np.arange(n) if self.spec.kind == "LEFT" else np.flatnonzero(picked >= 0)
         if not len(rows):
             return None
@@ -199,6 +191,17 @@ class TemporalJoinProcessor(TimedState):
                                 probes[TIME_MS][rows].astype(np.int64)))]
         return pick_rows(self.spec, probes, rows, versions, picked[rows],
                          probes[TIME_MS][rows].astype(np.int64))
+
+
+def keep_passing(spec: TemporalJoinSpec, probes: Block, versions: Block,
+                 picked: np.ndarray) -> None:
+    """Unpick (-1) the versions for which the residual condition is not TRUE."""
+    if spec.residual is None:
+        return
+    li = np.flatnonzero(picked >= 0)
+    value, known = truth(spec.residual, lambda c: (
+        probes[c][li] if c in spec.left else versions[c][picked[li]]))
+    picked[li[~(value & known)]] = -1
 
 
 def pick_rows(spec: TemporalJoinSpec, probes: Block, rows: np.ndarray, versions: Block | None,
