@@ -114,8 +114,8 @@ class QueryConfig:
 def plan_for(cfg: QueryConfig, spark: SparkSession, split: int | None = None) -> Node:
     """The query's plan with its TopNs split by ``split`` (default: the config's factor)."""
     plan = plan_query(load_script(cfg.sql), spark, cfg.topn_split if split is None else split)
-    if batch_only(plan):
-        raise SqlError(f"query {cfg.name}: an OVER ordered by {batch_only(plan)[0].order_by}, "
+    for over in batch_only(plan)[:1]:
+        raise SqlError(f"query {cfg.name}: an OVER ordered by {over.order_by}, "
                        "which is no time attribute, exists in batch mode only; a scheduled "
                        "query runs as a stream")
     return plan

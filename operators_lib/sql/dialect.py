@@ -13,6 +13,7 @@ with two changes so that nothing is silently read the Spark way:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from sqlglot import exp, parse_one
 from sqlglot.dialects.spark import Spark
@@ -117,6 +118,21 @@ def pre_scan(text: str) -> tuple[str, int] | None:
     return None
 
 
+Edits = list[tuple[int, int, str]]  # (start, end inclusive, replacement) in the text
+
+
+def _rewritten(text: str, find: Callable[[list[Token], str], Edits]) -> str:
+    """``text`` with the edits ``find`` makes from its tokens; as it is when it does not
+    tokenize (the parser then reports it)."""
+    try:
+        tokens = Flink().tokenize(text)
+    except Exception:  # noqa: BLE001 - the parser reports it
+        return text
+    for start, end, new in sorted(find(tokens, text), reverse=True):
+        text = text[:start] + new + text[end + 1:]
+    return text
+
+
 def rewrite_lateral_tables(text: str) -> str:
     """Flink's temporal table function join, ``LATERAL TABLE (Rates(o.ts)) [AS] r``, as the
     temporal join it is, ``Rates FOR SYSTEM_TIME AS OF o.ts [AS] r`` (sql/joins.py): Flink
@@ -124,11 +140,11 @@ def rewrite_lateral_tables(text: str) -> str:
     twinflow reads them from the table or view named ``Rates`` (its PRIMARY KEY or latest-row
     deduplication, and its rowtime). Any other LATERAL TABLE is left for pre_scan to refuse.
     Lines stay where they were."""
-    try:
-        tokens = Flink().tokenize(text)
-    except Exception:  # noqa: BLE001 - the parser reports it
-        return text
-    edits: list[tuple[int, int, str]] = []  # (start, end inclusive, replacement)
+    return _rewritten(text, _lateral_edits)
+
+
+def _lateral_edits(tokens: list[Token], text: str) -> Edits:
+    edits: Edits = []
     for i, tok in enumerate(tokens):
         if tok.text.upper() != "LATERAL" or _texts(tokens, i + 1, 2) != ["TABLE", "("] or \
                 i + 4 >= len(tokens) or tokens[i + 4].text != "(" or \
@@ -151,9 +167,7 @@ def rewrite_lateral_tables(text: str) -> str:
         edits += [(tok.start, tokens[i + 3].start - 1, re.sub(r"[^\n]", " ", blank)),
                   (tokens[i + 4].start, tokens[i + 4].end, " FOR SYSTEM_TIME AS OF "),
                   (tokens[close].start, tokens[close + 1].end, "  ")]
-    for start, end, new in sorted(edits, reverse=True):
-        text = text[:start] + new + text[end + 1:]
-    return text
+    return edits
 
 
 def rewrite_window_tvfs(text: str) -> str:
@@ -161,11 +175,11 @@ def rewrite_window_tvfs(text: str) -> str:
     arguments ``DATA => TABLE t``) in a form sqlglot parses: the inner ``TABLE`` keywords
     blanked, so that the table is a plain argument, and SESSION's ``TABLE t PARTITION BY k``
     (or ``(k1, k2)``) as ``t, PARTITION_BY(k)``. Lines stay where they were."""
-    try:
-        tokens = Flink().tokenize(text)
-    except Exception:  # noqa: BLE001 - the parser reports it
-        return text
-    edits: list[tuple[int, int, str]] = []  # (start, end inclusive, replacement)
+    return _rewritten(text, _window_tvf_edits)
+
+
+def _window_tvf_edits(tokens: list[Token], text: str) -> Edits:
+    edits: Edits = []
     for i, tok in enumerate(tokens):
         nxt = _texts(tokens, i + 1, 2)
         if tok.text.upper() != "TABLE" or nxt[:1] != ["("] or nxt[1:] not in (
@@ -187,9 +201,7 @@ def rewrite_window_tvfs(text: str) -> str:
                 else:
                     edits.append((t.start, t.end, ", PARTITION_BY("))
                     edits.append((keys.end + 1, keys.end, ")"))
-    for start, end, new in sorted(edits, reverse=True):
-        text = text[:start] + new + text[end + 1:]
-    return text
+    return edits
 
 
 def _texts(tokens: list[Token], start: int, n: int) -> list[str]:

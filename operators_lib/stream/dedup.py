@@ -32,7 +32,7 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from operators_lib.changelog import INSERT
 from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM
-from operators_lib.stream.event_time import STATE_SCHEMA, TIME_MS, timer_time, watermark
+from operators_lib.stream.event_time import STATE_SCHEMA, TIME_MS, one_frame, timer_time, watermark
 from operators_lib.stream.rows import marker_output
 
 
@@ -61,8 +61,7 @@ class FirstRowProcessor(StatefulProcessor):
         wm = watermark(timerValues)
         value = self.state.get()
         st = _KeyState() if value is None else pickle.loads(value[0])
-        frames = list(rows)
-        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        df = one_frame(rows)
         df = df[df[ROWNUM] >= 0].sort_values(ROWNUM, kind="stable")  # no end-of-input marker
         times = df[TIME_MS].to_numpy()
         late = times < wm

@@ -3,7 +3,7 @@ the watermark as they read it, their timers, and the numpy column blocks they ke
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -15,6 +15,13 @@ NO_WATERMARK = -(2**62)
 STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType())])  # one pickled value
 
 Block = dict[str, np.ndarray]  # columns of equal length: rows kept in state
+
+
+def one_frame(rows: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """A processor's input rows of one call (pyspark may hand them over in several frames)
+    as one frame, end-of-input marker included."""
+    frames = list(rows)
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
 def take(block: Block, index) -> Block:

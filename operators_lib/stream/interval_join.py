@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessorHandle
 
-from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM, Cond
+from operators_lib.plan import EMIT_TS, OP, ROWNUM, Cond
 from operators_lib.stream.event_time import (
     STATE_SCHEMA,
     TIME_MS,
@@ -44,13 +44,13 @@ from operators_lib.stream.event_time import (
     TimedState,
     concat,
     move_timer,
+    one_frame,
     take,
     watermark,
 )
 from operators_lib.stream.join import SIDE
 from operators_lib.stream.rows import joint_key_codes
-from operators_lib.stream.window_agg import marker_rows
-from operators_lib.stream.window_join import truth
+from operators_lib.stream.window_join import late_markers, pair_test, side_columns
 
 PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
 MATCHED = "tw__matched"
@@ -91,17 +91,14 @@ class IntervalJoinProcessor(TimedState):
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)
         page = self._load()
-        frames = list(rows)
-        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        df = one_frame(rows)
         df = df[df[ROWNUM] >= 0]  # the end-of-input marker only moves the watermark
         out = []
         if len(df):
             on_time = df[TIME_MS].to_numpy(dtype=np.int64) > wm
             gone = df[~on_time]
             if len(gone):
-                tags = np.array(self.spec.late_tags)[gone[SIDE].to_numpy(dtype=np.int64)]
-                out.append(marker_rows(self.spec.output, (
-                    (LATE, gone[ROWNUM].to_numpy(dtype=np.int64), tags),)))
+                out.append(late_markers(gone, self.spec.late_tags, self.spec.output))
             out.append(self._match(page, df[on_time]))
         out.append(self._fire(page, wm))
         self._save(page, expired=None)
@@ -160,10 +157,10 @@ class IntervalJoinProcessor(TimedState):
         ok = ((fresh[0][li] | fresh[1][ri]) & (lt >= rt + self.spec.lower_ms)
               & (lt <= rt + self.spec.upper_ms))
         li, ri = li[ok], ri[ok]
-        if self.spec.residual is not None and len(li):
-            value, known = truth(self.spec.residual, lambda c: (
-                left[c][li] if c in self.spec.left else right[c][ri]))
-            li, ri = li[value & known], ri[value & known]
+        passes = pair_test(self.spec, left.__getitem__, right.__getitem__)
+        if passes is not None and len(li):
+            ok = passes(li, ri)
+            li, ri = li[ok], ri[ok]
         order = np.lexsort((ri, li))
         return li[order], ri[order]
 
@@ -194,16 +191,9 @@ class IntervalJoinProcessor(TimedState):
     def _output(self, left: Block | None, li: np.ndarray, right: Block | None,
                 ri: np.ndarray, emitted: np.ndarray, rownum: np.ndarray) -> pd.DataFrame:
         """Rows of pairs (``li[i]``, ``ri[i]``), -1 (or a missing side): NULLs."""
-        out: dict[str, object] = {}
-        for block, picked, cols in ((left, li, self.spec.left), (right, ri, self.spec.right)):
-            for c in cols:
-                if block is None:
-                    values = pd.Series([None] * len(picked), dtype=object)
-                else:
-                    values = pd.Series(block[c][np.maximum(picked, 0)],
-                                       dtype="Int64" if c in self.spec.integral else None)
-                    values = values.where(picked >= 0)
-                out[c] = values
+        out: dict[str, object] = {
+            **side_columns(left, self.spec.left, li, self.spec.integral),
+            **side_columns(right, self.spec.right, ri, self.spec.integral)}
         out[OP] = np.full(len(li), "+I", dtype=object)
         out[EMIT_TS] = np.asarray(emitted, dtype=np.int64)
         out[ROWNUM] = np.asarray(rownum, dtype=np.int64)

@@ -46,6 +46,7 @@ from operators_lib.stream.event_time import (
     TimedState,
     concat,
     move_timer,
+    one_frame,
     take,
     watermark,
 )
@@ -92,8 +93,7 @@ class OverProcessor(TimedState):
         wm = watermark(timerValues)
         st = self._load()
         out = [self._fire(st, wm)]
-        frames = list(rows)
-        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        df = one_frame(rows)
         new = {c: df[c].to_numpy() for c in self.columns}
         new = take(new, new[ROWNUM] >= 0)  # drop the end-of-input marker
         if self.spec.proctime:

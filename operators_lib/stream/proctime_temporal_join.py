@@ -27,7 +27,7 @@ import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from operators_lib.plan import ROWNUM
-from operators_lib.stream.event_time import STATE_SCHEMA, TIME_MS, Block, concat, take
+from operators_lib.stream.event_time import STATE_SCHEMA, TIME_MS, Block, concat, one_frame, take
 from operators_lib.stream.join import SIDE
 from operators_lib.stream.rows import joint_key_codes, key_codes
 from operators_lib.stream.temporal_join import TemporalJoinSpec, keep_passing, pick_rows
@@ -46,8 +46,7 @@ class ProcTimeTemporalJoinProcessor(StatefulProcessor):
         self.state = handle.getValueState("latest", STATE_SCHEMA)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        frames = list(rows)
-        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        df = one_frame(rows)
         df = df[df[ROWNUM] >= 0]
         side = df[SIDE].to_numpy(dtype=np.int64)
         value = self.state.get()

@@ -38,7 +38,7 @@ from operators_lib.plan import (
     SESSION_SPLIT,
     TTL_UPSTREAM,
 )
-from operators_lib.stream.event_time import STATE_SCHEMA
+from operators_lib.stream.event_time import STATE_SCHEMA, one_frame
 from operators_lib.types import FlinkType
 
 NOW = "tw__now"  # the micro-batch's processing time (epoch ms): the state TTL clock
@@ -118,8 +118,7 @@ def read_input(frames: Iterable[pd.DataFrame], key_cols: list[str]
                ) -> tuple[Columns, dict[int, dict[tuple, KeyRows]], pd.DataFrame | None]:
     """A bucket's micro-batch as (its columns, data rows per slot and operator key, marker
     rows); drops end-of-input markers. Keys are tuples of the ``key_cols`` values."""
-    frames = list(frames)
-    df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    df = one_frame(frames)
     cols = Columns(df)
     group = _group_rows if len(df) < _VECTORIZE else _group_arrays
     by_key, add = group(df, cols, key_cols)

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessorHandle
 
-from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM, Cond
+from operators_lib.plan import EMIT_TS, OP, ROWNUM, Cond
 from operators_lib.stream.event_time import (
     STATE_SCHEMA,
     TIME_MS,
@@ -43,13 +43,13 @@ from operators_lib.stream.event_time import (
     TimedState,
     concat,
     move_timer,
+    one_frame,
     take,
     watermark,
 )
 from operators_lib.stream.join import SIDE
 from operators_lib.stream.rows import joint_key_codes, key_codes
-from operators_lib.stream.window_agg import marker_rows
-from operators_lib.stream.window_join import truth
+from operators_lib.stream.window_join import late_markers, pair_test, side_columns
 
 PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
 
@@ -84,17 +84,14 @@ class TemporalJoinProcessor(TimedState):
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)
         page = self._load()
-        frames = list(rows)
-        df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        df = one_frame(rows)
         df = df[df[ROWNUM] >= 0]  # the end-of-input marker only moves the watermark
         late = None
         if len(df):
             on_time = df[TIME_MS].to_numpy(dtype=np.int64) > wm
             gone = df[~on_time]
             if len(gone):
-                tags = np.array(self.spec.late_tags)[gone[SIDE].to_numpy(dtype=np.int64)]
-                late = marker_rows(self.spec.output, (
-                    (LATE, gone[ROWNUM].to_numpy(dtype=np.int64), tags),))
+                late = late_markers(gone, self.spec.late_tags, self.spec.output)
             df = df[on_time]
             side = df[SIDE].to_numpy(dtype=np.int64)
             cols = (*self.spec.keys, *self.spec.left, TIME_MS, ROWNUM)
@@ -196,27 +193,17 @@ class TemporalJoinProcessor(TimedState):
 def keep_passing(spec: TemporalJoinSpec, probes: Block, versions: Block,
                  picked: np.ndarray) -> None:
     """Unpick (-1) the versions for which the residual condition is not TRUE."""
-    if spec.residual is None:
-        return
-    li = np.flatnonzero(picked >= 0)
-    value, known = truth(spec.residual, lambda c: (
-        probes[c][li] if c in spec.left else versions[c][picked[li]]))
-    picked[li[~(value & known)]] = -1
+    passes = pair_test(spec, probes.__getitem__, versions.__getitem__)
+    if passes is not None:
+        li = np.flatnonzero(picked >= 0)
+        picked[li[~passes(li, picked[li])]] = -1
 
 
 def pick_rows(spec: TemporalJoinSpec, probes: Block, rows: np.ndarray, versions: Block | None,
               picked: np.ndarray, emitted: np.ndarray) -> pd.DataFrame:
     """Output rows: left rows ``rows`` with version ``picked`` (-1: NULLs), as ``+I``."""
-    out: dict[str, object] = {}
-    for c in spec.left:
-        out[c] = pd.Series(probes[c][rows], dtype="Int64" if c in spec.integral else None)
-    for c in spec.right:
-        if versions is None:
-            out[c] = pd.Series([None] * len(rows), dtype=object)
-            continue
-        values = pd.Series(versions[c][np.maximum(picked, 0)],
-                           dtype="Int64" if c in spec.integral else None)
-        out[c] = values.where(picked >= 0)
+    out: dict[str, object] = {**side_columns(probes, spec.left, rows, spec.integral),
+                              **side_columns(versions, spec.right, picked, spec.integral)}
     out[OP] = np.full(len(rows), "+I", dtype=object)
     out[EMIT_TS] = np.asarray(emitted, dtype=np.int64)
     out[ROWNUM] = probes[ROWNUM][rows].astype(np.int64)

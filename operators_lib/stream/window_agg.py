@@ -62,6 +62,7 @@ from operators_lib.stream.event_time import (
     TimedState,
     concat,
     move_timer,
+    one_frame,
     take,
 )
 from operators_lib.stream.rows import key_codes
@@ -153,13 +154,6 @@ class PendingWindows(TimedState):
         """Called with the pairs of the windows that have just fired."""
 
     @staticmethod
-    def _rows(rows: Iterator[pd.DataFrame]) -> pd.DataFrame:
-        """A bucket's rows of the micro-batch (with the end-of-input marker, which only moves
-        the watermark)."""
-        frames = list(rows)
-        return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-
-    @staticmethod
     def _keep(page: dict, df: pd.DataFrame, on_time: np.ndarray, cols) -> None:
         """The on-time rows of ``df`` (columns ``cols``) into the page's pending pairs."""
         if on_time.any():
@@ -182,7 +176,7 @@ class BufferedRows(PendingWindows):
         wm = self._watermark(timerValues)
         page = self._load()
         fired = self._fire(page, wm)
-        df = self._rows(rows)
+        df = one_frame(rows)
         df = df[df[ROWNUM] >= 0]  # the end-of-input marker only moves the watermark
         late = None
         if len(df):
@@ -208,7 +202,7 @@ class WindowAggProcessor(PendingWindows):
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = self._watermark(timerValues)
         page = self._load()
-        df = self._rows(rows)
+        df = one_frame(rows)
         if self.spec.cascaded:
             yield from self._cascaded(page, df, wm)
             return

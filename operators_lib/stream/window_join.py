@@ -103,7 +103,7 @@ def join_windows(batches: Iterator[pa.RecordBatch], spec: WindowJoinSpec
     right = table.filter(pa.array(data & (side == 1)))
     li, ri = _pairs(left.select(list(spec.keys)).to_pandas(),
                     right.select(list(spec.keys)).to_pandas(), spec.kind,
-                    _residual(spec, lambda c: left[c].to_numpy(zero_copy_only=False),
+                    pair_test(spec, lambda c: left[c].to_numpy(zero_copy_only=False),
                               lambda c: right[c].to_numpy(zero_copy_only=False)))
     lrows, rrows = left.take(pa.array(li, mask=li < 0)), right.take(pa.array(ri, mask=ri < 0))
     out = {c: (lrows if c in spec.left else rrows)[c] for c in spec.output}
@@ -119,10 +119,11 @@ def join_windows(batches: Iterator[pa.RecordBatch], spec: WindowJoinSpec
 Passes = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
-def _residual(spec: WindowJoinSpec, left: Callable[[str], np.ndarray],
+def pair_test(spec, left: Callable[[str], np.ndarray],
               right: Callable[[str], np.ndarray]) -> Passes | None:
-    """The residual condition as ``passes(left rows, right rows) -> TRUE mask`` over pairs;
-    ``left(column)`` / ``right(column)``: a side's values."""
+    """A join's residual condition (``spec.residual`` over the columns, ``spec.left`` the left
+    side's) as ``passes(left rows, right rows) -> TRUE mask`` over candidate pairs;
+    ``left(column)`` / ``right(column)``: a side's values. None without one."""
     if spec.residual is None:
         return None
     cond = spec.residual
@@ -131,6 +132,28 @@ def _residual(spec: WindowJoinSpec, left: Callable[[str], np.ndarray],
         value, known = truth(cond, lambda c: left(c)[li] if c in spec.left else right(c)[ri])
         return value & known
     return passes
+
+
+def late_markers(gone: pd.DataFrame, late_tags: tuple[int, int], cols) -> pd.DataFrame | None:
+    """LATE markers (``cols`` NULL) for late rows of either side of a two-input join, each
+    with its side's table tag (plan.late_tag) in ``tw__ts``."""
+    tags = np.array(late_tags)[gone[SIDE].to_numpy(dtype=np.int64)]
+    return marker_rows(cols, ((LATE, gone[ROWNUM].to_numpy(dtype=np.int64), tags),))
+
+
+def side_columns(block: Block | None, cols, picked: np.ndarray, integral
+                 ) -> dict[str, pd.Series]:
+    """A join side's output columns: row ``picked[i]`` of ``block``, NULLs where it is -1
+    (or the side has no rows); integer columns as nullable integers."""
+    out = {}
+    for c in cols:
+        if block is None or not len(block[c]):
+            out[c] = pd.Series([None] * len(picked), dtype=object)
+            continue
+        values = pd.Series(block[c][np.maximum(picked, 0)],
+                           dtype="Int64" if c in integral else None)
+        out[c] = values.where(picked >= 0)
+    return out
 
 
 def _pairs(left: pd.DataFrame, right: pd.DataFrame, kind: str, passes: Passes | None = None
@@ -177,9 +200,7 @@ class WindowRowsJoinProcessor(BufferedRows):
         return df[WE].to_numpy(dtype=np.int64) - 1 > wm
 
     def _late(self, gone: pd.DataFrame) -> pd.DataFrame | None:
-        tags = np.array(self.late_tags)[gone[SIDE].to_numpy(dtype=np.int64)]
-        return marker_rows(self.spec.output,
-                           ((LATE, gone[ROWNUM].to_numpy(dtype=np.int64), tags),))
+        return late_markers(gone, self.late_tags, self.spec.output)
 
     def _output(self, sel: Block) -> pd.DataFrame:
         side = sel[SIDE].astype(np.int64)
@@ -187,16 +208,15 @@ class WindowRowsJoinProcessor(BufferedRows):
         keys = list(self.spec.keys)
         li, ri = _pairs(pd.DataFrame({k: sel[k][left] for k in keys}),
                         pd.DataFrame({k: sel[k][right] for k in keys}), self.spec.kind,
-                        _residual(self.spec, lambda c: sel[c][left], lambda c: sel[c][right]))
+                        pair_test(self.spec, lambda c: sel[c][left], lambda c: sel[c][right]))
         rows = np.where(li >= 0, left[np.maximum(li, 0)] if len(left) else 0,
                         right[np.maximum(ri, 0)] if len(right) else 0)
         out: dict[str, object] = {}
         for cols, picked, index in ((self.spec.left, li, left), (self.spec.right, ri, right)):
-            at = index[np.maximum(picked, 0)] if len(index) else np.zeros(len(picked), int)
-            for c in (c for c in cols if c in self.spec.output):
-                values = sel[c][at] if len(index) else np.full(len(at), None)
-                values = pd.Series(values, dtype="Int64" if c in self.spec.integral else None)
-                out[c] = values.where(picked >= 0)
+            at = np.where(picked >= 0, index[np.maximum(picked, 0)], -1) if len(index) else \
+                np.full(len(picked), -1)
+            out.update(side_columns(sel, [c for c in cols if c in self.spec.output], at,
+                                    self.spec.integral))
         out[OP] = np.full(len(li), "+I", dtype=object)
         out[EMIT_TS] = sel[WE][rows].astype(np.int64) - 1
         out[ROWNUM] = sel[ROWNUM][rows].astype(np.int64)
