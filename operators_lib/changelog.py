@@ -17,8 +17,15 @@ KINDS = ADDS + RETRACTS
 
 def canonical_nan(v):
     """``v``, every NaN as one object: NaN != NaN, but a tuple holding the same object equals
-    itself, so rows with NaN values match as keys (as Flink's GROUP BY puts NaNs together)."""
-    return math.nan if isinstance(v, float) and v != v else v
+    itself, so rows with NaN values match as keys (as Flink's GROUP BY puts NaNs together).
+    An ARRAY, MAP or ROW value (list, (key, value) list, dict) becomes a tuple: a key too."""
+    if isinstance(v, float):
+        return math.nan if v != v else v
+    if isinstance(v, (list, tuple)):
+        return tuple(canonical_nan(x) for x in v)
+    if isinstance(v, dict):
+        return tuple((k, canonical_nan(x)) for k, x in v.items())
+    return v
 
 
 def materialize(changelog: pd.DataFrame, op_col: str, columns: list[str]) -> pd.DataFrame:

@@ -401,7 +401,7 @@ def _typed(df: pd.DataFrame, types, columns) -> pd.DataFrame:
             out[c] = s.map(lambda v: None if v is None else float(v))
         elif t.name == "DECIMAL":
             out[c] = s.map(lambda v: None if v is None else Decimal(v))
-        elif t.name == "TIMESTAMP":
+        elif t.is_timestamp:
             out[c] = pd.to_datetime(s)
         else:
             out[c] = s

@@ -44,6 +44,7 @@ _JAVA_WHITESPACE = "".join(map(chr, range(33)))  # what String.trim() strips
 _YEAR = r"(?!0000)\d{4}"  # years 0001-9999
 _TS_RE = _YEAR + r"-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?"
 _DATE_RE = _YEAR + r"-\d{2}-\d{2}"
+_TIME_RE = r"([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d{1,9}))?"
 _INVALID_BYTE = "[\udc80-\udcff]"  # a byte that was not UTF-8, decoded by surrogateescape
 _PARSE_CHUNK = 4096
 # A field is data however long it is (Python's csv module stops at 131,072 characters).
@@ -77,6 +78,7 @@ def arrow_type(t: FlinkType) -> pa.DataType:
         "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(), "BIGINT": pa.int64(),
         "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(),
         "STRING": pa.string(), "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us", tz="UTC"),
+        "TIMESTAMP_LTZ": pa.timestamp("us"), "TIME": pa.time64("us"),
     }.get(t.name) or pa.decimal128(t.precision, t.scale)
 
 
@@ -222,7 +224,23 @@ def _convert(s: pd.Series, t: FlinkType) -> tuple[pd.Series, np.ndarray]:
         low = text.str.lower()
         ok = low.isin(["true", "false"]).to_numpy() | null
         return low.map({"true": True, "false": False}).where(~null, None), ~ok
+    if t.name == "TIME":
+        return _times_of_day(text, null, t)
     return _times(text, null, t)
+
+
+def _times_of_day(text: pd.Series, null: np.ndarray, t: FlinkType) -> tuple[pd.Series,
+                                                                            np.ndarray]:
+    """TIME values 'HH:MM:SS[.f]', cut to the type's fraction digits as Flink's CSV format
+    reads them (TIME(0) reads '10:11:12.5' as 10:11:12)."""
+    parts = text.str.extract("^" + _TIME_RE + "$")
+    ok = parts[0].notna().to_numpy() & ~null
+    h, m, sec = (pd.to_numeric(parts[i]).fillna(0).to_numpy(np.int64) for i in range(3))
+    fraction = pd.to_numeric(parts[3].fillna("").str.ljust(6, "0").str[:6]).to_numpy(np.int64)
+    unit = 10 ** (6 - t.precision)
+    micros = ((h * 3600 + m * 60 + sec) * 1_000_000 + fraction // unit * unit)
+    values = pa.array(micros, pa.time64("us"), mask=~ok).to_pandas()
+    return values, ~(ok | null)
 
 
 def _floats(s: pd.Series, null: np.ndarray) -> tuple[pd.Series, np.ndarray]:
@@ -267,6 +285,8 @@ def _times(text: pd.Series, null: np.ndarray, t: FlinkType) -> tuple[pd.Series, 
     ok &= ~parsed.is_null().to_numpy(zero_copy_only=False)
     if date:
         return parsed.to_pandas(date_as_object=True), ~(ok | null)
+    if t.name == "TIMESTAMP_LTZ":  # read as UTC (the session time zone), kept without a zone
+        return parsed.to_pandas(coerce_temporal_nanoseconds=False), ~(ok | null)
     utc = parsed.cast(pa.timestamp("us", tz="UTC")).to_pandas(coerce_temporal_nanoseconds=False)
     return utc, ~(ok | null)
 

@@ -1,5 +1,7 @@
 """CSV output in Flink's rendering: header row, NULL as an empty field, timestamps
-``YYYY-MM-DD HH:MM:SS.fff``, doubles as Java prints them (``20.0``), decimals at their scale."""
+``YYYY-MM-DD HH:MM:SS.fff`` with the type's fraction digits, TIME ``HH:MM:SS[.f]``, doubles as
+Java prints them (``20.0``), decimals at their scale, ``[1, NULL]`` for an ARRAY, ``{a=1, b=2}``
+for a MAP (in its keys' order), ``(a, 1)`` for a ROW (a NULL inside them is ``NULL``)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from operators_lib.types import FlinkType, java_double
+from operators_lib.types import NESTED, FlinkType, java_double
 
 _NULLABLE_FLOATS = {pa.float64(): pd.Float64Dtype(), pa.float32(): pd.Float32Dtype()}
 
@@ -24,8 +26,14 @@ _NULLABLE_FLOATS = {pa.float64(): pd.Float64Dtype(), pa.float32(): pd.Float32Dty
 def result_frame(table: pa.Table) -> pd.DataFrame:
     """Query results as pandas with NULL kept apart from NaN: floating-point columns in pandas'
     nullable dtypes (NULL is NA, NaN a value); elsewhere ``isna()`` marks NULL, as usual. An
-    integer column with NULLs holds Python ints (as float64 a BIGINT past 2^53 would change)."""
-    return table.to_pandas(types_mapper=_NULLABLE_FLOATS.get, integer_object_nulls=True)
+    integer column with NULLs holds Python ints (as float64 a BIGINT past 2^53 would change).
+    An ARRAY, MAP or ROW column holds Python lists, (key, value) lists and dicts, NULL kept
+    apart from NaN inside them too."""
+    df = table.to_pandas(types_mapper=_NULLABLE_FLOATS.get, integer_object_nulls=True)
+    for name, column in zip(table.column_names, table.columns):
+        if pa.types.is_nested(column.type):
+            df[name] = pd.Series(column.to_pylist(), dtype=object, index=df.index)
+    return df
 
 
 def formatter(t: FlinkType) -> Callable[[object], str]:
@@ -39,19 +47,47 @@ def formatter(t: FlinkType) -> Callable[[object], str]:
         return lambda v: format(Decimal(v).quantize(Decimal(1).scaleb(-t.scale)), "f")
     if t.name == "BOOLEAN":
         return lambda v: "TRUE" if v else "FALSE"
-    if t.name == "TIMESTAMP":
-        return _timestamp
+    if t.is_timestamp:
+        return lambda v: _timestamp(v, t.precision)
+    if t.name == "TIME":
+        return lambda v: _time(v, t.precision)
     if t.name == "DATE":
         return lambda v: v.isoformat() if isinstance(v, dt.date) else str(v)[:10]
+    if t.name in NESTED:
+        return _nested(t)
     return str
 
 
-def _timestamp(v) -> str:
+def _timestamp(v, precision: int) -> str:
     ts = pd.Timestamp(v)
     if ts.tzinfo is not None:
         ts = ts.tz_convert("UTC").tz_localize(None)
     # %Y does not pad years before 1000 to four digits
-    return f"{ts.year:04d}-" + ts.strftime("%m-%d %H:%M:%S.") + f"{ts.microsecond // 1000:03d}"
+    text = f"{ts.year:04d}-" + ts.strftime("%m-%d %H:%M:%S")
+    return f"{text}.{ts.microsecond:06d}"[:20 + precision] if precision else text
+
+
+def _time(v: dt.time, precision: int) -> str:
+    """Flink prints a TIME(p > 0) with its milliseconds' trailing zeros cut, at least one digit:
+    10:11:12.5, 10:11:12.05, 10:11:12.0."""
+    text = v.strftime("%H:%M:%S")
+    return f"{text}.{f'{v.microsecond // 1000:03d}'.rstrip('0') or '0'}" if precision else text
+
+
+def _nested(t: FlinkType) -> Callable[[object], str]:
+    parts = [formatter(a) for a in t.args]
+
+    def show(f: Callable[[object], str], v) -> str:
+        return "NULL" if v is None else f(v)
+
+    if t.name == "ARRAY":
+        return lambda v: "[" + ", ".join(show(parts[0], e) for e in v) + "]"
+    if t.name == "MAP":
+        return lambda v: "{" + ", ".join(
+            f"{show(parts[0], k)}={show(parts[1], x)}"
+            for k, x in (v.items() if isinstance(v, dict) else v)) + "}"
+    return lambda v: "(" + ", ".join(
+        show(f, e) for f, e in zip(parts, v.values() if isinstance(v, dict) else v)) + ")"
 
 
 def format_frame(df: pd.DataFrame, types: dict[str, FlinkType]) -> list[list[str]]:

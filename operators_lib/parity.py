@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from operators_lib.changelog import canonical_nan
-from operators_lib.types import FlinkType
+from operators_lib.output import formatter
+from operators_lib.types import NESTED, FlinkType
 
 
 @dataclass
@@ -38,7 +39,10 @@ def _show(v):
 def _normalizer(t: FlinkType):
     if t.is_floating:
         return lambda v: canonical_nan(float(f"{float(v):.12g}"))
-    if t.name == "TIMESTAMP":
+    if t.name == "TIME" or t.name in NESTED:  # compared as Flink prints them (stream.csv's text)
+        show = formatter(t)
+        return lambda v: v if isinstance(v, str) else show(v)
+    if t.is_timestamp:
         return lambda v: pd.Timestamp(v).tz_localize(None) if pd.Timestamp(
             v).tzinfo is None else pd.Timestamp(v).tz_convert("UTC").tz_localize(None)
     if t.is_integral:

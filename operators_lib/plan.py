@@ -12,7 +12,7 @@ import zlib
 from dataclasses import dataclass
 
 from operators_lib.catalog import TableDef
-from operators_lib.types import FlinkType
+from operators_lib.types import NESTED, FlinkType
 
 ROWNUM = "tw__rownum"  # arrival order of a row within its table (0-based; -1 = end-of-input marker)
 EMIT_TS = "tw__ts"  # event time (epoch ms) at which a stream operator emitted the row
@@ -355,6 +355,25 @@ def scans(node: Node) -> list[Scan]:
 def find(node: Node, kind: type) -> list[Node]:
     found = [node] if isinstance(node, kind) else []
     return found + [n for c in children(node) for n in find(c, kind)]
+
+
+def nested_keys(node: Node) -> list[tuple[str, str]]:
+    """(what, column) for each key or aggregate argument of an ARRAY, MAP or ROW type:
+    twinflow's operators hash, order and aggregate plain values only."""
+    found = []
+    for n in find(node, Aggregate) + find(node, WindowAggregate) + find(node, Over) + find(
+            node, Rank) + find(node, Join):
+        types = {f.name: f.type for c in children(n) for f in c.fields}
+        named = [("a join key", k) for k in getattr(n, "left_keys", ()) + getattr(
+            n, "right_keys", ())]
+        named += [("a GROUP BY key", k) for k in getattr(n, "group_by", ())]
+        named += [("a PARTITION BY key", k) for k in getattr(n, "partition_by", ())]
+        named += [("an ORDER BY key", k.col) for k in getattr(n, "order_by", ())
+                  if isinstance(k, SortKey)]
+        named += [(f"an argument of {a.func}", a.arg) for a in getattr(n, "aggs", ()) if a.arg]
+        found += [(what, col) for what, col in named
+                  if col in types and types[col].name in NESTED]
+    return found
 
 
 def batch_only(node: Node) -> list[Over]:

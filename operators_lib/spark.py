@@ -57,6 +57,9 @@ def get_spark(master: str | None = None, app: str = "twinflow") -> SparkSession:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
+        # Flink's TIME(p) columns; a MAP[..] constructor keeps the last value of a repeated key.
+        .config("spark.sql.timeType.enabled", "true")
+        .config("spark.sql.mapKeyDedupPolicy", "LAST_WIN")
         .config("spark.sql.shuffle.partitions", os.environ.get("TWINFLOW_SHUFFLE_PARTITIONS", "2"))
         .config("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
         .config("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", "true")

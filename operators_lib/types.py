@@ -11,19 +11,31 @@ from pyspark.sql import types as T
 
 _INTEGRAL = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
 _ALIASES = {"INTEGER": "INT", "REAL": "FLOAT", "NUMERIC": "DECIMAL", "DEC": "DECIMAL",
-            "VARCHAR": "STRING", "CHAR": "STRING", "TEXT": "STRING", "DOUBLE PRECISION": "DOUBLE"}
+            "VARCHAR": "STRING", "CHAR": "STRING", "TEXT": "STRING", "DOUBLE PRECISION": "DOUBLE",
+            "TIMESTAMP WITHOUT TIME ZONE": "TIMESTAMP", "TIME WITHOUT TIME ZONE": "TIME",
+            "TIMESTAMP WITH LOCAL TIME ZONE": "TIMESTAMP_LTZ"}
+# Fraction digits twinflow holds: microseconds in Spark's timestamps; milliseconds in Flink's
+# TIME (its runtime keeps a TIME as milliseconds of the day).
+_MAX_PRECISION = {"TIMESTAMP": 6, "TIMESTAMP_LTZ": 6, "TIME": 3}
+_DEFAULT_PRECISION = {"TIMESTAMP": 6, "TIMESTAMP_LTZ": 6, "TIME": 0}
+# Nested types come from constructors (ARRAY[..], MAP[..], ROW(..)); no table column has one.
+NESTED = ("ARRAY", "MAP", "ROW")
 _TYPE_RE = re.compile(
-    r"^\s*([A-Za-z_ ]+?)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*(NOT\s+NULL)?\s*$",
+    r"^\s*([A-Za-z_ ]+?)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?"
+    r"\s*((?:WITH(?:OUT)?\s+(?:LOCAL\s+)?TIME\s+ZONE)?)\s*(NOT\s+NULL)?\s*$",
     re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class FlinkType:
-    """A Flink logical type. ``precision``/``scale`` are used by DECIMAL and TIMESTAMP."""
+    """A Flink logical type. ``precision``/``scale`` are used by DECIMAL, ``precision`` by TIME,
+    TIMESTAMP and TIMESTAMP_LTZ (fraction digits); ``args`` are the element type of an ARRAY,
+    the key and value types of a MAP, the field types of a ROW."""
 
     name: str
     precision: int | None = None
     scale: int | None = None
+    args: tuple[FlinkType, ...] = ()
 
     @staticmethod
     def parse(text: str) -> FlinkType:
@@ -32,6 +44,8 @@ class FlinkType:
         if not m:
             raise ValueError(f"unsupported column type {text.strip()!r}")
         name = " ".join(m.group(1).upper().split())
+        if m.group(4):
+            name = f"{name} {' '.join(m.group(4).upper().split())}"
         name = _ALIASES.get(name, name)
         p = int(m.group(2)) if m.group(2) else None
         s = int(m.group(3)) if m.group(3) else None
@@ -39,9 +53,18 @@ class FlinkType:
             return FlinkType(name)
         if name == "DECIMAL":
             return FlinkType(name, 10 if p is None else p, 0 if s is None else s)
-        if name == "TIMESTAMP":
-            return FlinkType(name, 6 if p is None else p)
+        if name in _MAX_PRECISION and s is None:
+            p = _DEFAULT_PRECISION[name] if p is None else p
+            if p > _MAX_PRECISION[name]:
+                raise ValueError(f"{name}({p}) is not supported (twinflow holds at most "
+                                 f"{_MAX_PRECISION[name]} fraction digits in a {name})")
+            return FlinkType(name, p)
         raise ValueError(f"unsupported column type {text.strip()!r}")
+
+    @property
+    def is_timestamp(self) -> bool:
+        """TIMESTAMP or TIMESTAMP_LTZ (in twinflow's UTC session both read alike)."""
+        return self.name in ("TIMESTAMP", "TIMESTAMP_LTZ")
 
     @property
     def is_integral(self) -> bool:
@@ -59,7 +82,20 @@ class FlinkType:
         return _INTEGRAL[self.name]
 
     def spark(self) -> T.DataType:
-        """The Spark type that stores this Flink type (timestamps as UTC instants)."""
+        """The Spark type that stores this Flink type: TIMESTAMP as a UTC instant,
+        TIMESTAMP_LTZ as a Spark TIMESTAMP_NTZ (the same digits in the UTC session; the
+        distinct Spark type keeps the Flink type apart), TIME as a Spark TIME(p)."""
+        if self.name == "TIME":
+            return T.TimeType(self.precision)
+        if self.name == "TIMESTAMP_LTZ":
+            return T.TimestampNTZType()
+        if self.name == "ARRAY":
+            return T.ArrayType(self.args[0].spark())
+        if self.name == "MAP":
+            return T.MapType(self.args[0].spark(), self.args[1].spark())
+        if self.name == "ROW":
+            return T.StructType([T.StructField(f"f{i}", a.spark())
+                                 for i, a in enumerate(self.args)])
         return {
             "TINYINT": T.ByteType(), "SMALLINT": T.ShortType(), "INT": T.IntegerType(),
             "BIGINT": T.LongType(), "FLOAT": T.FloatType(), "DOUBLE": T.DoubleType(),
@@ -72,8 +108,20 @@ class FlinkType:
         """The Flink type of a Spark expression result (used for derived columns)."""
         if isinstance(dt, T.DecimalType):
             return FlinkType("DECIMAL", dt.precision, dt.scale)
-        if isinstance(dt, (T.TimestampType, T.TimestampNTZType)):
+        if isinstance(dt, T.TimestampType):
             return FlinkType("TIMESTAMP", 3)
+        if isinstance(dt, T.TimestampNTZType):
+            return FlinkType("TIMESTAMP_LTZ", 3)
+        if isinstance(dt, T.TimeType):
+            return FlinkType("TIME", dt.precision)
+        if isinstance(dt, T.ArrayType):
+            return FlinkType("ARRAY", args=(FlinkType.from_spark(dt.elementType),))
+        if isinstance(dt, T.MapType):
+            return FlinkType("MAP", args=(FlinkType.from_spark(dt.keyType),
+                                          FlinkType.from_spark(dt.valueType)))
+        if isinstance(dt, T.StructType):
+            return FlinkType("ROW", args=tuple(FlinkType.from_spark(f.dataType)
+                                               for f in dt.fields))
         for name in ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "BOOLEAN",
                      "STRING", "DATE"):
             if FlinkType(name).spark() == dt:
@@ -83,8 +131,14 @@ class FlinkType:
     def sql(self) -> str:
         if self.name == "DECIMAL":
             return f"DECIMAL({self.precision}, {self.scale})"
-        if self.name == "TIMESTAMP":
-            return f"TIMESTAMP({self.precision})"
+        if self.name in _MAX_PRECISION:
+            return f"{self.name}({self.precision})"
+        if self.name == "ARRAY":
+            return f"ARRAY<{self.args[0].sql()}>"
+        if self.name == "MAP":
+            return f"MAP<{self.args[0].sql()}, {self.args[1].sql()}>"
+        if self.name == "ROW":
+            return f"ROW<{', '.join(f'f{i} {a.sql()}' for i, a in enumerate(self.args))}>"
         return self.name
 
 

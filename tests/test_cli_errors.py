@@ -89,11 +89,47 @@ def _fails(spark, capsys, args, *needles) -> str:
     ("SELECT k, TO_TIMESTAMP(k, 'yyyyMMdd') AS x FROM t", ["TO_TIMESTAMP with a format"]),
     ("SELECT k, ts > TIMESTAMP '2024-01-01 00:00:00' AS x FROM t", ["TIMESTAMP literal"]),
     ("SELECT k, UNIX_TIMESTAMP() AS x FROM t", ["UNIX_TIMESTAMP() (the current time)"]),
+    # Collections and time types (sql/functions.py, sql/context.py, plan.nested_keys):
+    ("SELECT k,\n ARRAY[k, v] AS a FROM t", ["ARRAY with elements of different types (INT, "
+                                             "STRING)", "line 2"]),
+    ("SELECT k, ARRAY[CAST(v AS FLOAT), 1] AS a FROM t", ["different types (FLOAT, INT)"]),
+    ("SELECT k,\n ARRAY[v][0] AS a FROM t", ["an ARRAY index starts at 1, got 0", "line 2"]),
+    ("SELECT k, MAP[k, v] AS m FROM t", ["MAP[..] with the key `k`", "literal keys only"]),
+    ("SELECT k, k[1] AS x FROM t", ["[] needs an ARRAY or a MAP, got STRING"]),
+    ("SELECT k, CARDINALITY(k) AS c FROM t", ["CARDINALITY needs an ARRAY or a MAP"]),
+    ("SELECT k, CAST(ARRAY[v] AS STRING) AS s FROM t", ["CAST of a ARRAY<INT>"]),
+    ("SELECT a, COUNT(*) AS c FROM (SELECT ARRAY[v] AS a FROM t)\nGROUP BY a",
+     ["a GROUP BY key of an ARRAY, MAP or ROW type"]),
+    ("SELECT k, TO_TIMESTAMP_LTZ(v, 6) AS x FROM t", ["precision 0 (seconds) or 3"]),
+    ("SELECT k, CAST(ts AS TIMESTAMP_LTZ(6)) AS x FROM t", ["CAST to TIMESTAMP_LTZ(6)"]),
+    ("SELECT k, TIME '10:00' AS x FROM t", ["TIME literal '10:00'"]),
 ])
 def test_unsupported_or_invalid_sql_names_construct_and_line(spark, tmp_path, capsys, query,
                                                              needles):
     _fails(spark, capsys, _write(tmp_path, query), *needles)
     assert not (tmp_path / "out" / "report.json").exists()  # nothing half-written
+
+
+@pytest.mark.parametrize("columns, query, needles", [
+    ("t0 TIMESTAMP(0)", "SELECT k, t0 + INTERVAL '1' SECOND AS x FROM t",
+     ["computed from t0 (TIMESTAMP(0))", "CAST(t0 AS TIMESTAMP(3)) first"]),
+    ("t6 TIMESTAMP", "SELECT k, ROW(t6, k) AS r FROM t", ["computed from t6 (TIMESTAMP(6))"]),
+    ("l0 TIMESTAMP_LTZ(0)", "SELECT k, COALESCE(l0, l0) AS x FROM t",
+     ["computed from l0 (TIMESTAMP_LTZ(0))"]),
+    ("t9 TIMESTAMP(9)", GOOD_QUERY, ["TIMESTAMP(9) is not supported", "ddl.sql, line 5"]),
+    ("tm TIME(6)", GOOD_QUERY, ["TIME(6) is not supported"]),
+])
+def test_types_twinflow_cannot_hold_are_refused(spark, tmp_path, capsys, columns, query,
+                                                needles):
+    ddl = DDL.replace("  ts TIMESTAMP(3),", f"  ts TIMESTAMP(3),\n  {columns},")
+    _fails(spark, capsys, _write(tmp_path, query, ddl=ddl), *needles)
+
+
+def test_a_rowtime_that_is_no_timestamp_3_is_refused(spark, tmp_path, capsys):
+    for column in ("TIMESTAMP(0)", "TIMESTAMP_LTZ(3)"):
+        ddl = DDL.replace("ts TIMESTAMP(3)", f"ts {column}")
+        _fails(spark, capsys, _write(tmp_path, GOOD_QUERY, ddl=ddl), "WATERMARK FOR ts",
+               f"a {column} rowtime")
 
 
 def test_unsupported_watermark_strategy(spark, tmp_path, capsys):

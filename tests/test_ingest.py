@@ -123,3 +123,24 @@ def test_result_frames_keep_null_apart_from_nan():
                                    "n": pa.array([1, None, 3])}))
     assert frame["x"].isna().tolist() == [False, True, False]
     assert frame["n"].isna().tolist() == [False, True, False]
+
+
+def test_time_and_timestamp_ltz_values_are_read_staged_and_shown_as_flink_does(tmp_path):
+    table = TableDef("u", (Column("tm", FlinkType.parse("TIME")),
+                           Column("tm3", FlinkType.parse("TIME(3)")),
+                           Column("tl", FlinkType.parse("TIMESTAMP_LTZ(3)")),
+                           Column("t0", FlinkType.parse("TIMESTAMP(0)"))), None)
+    path = tmp_path / "u.csv"
+    path.write_text("tm,tm3,tl,t0\n"
+                    "10:11:12.9,10:11:12.05,2024-01-01 10:00:00.123,2024-01-01 10:00:00.5\n"
+                    "23:59:59,00:00:00,,\n"
+                    "24:00:00,10:61:00,2024-13-01 00:00:00,x\n")
+    df, rejected = ingest.read_csv(table, path)
+    assert [r.line for r in rejected] == [4] and "TIME(0)" in rejected[0].reason
+    [staged] = ingest.stage(table, df, tmp_path / "staged", 10)
+    shown = format_frame(result_frame(pq.read_table(staged).drop([ROWNUM])),
+                         {c.name: c.type for c in table.columns})
+    # TIME(0) drops the fraction when read (Flink's CSV format); TIMESTAMP(0) keeps it and
+    # only shows none.
+    assert shown == [["10:11:12", "10:11:12.05", "2024-01-01 10:00:00.123", "2024-01-01 10:00:00"],
+                     ["23:59:59", "00:00:00.0", "", ""]]

@@ -66,6 +66,8 @@ ALLOWED: dict[type, set[str]] = {
     exp.TryCast: {"this", "to", "safe"}, exp.Extract: _BINARY,
     exp.Trim: {"this", "expression", "position"}, exp.Substring: {"this", "start", "length"},
     exp.Floor: {"this", "to"}, exp.Ceil: {"this", "to"},
+    # ARRAY[..] and a[i] / m[k] (MAP[..] is a call: sql/dialect.py)
+    exp.Array: {"expressions"}, exp.Bracket: {"this", "expressions"},
 }
 
 # Time windows: group windows and their bounds, window TVFs (sql/windows.py).
@@ -102,7 +104,6 @@ _CLASS_MESSAGES = {
     exp.ILike: "ILIKE is not supported",
     exp.RegexpLike: "RLIKE / REGEXP is not supported",
     exp.Lambda: "lambda functions are not supported",
-    exp.Bracket: "[] subscripts are not supported",
     exp.Dot: "field access (a.b.c) is not supported",
 }
 _INTERVAL_UNITS = {"SECOND", "MINUTE", "HOUR", "DAY"}

@@ -59,15 +59,36 @@ class Ctx:
         (sql/expressions.py); what twinflow does not reproduce is refused with its line."""
         env = Env(lambda n: self.types(fields, [self.sql(n, fields)], n)[0], self.regex_groups)
         try:
-            return to_spark(node, env)
+            text = to_spark(node, env)
         except Unsupported as e:
             raise self.err(str(e), e.node) from None
+        self._timestamp_precision(node, fields, text)
+        return text
+
+    def _timestamp_precision(self, node: exp.Expression, fields, text: str) -> None:
+        """A computed timestamp is a TIMESTAMP(3) in twinflow (also inside an ARRAY, MAP or
+        ROW); Flink computes one over a TIMESTAMP(0) or TIMESTAMP(6) column at that column's
+        precision: refuse it (unless the column is CAST first)."""
+        if isinstance(node, exp.Column):
+            return
+        odd = {f.name: f.type for f in fields if f.type.is_timestamp and f.type.precision != 3}
+        used = [c for c in node.find_all(exp.Column) if c.name in odd
+                and not isinstance(c.parent, exp.Cast)]
+        if used and _holds_timestamp(self.types(fields, [text], node)[0]):
+            t = odd[used[0].name]
+            raise self.err(f"a timestamp computed from {used[0].name} ({t.sql()}): twinflow "
+                           f"computes timestamps as {t.name}(3); CAST({used[0].name} AS "
+                           f"{t.name}(3)) first", used[0])
 
     def types(self, fields, exprs: list[str], node: exp.Expression | None) -> list[FlinkType]:
-        """Flink types of Spark SQL expressions over ``fields``, as Spark resolves them."""
+        """Flink types of Spark SQL expressions over ``fields``, as Spark resolves them; a column
+        itself keeps its declared type (a TIMESTAMP's precision, which Spark does not keep)."""
         key = (tuple(fields), tuple(exprs))
         if key not in self.type_cache:
-            self.type_cache[key] = self._types(fields, exprs, node)
+            declared = {quote(f.name): f.type for f in fields}
+            computed = [e for e in exprs if e not in declared]
+            types = dict(zip(computed, self._types(fields, computed, node) if computed else []))
+            self.type_cache[key] = [declared.get(e) or types[e] for e in exprs]
         return self.type_cache[key]
 
     def _types(self, fields, exprs: list[str], node: exp.Expression | None) -> list[FlinkType]:
@@ -124,6 +145,10 @@ class PreProjection:
 
     def node(self) -> Project:
         return Project(self.child, tuple(self.exprs), tuple(self.fields))
+
+
+def _holds_timestamp(t: FlinkType) -> bool:
+    return t.is_timestamp or any(_holds_timestamp(a) for a in t.args)
 
 
 def is_hidden(name: str) -> bool:
@@ -197,6 +222,8 @@ class Scope:
             field_name = self.lookup(ctx, col)
             new = exp.column(field_name, quoted=True)
             new.meta.update(col.meta or {})
+            if line_of(col):  # the line is on the identifier, which is not kept
+                new.meta["line"] = line_of(col)
             if col is node:
                 return new
             col.replace(new)

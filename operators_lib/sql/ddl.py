@@ -172,7 +172,11 @@ def _watermark(stmt: Statement, columns: list[Column], col: str, expr_text: str,
     if target is None:
         raise stmt.error(f"WATERMARK FOR {col}: no such column", line)
     if target.type.name != "TIMESTAMP" or target.proctime:
-        raise stmt.error(f"WATERMARK FOR {col}: the rowtime column must be a TIMESTAMP", line)
+        raise stmt.error(f"WATERMARK FOR {col}: the rowtime column must be a TIMESTAMP(3) (a "
+                         f"{target.type.sql()} rowtime is not supported)", line)
+    if target.type.precision != 3:
+        raise stmt.error(f"WATERMARK FOR {col}: a {target.type.sql()} rowtime is not supported "
+                         "(twinflow's rowtime is a TIMESTAMP(3))", line)
     try:
         node = parse_expression(expr_text)
     except ParseError:

@@ -61,7 +61,7 @@ class Flink(Spark):
         TYPE_LITERAL_PARSERS = {
             t: lambda self, this, to: _typed_literal(self.expression(exp.Cast(this=this, to=to)))
             for t in (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPTZ, exp.DType.TIMESTAMPLTZ,
-                      exp.DType.DATE)}
+                      exp.DType.DATE, exp.DType.TIME)}
 
         def _parse_types(self, *args, **kwargs):
             # Hive's parser (under Spark's) drops the length of CHAR(n) / VARCHAR(n); Flink
@@ -78,8 +78,24 @@ def _typed_literal(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def parse_expression(text: str) -> exp.Expression:
-    return parse_one(text, read=READ)
+def parse(text: str) -> exp.Expression:
+    """Parse Flink SQL (a query or an expression)."""
+    return parse_one(text, read=READ).transform(_map_constructor)
+
+
+parse_expression = parse
+
+
+def _map_constructor(node: exp.Expression) -> exp.Expression:
+    """``MAP[k, v, ..]`` parses as a subscript of a column named MAP (a reserved word in
+    Flink): make it the call it is."""
+    col = node.this if isinstance(node, exp.Bracket) else None
+    if isinstance(col, exp.Column) and not col.table and not col.this.quoted and \
+            col.name.upper() == "MAP":
+        call = exp.Anonymous(this="MAP", expressions=node.expressions)
+        call.meta.update(col.meta or {})
+        return call
+    return node
 
 
 def line_of(node: exp.Expression) -> int | None:

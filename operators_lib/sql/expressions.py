@@ -3,8 +3,9 @@
 Function calls render through the catalog (``sql/functions.py``); operators whose Flink rules
 differ from Spark's render here: ``/`` between integers is integer division (truncating, in the
 wider type; Flink fails on a zero divisor and so does Spark's DIV), ``/`` of FLOATs stays FLOAT,
-``%`` takes exact numerics only, ``||`` strings only, and LIKE has no escape character unless
-ESCAPE names one (Spark's default escape is the backslash). Every other operator renders as
+``%`` takes exact numerics only, ``||`` strings only, LIKE has no escape character unless
+ESCAPE names one (Spark's default escape is the backslash), and a TIME plus or minus an interval
+wraps around midnight (Spark fails). Every other operator renders as
 itself; a node of any class not handled here is refused (``Unsupported``), never passed through.
 """
 
@@ -52,6 +53,9 @@ def _spark(node: exp.Expression, env: Env) -> exp.Expression:
         return _raw(_call(node, "CONCAT", [node.this, node.expression], env))
     if isinstance(node, (exp.Like, exp.Escape)):
         return _raw(_like(node, env))
+    if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval) and (
+            env.type_of(node.this).name == "TIME"):
+        return _raw(_time_shift(node, env))
     if isinstance(node, _AS_IS):
         if isinstance(node, exp.In) and node.args.get("query") is not None:
             raise Unsupported("IN (SELECT ..) is only supported as a condition ANDed to WHERE",
@@ -89,6 +93,15 @@ def _divide(node: exp.Div, env: Env) -> str:
             "DECIMAL" not in (ta.name, tb.name)):
         return f"CAST(({sa}) / ({sb}) AS FLOAT)"
     return f"({sa}) / ({sb})"
+
+
+def _time_shift(node: exp.Add | exp.Sub, env: Env) -> str:
+    """A time of day shifted on an arbitrary day, and its time of day taken again."""
+    t = env.type_of(node.this)
+    op = "+" if isinstance(node, exp.Add) else "-"
+    day = f"make_timestamp(DATE'1970-01-01', {to_spark(node.this, env)})"
+    return (f"CAST({day} {op} {to_spark(node.expression, env)} AS "
+            f"{t.spark().simpleString()})")
 
 
 def _like(node: exp.Expression, env: Env) -> str:

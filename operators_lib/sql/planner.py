@@ -32,6 +32,7 @@ from operators_lib.plan import (
     WindowRows,
     children,
     find,
+    nested_keys,
     quote,
 )
 from operators_lib.sql.aggregate import plan_aggregate
@@ -76,6 +77,8 @@ def compile_query(script: Script, spark: SparkSession) -> Node:
                       "ROW_NUMBER() OVER (..) AS rownum FROM t) WHERE rownum <= 10), as in "
                       "Flink's TopN", win)
     _check_window_consumers(ctx, plan, script.query)
+    for what, col in nested_keys(plan)[:1]:
+        raise ctx.err(f"{what} of an ARRAY, MAP or ROW type ({col}) is not supported", None)
     return mark_rank_outputs(plan)
 
 

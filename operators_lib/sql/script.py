@@ -18,8 +18,8 @@ from operators_lib.errors import InputError, SqlError
 from operators_lib.sql.check import check, rewrite_filters
 from operators_lib.sql.ddl import parse_create_table
 from operators_lib.sql.dialect import (
-    READ,
     line_of,
+    parse,
     pre_scan,
     rewrite_lateral_tables,
     rewrite_window_tvfs,
@@ -122,14 +122,12 @@ _QUERY = re.compile(r"^(SELECT|WITH)\b", re.IGNORECASE)
 
 def parse_select(stmt: Statement, text: str | None = None, line_offset: int = 0) -> exp.Expression:
     """Parse a query and check that twinflow handles every node of it (sql/check.py)."""
-    import sqlglot
-
     body = rewrite_lateral_tables(stmt.text if text is None else text)
     found = pre_scan(body)
     if found:
         raise stmt.error(found[0], found[1] + line_offset)
     try:
-        node = sqlglot.parse_one(rewrite_window_tvfs(body), read=READ)
+        node = parse(rewrite_window_tvfs(body))
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
         line = err.get("line")

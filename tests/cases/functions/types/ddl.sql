@@ -1,0 +1,13 @@
+CREATE TABLE t (
+  id INT,
+  k STRING,
+  v INT,
+  d DOUBLE,
+  tm TIME,
+  tm3 TIME(3),
+  tl TIMESTAMP_LTZ(3),
+  tl0 TIMESTAMP_LTZ(0),
+  ts TIMESTAMP(3),
+  ts0 TIMESTAMP(0),
+  ts6 TIMESTAMP
+);

@@ -1,0 +1,1 @@
+SELECT tm, COUNT(*) AS c FROM t GROUP BY tm

@@ -1,0 +1,1 @@
+SELECT id, a, rn FROM (SELECT id, ARRAY[v, id] AS a, ROW_NUMBER() OVER (PARTITION BY k ORDER BY tm DESC) AS rn FROM t) WHERE rn <= 1
