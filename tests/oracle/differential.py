@@ -15,6 +15,10 @@ orders ROWS peers (equal times in a partition) arbitrarily, twinflow by arrival 
 Flink's streaming result with --watermarks end-only (nothing late), and the line says so.
 ``--family windows`` draws a TUMBLE / HOP / SESSION (group window or TVF) or CUMULATE (TVF) window,
 with or without offset and key, and aggregates (DISTINCT included) over the same kind of table.
+``--family timejoins`` draws an interval join (INNER / LEFT / RIGHT / FULL, BETWEEN or
+comparisons, with or without a key and a residual) or an event-time temporal join (INNER /
+LEFT, a PRIMARY KEY table or a latest-row view, with or without a residual) over two tables in
+time order (nothing late: Flink's late-row handling races its two sources); finals only.
 Not part of CI: it needs the Flink venv and takes ~1 min per iteration. A failing case is kept
 (ddl.sql, query.sql, t.csv, twinflow's output) in --keep, to be added to the corpus.
 """
@@ -105,6 +109,64 @@ def random_case(rng: random.Random, where: Path) -> None:
     (where / "case.json").write_text('{"changelog_ties": {"time": "ts", "key": ["k"]}}')
 
 
+def _timed_rows(rng: random.Random, n: int, row) -> list[str]:
+    """``n`` rows in time order (ties allowed), ``row(t)`` each."""
+    t, out = 0, []
+    for _ in range(n):
+        t += rng.choice([0, 1, 1, 2, 3])
+        out.append(row(t))
+    return out
+
+
+def _ts(t: int) -> str:
+    return f"2024-01-01 00:{t // 60:02d}:{t % 60:02d}"
+
+
+def random_time_join_case(rng: random.Random, where: Path) -> None:
+    delay = rng.choice([1, 2, 5])
+    keys = ["a", "b", "c", ""]
+    temporal = rng.random() < 0.5
+    left = _timed_rows(rng, rng.randint(3, 12), lambda t: (
+        f"{rng.randint(1, 99)},{rng.choice(keys)},"
+        f"{'' if rng.random() < 0.15 else rng.randint(-5, 20)},{_ts(t)}"))
+    right = _timed_rows(rng, rng.randint(2, 10), lambda t: (
+        f"{rng.choice(keys)},{'' if rng.random() < 0.15 else rng.randint(-5, 20)},{_ts(t)}"))
+    wm = f"WATERMARK FOR {{}} AS {{}} - INTERVAL '{delay}' SECOND"
+    pk = ",\n  PRIMARY KEY (k) NOT ENFORCED" if temporal and rng.random() < 0.5 else ""
+    ddl = (f"CREATE TABLE l (\n  id INT,\n  k STRING,\n  v INT,\n  ts TIMESTAMP(3),\n  "
+           f"{wm.format('ts', 'ts')}\n);\n"
+           f"CREATE TABLE r (\n  k STRING,\n  w INT,\n  rt TIMESTAMP(3),\n  "
+           f"{wm.format('rt', 'rt')}{pk}\n);\n")
+    residual = " AND l.v > r.w" if rng.random() < 0.3 else ""
+    if temporal:
+        versioned = "r"
+        if not pk:
+            versioned = "rv"
+            ddl += ("CREATE VIEW rv AS\nSELECT k, w, rt FROM (\n  SELECT *, ROW_NUMBER() OVER "
+                    "(PARTITION BY k ORDER BY rt DESC) AS rownum FROM r)\nWHERE rownum = 1;\n")
+        kind = rng.choice(["JOIN", "LEFT JOIN"])
+        query = (f"SELECT l.id, l.k, l.v, l.ts, r.w, r.rt\nFROM l\n{kind} {versioned} FOR "
+                 f"SYSTEM_TIME AS OF l.ts AS r\nON l.k = r.k{residual}\n")
+    else:
+        lo, hi = sorted(rng.sample(range(-4, 5), 2))
+        bound = "r.rt {} INTERVAL '{}' SECOND".format
+        low = bound("-" if lo < 0 else "+", abs(lo))
+        high = bound("-" if hi < 0 else "+", abs(hi))
+        if rng.random() < 0.5:
+            cond = f"l.ts BETWEEN {low} AND {high}"
+        else:
+            cond = f"l.ts {rng.choice(['>=', '>'])} {low} AND l.ts {rng.choice(['<=', '<'])} {high}"
+        key = "l.k = r.k AND " if rng.random() < 0.8 else ""
+        kind = rng.choice(["JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"])
+        query = (f"SELECT l.id, l.k, l.v, l.ts, r.k AS rk, r.w, r.rt\nFROM l\n{kind} r\n"
+                 f"ON {key}{cond}{residual}\n")
+    (where / "ddl.sql").write_text(ddl)
+    (where / "l.csv").write_text("id,k,v,ts\n" + "\n".join(left) + "\n")
+    (where / "r.csv").write_text("k,w,rt\n" + "\n".join(right) + "\n")
+    (where / "query.sql").write_text(query)
+    (where / "case.json").write_text(json.dumps({"final_only": "two sources"}))
+
+
 def _rows_peers(case: Case) -> bool:
     """A ROWS frame over a partition that has two rows with the same time."""
     if " ROWS BETWEEN" not in (case.dir / "query.sql").read_text():
@@ -121,6 +183,8 @@ def check(spark, case: Case, out: Path) -> tuple[list[str], list[str]]:
     types = column_types(out)
     pairs = (("changelog.csv", "changelog.csv", True), ("stream.csv", "stream_final.csv", False),
              ("batch.csv", "batch_final.csv", False))
+    if case.meta.get("final_only"):
+        pairs = pairs[1:]
     for ours, theirs, ordered in pairs:
         h1, a = normalize(read_csv(out / ours), types)
         h2, b = normalize(case.expected(theirs), types)
@@ -140,10 +204,14 @@ def check(spark, case: Case, out: Path) -> tuple[list[str], list[str]]:
     return problems, notes
 
 
+FAMILIES = {"over": random_case, "windows": random_window_case,
+            "timejoins": random_time_join_case}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", choices=("over", "windows"), default="over")
+    ap.add_argument("--family", choices=tuple(FAMILIES), default="over")
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", type=Path, default=Path("differential-failures"))
@@ -158,7 +226,7 @@ def main() -> int:
         work = Path(tempfile.mkdtemp(prefix="twinflow-diff-"))
         case_dir = work / "cases" / "random" / f"case{i:03d}"
         case_dir.mkdir(parents=True)
-        (random_window_case if args.family == "windows" else random_case)(rng, case_dir)
+        FAMILIES[args.family](rng, case_dir)
         if args.only is not None and i != args.only:
             shutil.rmtree(work, ignore_errors=True)
             continue
