@@ -89,8 +89,9 @@ def temporal_batch(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
     """A temporal join over the bounded input as an as-of join: both sides in one frame per
     key, ordered by time (a version before a left row of the same time, versions of one time
     by arrival), and each left row takes the last version seen (``last(.., ignorenulls)``):
-    one sort instead of a join against every older version. A NULL key matches nothing (no
-    version has one)."""
+    one sort instead of a join against every older version. A key with NULLs joins the
+    versions of the same key, NULLs included, as Flink's keyed operator does (a window
+    partition holds them together)."""
     tp = node.temporal
     lnames = [f.name for f in node.left.fields]
     rnames = [f.name for f in node.right.fields]
@@ -103,7 +104,6 @@ def temporal_batch(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
 
     versions = side(right, node.right_keys, tp.right_time, 0, rnames).toDF(
         *keys, _T, _SIDE, ROWNUM, _VER)
-    versions = versions.where(" AND ".join(f"{k} IS NOT NULL" for k in keys))
     if tp.dedup:  # a row older than its key's latest so far is no version
         before = Window.partitionBy(*keys).orderBy(ROWNUM).rowsBetween(
             Window.unboundedPreceding, -1)

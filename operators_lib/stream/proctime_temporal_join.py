@@ -9,7 +9,8 @@ Changelog rules (append-only: the left input inserts, every output row is ``+I``
 - A left row joins, when it arrives, its key's version as of the end of its micro-batch (the
   versions of its own micro-batch included: processing time does not order the rows of one
   micro-batch), at once; INNER drops it when there is none or the residual condition is not
-  TRUE, LEFT pads it. A NULL key matches nothing. Nothing waits, nothing is late.
+  TRUE, LEFT pads it. A key with NULLs joins the version of the same key, NULLs included (as
+  the event-time join, stream/temporal_join.py). Nothing waits, nothing is late.
 - The result depends on when rows arrive: stream and batch (which joins the latest version
   of the whole input) are not compared (parity ``not_applicable``).
 
@@ -70,13 +71,10 @@ class ProcTimeTemporalJoinProcessor(StatefulProcessor):
         keys = self.spec.keys
         cols = (*keys, *self.spec.right, TIME_MS, ROWNUM)
         both = concat(versions, {c: rows[c].to_numpy() for c in cols})
-        frame = pd.DataFrame({k: both[k] for k in keys})
-        valid = ~frame.isna().any(axis=1).to_numpy()  # a NULL key matches nothing: no version
-        code = key_codes(frame, list(keys))
+        code = key_codes(pd.DataFrame({k: both[k] for k in keys}), list(keys))
         arrival = np.arange(len(code))
         rank = (both[TIME_MS].astype(np.int64), arrival) if self.spec.dedup else (arrival,)
         order = np.lexsort((*reversed(rank), code))
-        order = order[valid[order]]
         last = np.ones(len(order), bool)
         last[:-1] = code[order][1:] != code[order][:-1]
         return take(both, order[last])
@@ -85,8 +83,8 @@ class ProcTimeTemporalJoinProcessor(StatefulProcessor):
         n = len(probes[ROWNUM])
         picked = np.full(n, -1, np.int64)
         if versions is not None:
-            lc, vc, lv, _ = joint_key_codes(probes, versions, self.spec.keys)
-            lf = pd.DataFrame({"c": lc, "i": np.arange(n)})[lv]
+            lc, vc, _, _ = joint_key_codes(probes, versions, self.spec.keys)
+            lf = pd.DataFrame({"c": lc, "i": np.arange(n)})
             m = lf.merge(pd.DataFrame({"c": vc, "j": np.arange(len(vc))}), on="c")
             picked[m["i"].to_numpy()] = m["j"].to_numpy()
             keep_passing(self.spec, probes, versions, picked)

@@ -9,7 +9,8 @@ Changelog rules (append-only: the left input inserts, every output row is ``+I``
 - A left row waits until the watermark reaches its time, then joins the version of its key
   with the latest time at or before its own, once: INNER drops it when there is none or the
   residual condition is not TRUE for it (an older version is not tried), LEFT pads it with
-  NULLs. A NULL key matches nothing.
+  NULLs. A key with NULLs joins the versions of the same key, NULLs included (Flink keys the
+  operator by the join key and does not test the equality again; a regular join does).
 - Once the watermark has passed some versions of a key, all but the newest of them leave state
   (no waiting or later left row can pick them).
 - A row of either side at or behind the watermark when it arrives is late: dropped and
@@ -172,11 +173,11 @@ class TemporalJoinProcessor(TimedState):
         n = len(probes[TIME_MS])
         picked = np.full(n, -1, np.int64)
         if versions is not None:
-            lc, vc, lv, vv = joint_key_codes(probes, versions, self.spec.keys)
+            lc, vc, _, _ = joint_key_codes(probes, versions, self.spec.keys)
             lf = pd.DataFrame({"c": lc, "t": probes[TIME_MS].astype(np.int64),
-                               "i": np.arange(n)})[lv].sort_values("t", kind="stable")
+                               "i": np.arange(n)}).sort_values("t", kind="stable")
             vf = pd.DataFrame({"c": vc, "t": versions[TIME_MS].astype(np.int64),
-                               "j": np.arange(len(vc))})[vv].sort_values("t", kind="stable")
+                               "j": np.arange(len(vc))}).sort_values("t", kind="stable")
             m = pd.merge_asof(lf, vf, on="t", by="c", direction="backward")
             hit = m["j"].notna().to_numpy()
             picked[m["i"].to_numpy()[hit]] = m["j"].to_numpy()[hit].astype(np.int64)
