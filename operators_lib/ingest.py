@@ -78,7 +78,7 @@ def arrow_type(t: FlinkType) -> pa.DataType:
         "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(), "BIGINT": pa.int64(),
         "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(),
         "STRING": pa.string(), "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us", tz="UTC"),
-        "TIMESTAMP_LTZ": pa.timestamp("us"), "TIME": pa.time64("us"),
+        "TIMESTAMP_LTZ": pa.timestamp("us", tz="UTC"), "TIME": pa.time64("us"),
     }.get(t.name) or pa.decimal128(t.precision, t.scale)
 
 
@@ -285,8 +285,6 @@ def _times(text: pd.Series, null: np.ndarray, t: FlinkType) -> tuple[pd.Series, 
     ok &= ~parsed.is_null().to_numpy(zero_copy_only=False)
     if date:
         return parsed.to_pandas(date_as_object=True), ~(ok | null)
-    if t.name == "TIMESTAMP_LTZ":  # read as UTC (the session time zone), kept without a zone
-        return parsed.to_pandas(coerce_temporal_nanoseconds=False), ~(ok | null)
     utc = parsed.cast(pa.timestamp("us", tz="UTC")).to_pandas(coerce_temporal_nanoseconds=False)
     return utc, ~(ok | null)
 

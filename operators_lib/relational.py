@@ -97,13 +97,16 @@ _JOIN_TYPES = {"INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "full
                "SEMI": "left_semi", "ANTI": "left_anti"}
 
 
-def spark_join(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
+def spark_join(node: Join, left: DataFrame, right: DataFrame,
+               null_keys_match: bool = False) -> DataFrame:
     """The join as Spark's own join operator (batch mode; stream mode for inner joins of
-    append-only inputs), with the residual condition built from the same ``Cond``."""
+    append-only inputs), with the residual condition built from the same ``Cond``.
+    ``null_keys_match``: NULL key parts equal NULL (a temporal join's keyed operator)."""
     lnames = [f.name for f in node.left.fields]
     rnames = [f.name for f in node.right.fields]
     left, right = left.select(*lnames, *carried(left)), right.select(*rnames, *carried(right))
-    cond = [left[lk] == right[rk] for lk, rk in zip(node.left_keys, node.right_keys)]
+    cond = [left[lk].eqNullSafe(right[rk]) if null_keys_match else left[lk] == right[rk]
+            for lk, rk in zip(node.left_keys, node.right_keys)]
     if node.residual is not None:
         cond.append(cond_column(node.residual, left, right))
     if node.interval is not None:  # batch mode's interval join: its bounds are a condition

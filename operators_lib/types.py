@@ -82,13 +82,12 @@ class FlinkType:
         return _INTEGRAL[self.name]
 
     def spark(self) -> T.DataType:
-        """The Spark type that stores this Flink type: TIMESTAMP as a UTC instant,
-        TIMESTAMP_LTZ as a Spark TIMESTAMP_NTZ (the same digits in the UTC session; the
-        distinct Spark type keeps the Flink type apart), TIME as a Spark TIME(p)."""
+        """The Spark type that stores this Flink type: TIMESTAMP and TIMESTAMP_LTZ as a UTC
+        instant (the session time zone is UTC, in which both read and compute alike: a
+        declared column keeps its Flink type, a computed one is a TIMESTAMP(3)), TIME as a
+        Spark TIME(p)."""
         if self.name == "TIME":
             return T.TimeType(self.precision)
-        if self.name == "TIMESTAMP_LTZ":
-            return T.TimestampNTZType()
         if self.name == "ARRAY":
             return T.ArrayType(self.args[0].spark())
         if self.name == "MAP":
@@ -100,7 +99,7 @@ class FlinkType:
             "TINYINT": T.ByteType(), "SMALLINT": T.ShortType(), "INT": T.IntegerType(),
             "BIGINT": T.LongType(), "FLOAT": T.FloatType(), "DOUBLE": T.DoubleType(),
             "BOOLEAN": T.BooleanType(), "STRING": T.StringType(), "DATE": T.DateType(),
-            "TIMESTAMP": T.TimestampType(),
+            "TIMESTAMP": T.TimestampType(), "TIMESTAMP_LTZ": T.TimestampType(),
         }.get(self.name) or T.DecimalType(self.precision, self.scale)
 
     @staticmethod
@@ -110,8 +109,6 @@ class FlinkType:
             return FlinkType("DECIMAL", dt.precision, dt.scale)
         if isinstance(dt, T.TimestampType):
             return FlinkType("TIMESTAMP", 3)
-        if isinstance(dt, T.TimestampNTZType):
-            return FlinkType("TIMESTAMP_LTZ", 3)
         if isinstance(dt, T.TimeType):
             return FlinkType("TIME", dt.precision)
         if isinstance(dt, T.ArrayType):

@@ -126,10 +126,13 @@ def test_types_twinflow_cannot_hold_are_refused(spark, tmp_path, capsys, columns
 
 
 def test_a_rowtime_that_is_no_timestamp_3_is_refused(spark, tmp_path, capsys):
-    for column in ("TIMESTAMP(0)", "TIMESTAMP_LTZ(3)"):
+    for column in ("TIMESTAMP(0)", "TIMESTAMP_LTZ(6)", "DATE"):
         ddl = DDL.replace("ts TIMESTAMP(3)", f"ts {column}")
         _fails(spark, capsys, _write(tmp_path, GOOD_QUERY, ddl=ddl), "WATERMARK FOR ts",
                f"a {column} rowtime")
+    ddl = DDL.replace("ts TIMESTAMP(3)", "ms BIGINT,\n  ts AS TO_TIMESTAMP_LTZ(ms, 3)")
+    _fails(spark, capsys, _write(tmp_path, GOOD_QUERY, ddl=ddl), "WATERMARK FOR ts",
+           "a computed rowtime column is not supported yet")
 
 
 def test_unsupported_watermark_strategy(spark, tmp_path, capsys):

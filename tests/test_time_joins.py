@@ -251,15 +251,15 @@ def test_temporal_joins_flink_refuses_or_twinflow_cannot_run_yet_exit_2(spark, t
 def test_processing_time_temporal_join_takes_the_version_current_on_arrival(spark, tmp_path):
     """Stream: each order joins its key's latest version as of its micro-batch (that
     micro-batch's versions included); batch: the latest version of the whole input; parity
-    does not apply."""
+    does not apply. A NULL key joins the NULL key's version, as in the event-time join."""
     (tmp_path / "ddl.sql").write_text(_TEMPORAL_DDL)
     (tmp_path / "q.sql").write_text(
         "SELECT o.oid, o.cur, r.rate FROM pt AS o LEFT JOIN rates FOR SYSTEM_TIME AS OF o.pt "
         "AS r ON o.cur = r.cur")
-    (tmp_path / "pt.csv").write_text("oid,cur\n1,EUR\n2,EUR\n3,GBP\n4,EUR\n")
+    (tmp_path / "pt.csv").write_text("oid,cur\n1,EUR\n2,EUR\n3,GBP\n4,EUR\n5,\n")
     (tmp_path / "rates.csv").write_text(
         "cur,rate,ts\nEUR,10,2024-01-01 00:00:01\nEUR,11,2024-01-01 00:00:02\n"
-        "USD,5,2024-01-01 00:00:03\n")
+        "USD,5,2024-01-01 00:00:03\n,7,2024-01-01 00:00:04\n")
     result = run(RunConfig([tmp_path / "ddl.sql", tmp_path / "q.sql"],
                            {"pt": tmp_path / "pt.csv", "rates": tmp_path / "rates.csv"},
                            "both", tmp_path / "out", 1), spark, runtime=HarnessRuntime())
@@ -268,9 +268,9 @@ def test_processing_time_temporal_join_takes_the_version_current_on_arrival(spar
     stream = sorted(tuple(r) for r in read_csv(tmp_path / "out" / "stream.csv")[1:])
     batch = sorted(tuple(r) for r in read_csv(tmp_path / "out" / "batch.csv")[1:])
     assert stream == [("1", "EUR", "10"), ("2", "EUR", "11"), ("3", "GBP", ""),
-                      ("4", "EUR", "11")], stream
+                      ("4", "EUR", "11"), ("5", "", "7")], stream
     assert batch == [("1", "EUR", "11"), ("2", "EUR", "11"), ("3", "GBP", ""),
-                     ("4", "EUR", "11")], batch
+                     ("4", "EUR", "11"), ("5", "", "7")], batch
 
 
 def test_join_condition_values_of_both_inputs_null_and_overflow():

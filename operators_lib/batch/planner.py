@@ -79,7 +79,7 @@ def join_batch(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
     order = ([F.col(quote(tp.right_time)).desc()] if tp.dedup else []) + [F.col(ROWNUM).desc()]
     latest = right.withColumn("tw__n", F.row_number().over(
         Window.partitionBy(*keys).orderBy(*order))).where("tw__n = 1").drop("tw__n")
-    return spark_join(replace(node, temporal=None), left, latest)
+    return spark_join(replace(node, temporal=None), left, latest, null_keys_match=True)
 
 
 _T, _VER, _PROBE, _SIDE, _HIT = "tw__t", "tw__ver", "tw__probe", "tw__side", "tw__hit"
@@ -142,7 +142,7 @@ def over_batch(node: Over, df: DataFrame) -> DataFrame:
     if node.frame.kind == "ROWS":
         w = w.orderBy(time, F.col(ROWNUM)).rowsBetween(start, Window.currentRow)
     else:
-        timestamp = next(f.type.name == "TIMESTAMP" for f in node.child.fields
+        timestamp = next(f.type.is_timestamp for f in node.child.fields
                          if f.name == node.order_by)
         # INTERVAL frames count milliseconds; a numeric ORDER BY's frame counts its units.
         w = w.orderBy(F.unix_millis(time) if timestamp and node.time_kind != "proctime"

@@ -171,12 +171,17 @@ def _watermark(stmt: Statement, columns: list[Column], col: str, expr_text: str,
     target = next((c for c in columns if c.name.lower() == col.lower()), None)
     if target is None:
         raise stmt.error(f"WATERMARK FOR {col}: no such column", line)
-    if target.type.name != "TIMESTAMP" or target.proctime:
-        raise stmt.error(f"WATERMARK FOR {col}: the rowtime column must be a TIMESTAMP(3) (a "
-                         f"{target.type.sql()} rowtime is not supported)", line)
+    if target.expr is not None:
+        raise stmt.error(f"WATERMARK FOR {col}: a computed rowtime column is not supported yet "
+                         "(declare the event time as a TIMESTAMP(3) or TIMESTAMP_LTZ(3) column "
+                         "of the CSV)", line)
+    if not target.type.is_timestamp or target.proctime:
+        raise stmt.error(f"WATERMARK FOR {col}: the rowtime column must be a TIMESTAMP(3) or "
+                         f"TIMESTAMP_LTZ(3) (a {target.type.sql()} rowtime is not supported)",
+                         line)
     if target.type.precision != 3:
         raise stmt.error(f"WATERMARK FOR {col}: a {target.type.sql()} rowtime is not supported "
-                         "(twinflow's rowtime is a TIMESTAMP(3))", line)
+                         "(twinflow's rowtime is a TIMESTAMP(3) or TIMESTAMP_LTZ(3))", line)
     try:
         node = parse_expression(expr_text)
     except ParseError:

@@ -95,7 +95,7 @@ def _exact(t: FlinkType) -> bool:
 
 
 def _timestamp(t: FlinkType) -> bool:
-    return t.name == "TIMESTAMP"
+    return t.is_timestamp
 
 
 def _collection(t: FlinkType) -> bool:
@@ -366,7 +366,7 @@ def _to_timestamp_ltz(c: Call) -> str:
     if unit not in (0, 3):
         raise c.reject("TO_TIMESTAMP_LTZ takes the precision 0 (seconds) or 3 (milliseconds)")
     convert = "timestamp_millis" if unit == 3 else "timestamp_seconds"
-    return f"CAST({convert}({c.sql[0]}) AS TIMESTAMP_NTZ)"
+    return f"{convert}({c.sql[0]})"
 
 
 _EXTRACT = {"YEAR": "year({})", "QUARTER": "quarter({})", "MONTH": "month({})",
@@ -387,7 +387,7 @@ def _extract(c: Call) -> str:
             raise c.reject(f"EXTRACT({unit} FROM ..) of a TIME is not supported (units: HOUR, "
                            "MINUTE, SECOND)")
     else:
-        c.require(0, lambda t: t.name in ("TIMESTAMP", "DATE"), "a TIMESTAMP, DATE or TIME")
+        c.require(0, lambda t: t.is_timestamp or t.name == "DATE", "a TIMESTAMP, DATE or TIME")
     return f"CAST({_EXTRACT[unit].format(c.sql[0])} AS BIGINT)"
 
 
@@ -607,15 +607,14 @@ def _time_cast(c: Call, src: FlinkType, to: FlinkType) -> str:
                            "'10:15:00'")
         return f"CAST({x} AS {to.spark().simpleString()})"
     if to.is_timestamp and src.is_timestamp:
-        value = f"date_trunc('MILLISECOND', {x})" if src.precision > to.precision else x
-        return f"CAST({value} AS {to.spark().simpleString()})"
+        return f"date_trunc('MILLISECOND', {x})" if src.precision > to.precision else x
     if to.name == "TIME" and src.name == "TIME":
         return f"CAST({x} AS {to.spark().simpleString()})"
     if to.name == "TIME" and src.is_timestamp:
         # Flink takes the milliseconds since the epoch modulo a day with Java's %, which is
         # negative before 1970 (shown as 00:00:00): not reproduced, the run fails there.
         fail = f"raise_error('{c.name} to TIME of a timestamp before 1970 is not supported')"
-        return (f"(CASE WHEN {x} >= TIMESTAMP_NTZ'1970-01-01 00:00:00' THEN CAST({x} AS "
+        return (f"(CASE WHEN {x} >= TIMESTAMP'1970-01-01 00:00:00' THEN CAST({x} AS "
                 f"{to.spark().simpleString()}) WHEN {x} IS NOT NULL THEN CAST({fail} AS "
                 f"{to.spark().simpleString()}) END)")
     raise c.reject(f"{c.name} of a {src.sql()} to {to.sql()} is not supported")

@@ -122,7 +122,7 @@ def plan_over(ctx: Ctx, child: Node, items, windows, scope: Scope, project) -> N
                           "INTERVAL", win)
     elif frame.kind == "RANGE" and frame.preceding is not None and (
             frame.numeric != (tfield.type.is_numeric) or not frame.numeric
-            and tfield.type.name != "TIMESTAMP"):
+            and not tfield.type.is_timestamp):
         raise ctx.err(f"a RANGE frame over {tfield.name} ({tfield.type.sql()}) needs "
                       f"{'a number' if tfield.type.is_numeric else 'an INTERVAL'} PRECEDING",
                       win)

@@ -197,8 +197,6 @@ def _default(dtype: T.DataType):
         return F.expr("DATE'1970-01-01'")
     if isinstance(dtype, T.TimeType):
         return F.expr("TIME'00:00:00'").cast(dtype)
-    if isinstance(dtype, T.TimestampNTZType):
-        return F.expr("TIMESTAMP_NTZ'1970-01-01 00:00:00'")
     return F.lit(0).cast(dtype)
 
 
