@@ -29,6 +29,13 @@ def _data_arg(text: str) -> tuple[str, Path]:
     return name, Path(path)
 
 
+def _conf_arg(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="twinflow", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -58,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="split every TopN's partitions in S sub-partitions (a two-level "
                           "TopN with the same result) to spread a hot partition; default 1")
     run.add_argument("--master", default=None, help="Spark master (default local[2])")
+    run.add_argument("--conf", action="append", default=[], type=_conf_arg,
+                     metavar="KEY=VALUE",
+                     help="a Spark setting (repeatable); the user's settings (this, "
+                          "spark-defaults.conf) win over twinflow's defaults")
     demo = sub.add_parser("demo", parents=[common],
                           help="the seed queries in both modes, a GX gate and a DAG run")
     demo.add_argument("--out", type=Path, default=Path("runs") / "demo")
@@ -90,7 +101,7 @@ def _run(args: argparse.Namespace, console: Console, log: Path | None) -> int:
         with console.ticking():
             check_config(cfg)
             console.activity("spark", "starting")
-            spark = get_spark(args.master)
+            spark = get_spark(args.master, conf=dict(args.conf))
             console.activity("ingest", "reading the SQL and the input")
             result = run(cfg, spark, RunProgress(console, args.mode))
     except TwinflowError as e:

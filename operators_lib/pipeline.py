@@ -181,6 +181,9 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
             + ("the stream recomputed from scratch" if cfg.mode != "batch" else "not resumed")]
             if discarded else []),
         "timings_s": {"ingest": round(ingest_s, 3)},
+        # The settings in force (the user's where given: operators_lib/spark.py).
+        "spark": {"master": spark.sparkContext.master, "app": spark.sparkContext.appName,
+                  "shuffle_partitions": int(spark.conf.get("spark.sql.shuffle.partitions"))},
     }
     notify("ingest", report)
     outputs: dict[str, tuple[pd.DataFrame, dict, list[str] | None]] = {}

@@ -40,35 +40,53 @@ DRIVER_DIED = (
     "a DAG's query config (setting spark.driver.memory in a running session has no effect)")
 
 
-def get_spark(master: str | None = None, app: str = "twinflow") -> SparkSession:
+# twinflow's defaults: each applies only where the user (spark-submit --conf,
+# spark-defaults.conf, ``twinflow run --conf``) set nothing.
+DEFAULTS = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": os.environ.get("TWINFLOW_SHUFFLE_PARTITIONS", "2"),
+    "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+}
+# What Flink's semantics need (a TIME(p) column type; a MAP[..] constructor keeping the last
+# value of a repeated key): set whatever the user set.
+REQUIRED = {"spark.sql.timeType.enabled": "true", "spark.sql.mapKeyDedupPolicy": "LAST_WIN"}
+
+
+def get_spark(master: str | None = None, app: str = "twinflow",
+              conf: dict[str, str] | None = None) -> SparkSession:
     """Create (or reuse) the session. ``master`` defaults to spark-submit's ``--master``, else
-    $TWINFLOW_MASTER, else local[2]."""
+    $TWINFLOW_MASTER, else local[2]. Settings: the user's (spark-submit, spark-defaults.conf,
+    then ``conf``, which wins), twinflow's ``DEFAULTS`` where they set nothing, ``REQUIRED``
+    always. The JVM starts first (loading spark-defaults.conf, as spark-submit does), so that
+    twinflow can see what the user set."""
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
     # Workers must run this interpreter (it has pandas/pyarrow/protobuf), not the system python3.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if master is None and os.environ.get("PYSPARK_GATEWAY_PORT"):
-        master = ""  # launched by spark-submit: its --master decides
-    elif master is None:
+    conf = dict(conf or {})
+    submitted = bool(os.environ.get("PYSPARK_GATEWAY_PORT"))  # launched by spark-submit
+    if master is None and not submitted:
         master = os.environ.get("TWINFLOW_MASTER", "local[2]")
-    builder = (
-        SparkSession.builder.appName(app)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        # Flink's TIME(p) columns; a MAP[..] constructor keeps the last value of a repeated key.
-        .config("spark.sql.timeType.enabled", "true")
-        .config("spark.sql.mapKeyDedupPolicy", "LAST_WIN")
-        .config("spark.sql.shuffle.partitions", os.environ.get("TWINFLOW_SHUFFLE_PARTITIONS", "2"))
-        .config("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
-        .config("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", "true")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.driver.defaultJavaOptions", DRIVER_JAVA_OPTIONS)
-    )
     if master:
-        builder = builder.master(master)
-    return builder.getOrCreate()
+        conf["spark.master"] = master
+    if SparkContext._jvm is None and not submitted:
+        # JVM options count only at launch: given here, after spark-defaults.conf.
+        launch = SparkConf(loadDefaults=False)
+        launch.setAll([("spark.driver.defaultJavaOptions", DRIVER_JAVA_OPTIONS),
+                       ("spark.app.name", app), *conf.items()])
+        SparkContext._ensure_initialized(conf=launch)
+    settings = SparkConf()  # the JVM's: spark-submit's and spark-defaults.conf
+    settings.setIfMissing("spark.app.name", app)
+    for key, value in DEFAULTS.items():
+        settings.setIfMissing(key, value)
+    settings.setAll([*conf.items(), *REQUIRED.items()])
+    return SparkSession.builder.config(conf=settings).getOrCreate()
 
 
 @contextmanager

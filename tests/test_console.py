@@ -5,6 +5,7 @@ Spark JVM, its Python workers), so the CLI runs in a subprocess here, as a user 
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import subprocess
@@ -36,11 +37,12 @@ WORKER_PRINT = "TransformWithStateInPandas Python worker"
 PROGRESS = re.compile(r"^(spark|ingest|stream|batch|parity) +\S.* \d+ s$")
 
 
-def _cli(tmp: Path, *extra: str) -> subprocess.CompletedProcess:
+def _cli(tmp: Path, *extra: str, env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess:
     (tmp / "ddl.sql").write_text(DDL)
     (tmp / "q.sql").write_text(QUERY)
     (tmp / "t.csv").write_text(CSV)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "jobs.cli", "run", "--sql", str(tmp / "ddl.sql"),
          "--sql", str(tmp / "q.sql"), "--data", f"t={tmp / 't.csv'}", "--out", str(tmp / "out"),
@@ -73,6 +75,20 @@ def test_default_output_is_step_lines_and_a_summary(tmp_path):
     # the engines' output is kept, in the log
     log = (out / "engine.log").read_text()
     assert WORKER_PRINT in log and " WARN " in log
+
+
+def test_spark_settings_of_the_user_win_over_twinflows_defaults(tmp_path):
+    """spark-defaults.conf beats twinflow's default (2 shuffle partitions); --conf beats
+    spark-defaults.conf; where neither says anything, twinflow's default holds."""
+    conf_dir = tmp_path / "conf"
+    conf_dir.mkdir()
+    (conf_dir / "spark-defaults.conf").write_text(
+        "spark.sql.shuffle.partitions 5\nspark.app.name from-defaults\n")
+    proc = _cli(tmp_path, "--mode", "batch", "--conf", "spark.app.name=from-cli",
+                env={"SPARK_CONF_DIR": str(conf_dir)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["spark"] == {"master": "local[2]", "app": "from-cli", "shuffle_partitions": 5}
 
 
 def test_verbose_shows_engine_output(tmp_path):
