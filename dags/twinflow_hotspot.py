@@ -18,7 +18,7 @@ from pathlib import Path
 
 from airflow.sdk import DAG, task
 
-from jobs.dag_parts import spark_step, twinflow_dag
+from jobs.dag_parts import ship_code, spark_step, twinflow_dag
 from operators_lib.paths import home, queries_dir
 
 
@@ -37,7 +37,7 @@ def build_hotspot_dag(config_path: Path) -> DAG:
             skew = json.loads((Path(run) / "skew.json").read_text())
             return decide(config_path, Skew(**skew))
 
-        measure >> choose_split(run_dir)
+        ship_code() >> measure >> choose_split(run_dir)
     return dag
 
 

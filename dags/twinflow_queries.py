@@ -23,7 +23,7 @@ from pathlib import Path
 
 from airflow.sdk import DAG, task
 
-from jobs.dag_parts import spark_step, twinflow_dag
+from jobs.dag_parts import ship_code, spark_step, twinflow_dag
 from operators_lib.paths import home, queries_dir
 
 RUN_KEY = "{{ ts_nodash }}"
@@ -52,7 +52,7 @@ def build_dag(config_path: Path) -> DAG:
             return str(do_publish(QueryConfig.load(config_path), Path(run), run_key))
 
         summary = validate(run_dir)
-        stream >> batch >> summary
+        ship_code() >> stream >> batch >> summary
         publish(run_dir, RUN_KEY, summary)
     return dag
 

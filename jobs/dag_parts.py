@@ -8,12 +8,23 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import DAG
+from airflow.sdk import DAG, task
 
 from operators_lib.paths import home
 from operators_lib.spark import DRIVER_JAVA_OPTIONS
 
 JOB = str(Path(__file__).resolve().parent / "twinflow_job.py")
+# The zip of twinflow's code that ``ship_code`` wrote (operators_lib/shipping.py).
+CODE = "{{ ti.xcom_pull(task_ids='ship_code') }}"
+
+
+@task
+def ship_code() -> str:
+    """The code executors import, as a zip under $TWINFLOW_HOME/dist (once per version), so
+    that the spark-submit steps run on a cluster whose machines do not have twinflow."""
+    from operators_lib.shipping import code_archive
+
+    return str(code_archive(home() / "dist"))
 
 
 def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: dict
@@ -21,10 +32,11 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: di
     """``spark-submit jobs/twinflow_job.py <step> --config .. --run-dir ..`` on the query's
     Spark connection (default ``spark_default``). Driver JVM options only count on this command
     line (the JVM starts before the job's code): the driver exits on OutOfMemoryError instead of
-    hanging (operators_lib/spark.py). The query config's ``"spark_conf"`` comes last and wins."""
+    hanging (operators_lib/spark.py). The query config's ``"spark_conf"`` comes last and wins.
+    The code goes along as ``--py-files`` (``ship_code`` must run first)."""
     return SparkSubmitOperator(
         task_id=task_id, application=JOB, name=f"twinflow-{cfg['name']}-{step}",
-        conn_id=cfg.get("spark_conn_id", "spark_default"),
+        conn_id=cfg.get("spark_conn_id", "spark_default"), py_files=CODE,
         application_args=[step, "--config", str(config_path), "--run-dir", run_dir],
         env_vars={"PYSPARK_PYTHON": sys.executable, "TWINFLOW_HOME": str(home())},
         # Driver JVM options (exit on out-of-memory, Spark's warnings only in the task log) go

@@ -38,7 +38,8 @@ def validate(cfg: QueryConfig, run: Path) -> dict:
 
 def publish(cfg: QueryConfig, run: Path, run_key: str) -> Path:
     """Copy the validated run into published/<query>/<run_key>/ in one rename, then point
-    ``LATEST`` at it (also a rename): readers see the old or the new version, never half."""
+    ``LATEST`` at it (also a rename) unless a later interval is published: readers see the old
+    or the new version, never half."""
     target_root = published_dir(cfg.name)
     target_root.mkdir(parents=True, exist_ok=True)
     tmp = target_root / f".{run_key}.tmp"
@@ -52,7 +53,10 @@ def publish(cfg: QueryConfig, run: Path, run_key: str) -> Path:
     if final.exists():  # a re-run of the same interval replaces its own version
         shutil.rmtree(final)
     os.replace(tmp, final)
-    pointer = target_root / ".LATEST.tmp"
-    pointer.write_text(run_key + "\n")
-    os.replace(pointer, target_root / "LATEST")
+    latest = target_root / "LATEST"
+    if not latest.exists() or latest.read_text().strip() <= run_key:
+        # A re-run of an earlier interval replaces its own version only.
+        pointer = target_root / ".LATEST.tmp"
+        pointer.write_text(run_key + "\n")
+        os.replace(pointer, latest)
     return final

@@ -8,6 +8,8 @@ A query's state directory holds everything that must survive between runs::
     <state>/checkpoint/     Spark's checkpoint (offsets, commits, RocksDB state)
     <state>/changelog/      the changelog, one file per micro-batch id
     <state>/retired/        the previous checkpoint, changelog and source after a rebuild
+    <state>/runs/<key>.json what the run of data interval <key> covered (staged parts, last
+                            micro-batch): a re-run of the interval rebuilds the same outputs
 
 The checkpoint is bound to the TopN split factor it was written with (``manifest.json``
 records it): the split changes the TopN's operator keys. When the query's config asks for
@@ -29,6 +31,14 @@ they are removed, so a later run succeeds once the input is fixed. ``batch_parit
 the same input in batch and proves that every row the stream has emitted equals the batch result
 for that row, and that every other input row is either late (dropped, with its reason) or still
 pending behind the watermark.
+
+Runs are keyed by their data interval (the run directory's name, the DAG's ``ts_nodash``). An
+interval's first run records what it covered; clearing the run in Airflow (or a retry after its
+stream step succeeded) re-runs it for the same interval: nothing is staged or streamed, the
+outputs are rebuilt from the changelog up to the interval's last micro-batch and checked
+against batch over the input staged by then, so the gate and publish see the same result as
+the first time. An interval before the newest recorded one that never ran is refused (exit 2):
+the stream's state cannot go back to it.
 """
 
 from __future__ import annotations
@@ -70,7 +80,7 @@ from operators_lib.plan import (
 )
 from operators_lib.sql import load_script
 from operators_lib.stream.planner import stream_dataframe
-from operators_lib.stream.runner import read_changelog, run_available_now
+from operators_lib.stream.runner import last_commit, read_changelog, run_available_now
 
 
 @dataclass
@@ -239,6 +249,8 @@ def bind_split(cfg: QueryConfig, state: Path) -> dict | None:
             if not (source / part.name).exists():
                 os.link(part, source / part.name)
     manifest["topn_split"] = new
+    # Runs recorded before refer to the retired changelog (stream_increment's run records).
+    manifest["generation"] = manifest.get("generation", 0) + 1
     state.mkdir(parents=True, exist_ok=True)
     write_json(state / "manifest.json", manifest)
     replayed = sum(t["rows"] for t in manifest["tables"].values())
@@ -258,10 +270,54 @@ def result_identity(plan: Node) -> list[str]:
     return [ROWNUM, EMIT_TS] if isinstance(plan, WindowAggregate) else [ROWNUM]
 
 
+def run_record(state: Path, run_key: str) -> dict | None:
+    """What the run of ``run_key`` (its data interval) covered: the staged parts and rows per
+    table, the last micro-batch, the state generation and its stream report."""
+    path = state / "runs" / f"{run_key}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _check_interval(state: Path, run_key: str) -> dict | None:
+    """The record of an interval that ran before (its re-run rebuilds that result), or None
+    for a new interval, which must come after every recorded one: the stream's state has
+    moved past an older interval and cannot process input as of then."""
+    record = run_record(state, run_key)
+    generation = _manifest(state).get("generation", 0)
+    if record is not None:
+        if record["generation"] != generation:
+            raise InputError(
+                f"interval {run_key} ran before the query's state was rebuilt (its TopN split "
+                "changed), so its result cannot be rebuilt from the new state; its published "
+                "version stands")
+        return record
+    newest = max((p.stem for p in (state / "runs").glob("*.json")), default=None)
+    if newest is not None and run_key < newest:
+        raise InputError(
+            f"interval {run_key} comes before interval {newest}, which the query's stream has "
+            "already processed: a new interval must come after it (a run of an interval that "
+            "ran before re-publishes its result; for past data use a batch backfill)")
+    return None
+
+
 def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Path) -> dict:
-    """Stage new input, run the stream from its checkpoint, write the candidate output."""
+    """Stage new input, run the stream from its checkpoint, write the candidate output.
+
+    The run is keyed by its data interval, the name of ``run_dir``. The first run of an interval
+    stages what arrived since the last run and records what it covered (``runs/<key>.json``
+    in the state). A re-run of the same interval (an Airflow task cleared or retried after the
+    stream step succeeded) stages and streams nothing: it rebuilds the same outputs from the
+    changelog up to the interval's last micro-batch."""
     t0 = time.perf_counter()
-    plan = plan_for(cfg, spark)
+    run_key = run_dir.name
+    record = _check_interval(state, run_key)
+    plan = plan_for(cfg, spark, None if record is None else record["topn_split"])
+    if record is not None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        _emit(plan, state, run_dir, record["last_batch"])
+        report = record["report"] | {"rerun": True,
+                                     "seconds": round(time.perf_counter() - t0, 3)}
+        write_json(run_dir / "stream_report.json", report)
+        return report
     new = read_new_inputs(cfg, plan, state)
     rejected = [r for n in new for r in n.rejected]
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -278,9 +334,38 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     srun = run_available_now(stream_dataframe(spark, plan, sources, cfg.rows_per_batch),
                              state / "checkpoint",
                              state / "changelog")
+    last_batch = last_commit(state / "checkpoint")
+    emitted = _emit(plan, state, run_dir, last_batch)
+    manifest = _manifest(state)
+    progress = srun.progress[-1] if srun.progress else {}
+    report = {
+        "query": cfg.name, "interval": run_key, "new_input_rows": added,
+        "rejected_rows": len(rejected), "max_rejected_rows": cfg.max_rejected_rows,
+        "topn_split": cfg.topn_split, "state_rebuilt": rebuilt,
+        "micro_batches": srun.micro_batches, "stream_seconds": round(srun.seconds, 3),
+        **emitted,
+        "input_rows_total": sum(t["rows"] for t in manifest["tables"].values()),
+        "watermark": (progress.get("eventTime") or {}).get("watermark"),
+        "state_rows": sum(o.get("numRowsTotal", 0) for o in progress.get("stateOperators", [])),
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
+    write_json(run_dir / "stream_report.json", report)
+    tables = manifest["tables"]
+    (state / "runs").mkdir(parents=True, exist_ok=True)
+    write_json(state / "runs" / f"{run_key}.json", {
+        "parts": {t: e["parts"] for t, e in tables.items()},
+        "rows": {t: e["rows"] for t, e in tables.items()},
+        "last_batch": last_batch, "generation": manifest.get("generation", 0),
+        "topn_split": cfg.topn_split, "report": report})
+    return report
+
+
+def _emit(plan: Node, state: Path, run_dir: Path, upto: int) -> dict:
+    """The run's outputs from the changelog up to micro-batch ``upto``: the materialized
+    result (stream.csv), the identities of its rows and the rows the stream left out."""
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
-    changelog = read_changelog(state / "changelog", state / "checkpoint")
+    changelog = read_changelog(state / "changelog", state / "checkpoint", upto)
     if changelog is None:
         changelog = pd.DataFrame({c: [] for c in [OP, *columns, EMIT_TS, ROWNUM]})
     late = changelog[changelog[OP] == LATE]
@@ -294,22 +379,8 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     final[identity].astype("int64").to_parquet(run_dir / "emitted_rows.parquet")
     late[[ROWNUM]].to_parquet(run_dir / "late_rows.parquet")
     late_windows.astype("int64").to_parquet(run_dir / "late_windows.parquet")
-    manifest = _manifest(state)
-    progress = srun.progress[-1] if srun.progress else {}
-    report = {
-        "query": cfg.name, "new_input_rows": added, "rejected_rows": len(rejected),
-        "max_rejected_rows": cfg.max_rejected_rows,
-        "topn_split": cfg.topn_split, "state_rebuilt": rebuilt,
-        "micro_batches": srun.micro_batches, "stream_seconds": round(srun.seconds, 3),
-        "emitted_rows": len(final), "late_rows": len(late),
-        "late_row_windows": len(late_windows), "session_splits": splits,
-        "input_rows_total": sum(t["rows"] for t in manifest["tables"].values()),
-        "watermark": (progress.get("eventTime") or {}).get("watermark"),
-        "state_rows": sum(o.get("numRowsTotal", 0) for o in progress.get("stateOperators", [])),
-        "seconds": round(time.perf_counter() - t0, 3),
-    }
-    write_json(run_dir / "stream_report.json", report)
-    return report
+    return {"emitted_rows": len(final), "late_rows": len(late),
+            "late_row_windows": len(late_windows), "session_splits": splits}
 
 
 def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Path) -> dict:
@@ -321,8 +392,12 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
     batch result over the same input. A window aggregate emits each key's window once, when it
     fires: every emitted window must equal its batch row over the input without the late rows
     (and (row, window) pairs); the other batch rows are windows still pending."""
+    record = run_record(state, run_dir.name)
+    if record is None:
+        raise InputError(f"query {cfg.name}: interval {run_dir.name} has no completed stream "
+                         "step (stream_increment) to check")
     # The split the state was built with (the config may have changed since): same result.
-    plan = plan_for(cfg, spark, int(_manifest(state).get("topn_split", 1)))
+    plan = plan_for(cfg, spark, record["topn_split"])
     if processing_time_windows(plan) or processing_time_joins(plan):
         report = {"verdict": "not_applicable", "reason": (
             "processing-time windows exist in stream mode only" if processing_time_windows(plan)
@@ -334,12 +409,13 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
         raise InputError("incremental parity for OVER / keep-first deduplication is implemented "
                          "for single-table queries")
     tables = sorted({s.table.name.lower() for s in scans(plan)})
-    files = {t: staged_files(state, t) for t in tables}
+    # The input as of the interval's run (a later run may have staged more).
+    files = {t: staged_files(state, t)[:record["parts"].get(t, 0)] for t in tables}
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
     stream = _typed(pd.read_csv(run_dir / "stream.csv", keep_default_na=False, dtype=str),
                     types, columns)
-    input_rows = sum(_manifest(state)["tables"][t]["rows"] for t in tables)
+    input_rows = sum(record["rows"].get(t, 0) for t in tables)
     if waits:
         key = tables[0]
         late = set(pd.read_parquet(run_dir / "late_rows.parquet")[ROWNUM])

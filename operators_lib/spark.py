@@ -86,7 +86,23 @@ def get_spark(master: str | None = None, app: str = "twinflow",
     for key, value in DEFAULTS.items():
         settings.setIfMissing(key, value)
     settings.setAll([*conf.items(), *REQUIRED.items()])
-    return SparkSession.builder.config(conf=settings).getOrCreate()
+    spark = SparkSession.builder.config(conf=settings).getOrCreate()
+    _ship_code(spark)
+    return spark
+
+
+def _ship_code(spark: SparkSession) -> None:
+    """On a cluster, executors import twinflow from its zip (shipping.py), unless spark-submit
+    already shipped it (``--py-files``)."""
+    from operators_lib.paths import home
+    from operators_lib.shipping import code_archive, is_local
+
+    context = spark.sparkContext
+    if is_local(context.master):
+        return
+    archive = code_archive(home() / "dist")
+    if archive.name not in context.getConf().get("spark.submit.pyFiles", ""):
+        context.addPyFile(str(archive))
 
 
 @contextmanager

@@ -51,9 +51,11 @@ def test_dagbag_imports_the_query_dags(airflow_env):
     assert not bag.import_errors, bag.import_errors
     dag = bag.get_dag("twinflow_tmall_max_price")
     assert dag is not None
-    assert set(dag.task_ids) == {"stream_increment", "batch_parity", "validate", "publish"}
+    assert set(dag.task_ids) == {
+        "ship_code", "stream_increment", "batch_parity", "validate", "publish"}
     hotspot = bag.get_dag("twinflow_hotspot_top_shops")  # top_shops.json has a hotspot section
-    assert hotspot is not None and set(hotspot.task_ids) == {"measure_skew", "choose_split"}
+    assert hotspot is not None
+    assert set(hotspot.task_ids) == {"ship_code", "measure_skew", "choose_split"}
     assert bag.get_dag("twinflow_hotspot_tmall_max_price") is None
 
 
@@ -91,7 +93,8 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
     12h 6 malformed rows beside 4 good ones fail the run: nothing staged, the rows listed;
     13h with max_rejected_rows = 6 they are staged (only the new file is read) and the
         result is in parity with batch, but it breaks a stricter suite: the run fails at the
-        gate and publishes nothing.
+        gate and publishes nothing;
+    11h cleared and run again: it republishes its own interval's result.
     """
     config = _config(tmp_path, "tmall_max_price")
     gx_root = tmp_path / "expectations"
@@ -149,6 +152,33 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
             parity["pending_rows"]) == (8, 7, 0, 1)
     rows = (gated / "stream.csv").read_text().splitlines()[1:]
     assert len(rows) == len(SEED_RESULT) and set(rows) == SEED_RESULT
+
+    # 11h cleared and run again after 13h: the same result for the same interval (nothing
+    # staged or streamed; parity over the 4 rows staged by 11h), published again as it was.
+    published = (first / "stream.csv").read_bytes()
+    shutil.rmtree(first)
+    config.write_text(json.dumps(cfg))  # the suite it passed then
+    run = _run(airflow_env, config, 11)
+    assert run.state == "success", _task_states(run)
+    assert (first / "stream.csv").read_bytes() == published
+    assert json.loads((first / "stream_report.json").read_text())["rerun"]
+    parity = json.loads((first / "parity.json").read_text())
+    assert (parity["input_rows"], parity["emitted_rows"], parity["pending_rows"]) == (4, 2, 2)
+
+
+def test_publishing_an_earlier_interval_again_keeps_latest_on_the_newest(airflow_env, tmp_path):
+    from jobs.gates import publish
+    from operators_lib.incremental import QueryConfig
+
+    cfg = QueryConfig("q", [], {}, "suite")
+    for key, rows in (("20240101T110000", "b"), ("20240101T100000", "a")):
+        run = tmp_path / key
+        run.mkdir()
+        (run / "stream.csv").write_text(f"x\n{rows}\n")
+        publish(cfg, run, key)
+    home = Path(airflow_env["TWINFLOW_HOME"])
+    assert _latest(home, "q").name == "20240101T110000"
+    assert (home / "published" / "q" / "20240101T100000" / "stream.csv").read_text() == "x\na\n"
 
 
 def _published_rows(home: Path, query: str) -> set[str]:

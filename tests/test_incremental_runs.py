@@ -74,6 +74,19 @@ def test_join_and_group_by_retract_across_runs_in_parity(spark, tmp_path):
     report = json.loads((run_dir / "stream_report.json").read_text())
     assert report["new_input_rows"] == {"customers": 2, "orders": 3}
 
+    # The 10h run cleared and run again after 11h: the same result as its first run (nothing
+    # staged or streamed), in parity with batch over the input staged by 10h.
+    rerun = tmp_path / "run10"
+    shutil.rmtree(rerun)
+    report = stream_increment(cfg, spark, state, rerun)
+    assert report["rerun"] and report["new_input_rows"] == {"customers": 4, "orders": 4}
+    assert set((rerun / "stream.csv").read_text().splitlines()[1:]) == published[10]
+    parity = batch_parity(cfg, spark, state, rerun)
+    assert (parity["verdict"], parity["input_rows"]) == ("equal", 8)
+    # An interval before the newest one that never ran cannot be streamed any more.
+    with pytest.raises(InputError, match="comes before interval run11"):
+        stream_increment(cfg, spark, state, tmp_path / "run09")
+
 
 def test_a_file_with_a_wrong_header_fails_the_run_before_anything_is_staged(spark, tmp_path):
     """Under the DAG this fails stream_increment, and so the run (tests/test_dags.py shows a

@@ -144,10 +144,12 @@ def _poll(query, on_progress: Callable[[dict], None]) -> None:
             on_progress(progress)
 
 
-def read_changelog(changelog_dir: Path, checkpoint: Path) -> pd.DataFrame | None:
-    """The changelog of every micro-batch the checkpoint committed, in batch order (None before
-    the first batch). StateError when a committed batch's file is missing or a file belongs to
-    no committed batch: the state is damaged and no result may be computed from it."""
+def read_changelog(changelog_dir: Path, checkpoint: Path, upto: int | None = None
+                   ) -> pd.DataFrame | None:
+    """The changelog of every micro-batch the checkpoint committed (up to batch ``upto``), in
+    batch order (None before the first batch). StateError when a committed batch's file is
+    missing or a file belongs to no committed batch: the state is damaged and no result may be
+    computed from it."""
     files = {int(f.stem.removeprefix("batch-")): f for f in changelog_dir.glob("batch-*.parquet")}
     committed = range(last_commit(checkpoint) + 1)
     missing = [b for b in committed if b not in files]
@@ -162,9 +164,10 @@ def read_changelog(changelog_dir: Path, checkpoint: Path) -> pd.DataFrame | None
             problems.append(f"{changelog_dir} holds micro-batch(es) {_ids(stray)} that the "
                             f"checkpoint {checkpoint} never committed")
         raise StateError("the stream's state is damaged: " + "; ".join(problems))
-    if not files:
+    wanted = [b for b in committed if upto is None or b <= upto]
+    if not wanted:
         return None
-    tables = [pq.read_table(files[b]) for b in committed]
+    tables = [pq.read_table(files[b]) for b in wanted]
     return result_frame(pa.concat_tables(tables, promote_options="default"))
 
 

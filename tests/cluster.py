@@ -1,0 +1,96 @@
+"""A Spark standalone cluster on the loopback interface, started from the pyspark wheel: one
+master and N workers of one core each, as separate JVMs (their executors too), so that what
+runs on it crosses process boundaries as on a real cluster (pickled processors, shipped code,
+shuffles between executors).
+
+    python -m tests.cluster --dir DIR [--workers 2]   # start; prints the master URL, Ctrl-C stops
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pyspark
+
+SPARK_HOME = Path(pyspark.__file__).parent
+READY_S = 60
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class StandaloneCluster:
+    """``with StandaloneCluster(dir) as url:`` a running cluster at ``url``
+    (spark://127.0.0.1:PORT); its logs and the executors' work directories are under ``dir``."""
+
+    def __init__(self, directory: Path, workers: int = 2, memory: str = "1g") -> None:
+        self.dir, self.workers, self.memory = directory, workers, memory
+        self.procs: list[subprocess.Popen] = []
+        self.url = ""
+
+    def _start(self, name: str, *args: str) -> Path:
+        log = self.dir / f"{name}.log"
+        env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_WORKER_DIR": str(
+            self.dir / "work"), "SPARK_LOG_DIR": str(self.dir)}
+        with open(log, "wb") as fh:
+            self.procs.append(subprocess.Popen(
+                [str(SPARK_HOME / "bin" / "spark-class"), *args], stdout=fh,
+                stderr=subprocess.STDOUT, env=env, start_new_session=True))
+        return log
+
+    def __enter__(self) -> str:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        port = _free_port()
+        self.url = f"spark://127.0.0.1:{port}"
+        self._start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                    "--port", str(port), "--webui-port", "0")
+        logs = [self._start(f"worker-{i}", "org.apache.spark.deploy.worker.Worker",
+                            "--host", "127.0.0.1", "--cores", "1", "--memory", self.memory,
+                            "--webui-port", "0", self.url)
+                for i in range(1, self.workers + 1)]
+        deadline = time.monotonic() + READY_S
+        while not all("Successfully registered with master" in p.read_text(errors="replace")
+                      for p in logs):
+            if time.monotonic() > deadline or any(p.poll() is not None for p in self.procs):
+                self.__exit__()
+                raise RuntimeError(f"the standalone cluster did not start: see {self.dir}")
+            time.sleep(0.5)
+        return self.url
+
+    def __exit__(self, *exc: object) -> None:
+        for p in reversed(self.procs):  # workers first: they stop their executors
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+        self.procs.clear()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", type=Path, required=True)
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    with StandaloneCluster(args.dir, args.workers) as url:
+        print(url, flush=True)
+        try:
+            signal.pause()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

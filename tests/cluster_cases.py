@@ -1,0 +1,48 @@
+"""Run corpus cases on a Spark cluster from one driver (tests/test_cluster.py starts it in a
+process of its own: a Python process holds one SparkContext).
+
+    python -m tests.cluster_cases --master spark://127.0.0.1:PORT --out DIR CASE [CASE ...]
+
+Each case runs in ``both`` mode (several micro-batches) into ``DIR/<feature>__<case>/``; the
+last line printed is JSON: per case the exit code and parity verdict, and where the executors'
+Python workers imported ``operators_lib`` from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from tests.caselib import CASES, Case
+
+
+def _imported_from(_: object) -> str:
+    import operators_lib
+
+    return operators_lib.__file__
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--master", required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("cases", nargs="+")
+    args = ap.parse_args()
+    from operators_lib.spark import get_spark
+
+    spark = get_spark(args.master, app="twinflow-cluster-cases")
+    executors = spark.sparkContext.parallelize(range(4), 4).map(_imported_from).collect()
+    results = {}
+    for case_id in args.cases:
+        result = Case(CASES / case_id).run(spark, args.out / case_id.replace("/", "__"))
+        results[case_id] = {"exit_code": result.exit_code, "message": result.message,
+                            "verdict": result.report.get("parity", {}).get("verdict"),
+                            "micro_batches": result.report.get("stream", {}).get(
+                                "micro_batches_this_run")}
+    spark.stop()
+    print(json.dumps({"executor_code": executors, "cases": results}))
+
+
+if __name__ == "__main__":
+    main()
