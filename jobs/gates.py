@@ -21,8 +21,9 @@ def validate(cfg: QueryConfig, run: Path) -> dict:
     parity = json.loads((run / "parity.json").read_text())
     runtime = []
     if cfg.extra.get("one_row_per_input_row", False):
-        # OVER emits one row per on-time input row once the watermark passes it.
-        expected = parity["input_rows"] - parity["late_rows"] - parity["pending_rows"]
+        # OVER emits one row per on-time input row once the watermark passes it: the run's
+        # output holds exactly the rows parity checked, one per input row it emitted.
+        expected = parity["emitted_rows"]
         runtime.append({"type": "expect_table_row_count_to_equal",
                         "kwargs": {"value": expected}})
     summary = validate_csv(run / "stream.csv", cfg.expectations, runtime,
@@ -45,7 +46,7 @@ def publish(cfg: QueryConfig, run: Path, run_key: str) -> Path:
     tmp = target_root / f".{run_key}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
-    for name in ("stream.csv", "batch.csv", "parity.json", "validation.json",
+    for name in ("stream.csv", "changes.csv", "batch.csv", "parity.json", "validation.json",
                  "stream_report.json", "rejected.csv"):
         if (run / name).exists():
             shutil.copy2(run / name, tmp / name)

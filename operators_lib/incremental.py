@@ -7,9 +7,18 @@ A query's state directory holds everything that must survive between runs::
     <state>/source/<table>/ what the streaming query's file source has been offered
     <state>/checkpoint/     Spark's checkpoint (offsets, commits, RocksDB state)
     <state>/changelog/      the changelog, one file per micro-batch id
-    <state>/retired/        the previous checkpoint, changelog and source after a rebuild
-    <state>/runs/<key>.json what the run of data interval <key> covered (staged parts, last
-                            micro-batch): a re-run of the interval rebuilds the same outputs
+    <state>/result/         an updating query's result as signed row counts (result_store.py)
+    <state>/late/           the late rows each run's micro-batches dropped (for parity)
+    <state>/retired/        the previous checkpoint, changelog, result, late rows and source
+                            after a rebuild
+    <state>/runs/<key>.json what the run of data interval <key> covered (staged parts, its
+                            micro-batches): a re-run of the interval rebuilds the same outputs
+
+A run reads only its own micro-batches' changelog. Its output (``stream.csv``): for an
+append-only query (OVER, windows, interval and temporal joins, keep-first deduplication) the
+rows emitted in the run, so that the intervals' outputs together are the result; for an
+updating query (joins, GROUP BY, TopN) the whole result after the run, merged from the result
+before it and the run's changes, which it also writes (``changes.csv``: op and row).
 
 The checkpoint is bound to the TopN split factor it was written with (``manifest.json``
 records it): the split changes the TopN's operator keys. When the query's config asks for
@@ -17,7 +26,8 @@ another factor (the hotspot DAG changed it), ``stream_increment`` retires the ch
 changelog (one generation is kept under ``retired/``, for a manual rollback) and rebuilds the
 state by replaying every staged input file into a new checkpoint before the new files: the
 materialized result is then exactly that of an uninterrupted run with the new factor, and
-``batch_parity`` checks it as after any run. Cost: one replay of the retained input.
+``batch_parity`` checks it as after any run (an append-only result leaves out what the retired
+state had emitted: it was published before). Cost: one replay of the retained input.
 
 Each ``stream_increment`` stages only input files that arrived since the last run, and runs the
 streaming query with ``availableNow`` from the checkpoint: results whose event time the
@@ -28,9 +38,10 @@ nothing is staged: the rows are in the run's rejected.csv); then the micro-batch
 written and linked, and the manifest, saved last, commits them. Files that a failed run left
 beyond the manifest were never offered to the stream (it runs after the manifest is saved):
 they are removed, so a later run succeeds once the input is fixed. ``batch_parity`` recomputes
-the same input in batch and proves that every row the stream has emitted equals the batch result
-for that row, and that every other input row is either late (dropped, with its reason) or still
-pending behind the watermark.
+the same input in batch and proves that every row the run emitted equals the batch result for
+that row (append-only results), or that the result equals the batch result (updating ones); the
+counts show every input row emitted, late (dropped, with its reason) or still pending behind the
+watermark. The batch still reads all staged input: its cost grows with the retained input.
 
 Runs are keyed by their data interval (the run directory's name, the DAG's ``ts_nodash``). An
 interval's first run records what it covered; clearing the run in Airflow (or a retry after its
@@ -56,7 +67,7 @@ from pyspark.sql import SparkSession
 from operators_lib import ingest, nonfinite
 from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
-from operators_lib.changelog import materialize
+from operators_lib.changelog import ADDS
 from operators_lib.errors import InputError, ParityError, SqlError
 from operators_lib.output import write_csv, write_json
 from operators_lib.parity import compare
@@ -73,11 +84,13 @@ from operators_lib.plan import (
     Node,
     Project,
     WindowAggregate,
+    append_only,
     batch_only,
     processing_time_joins,
     processing_time_windows,
     scans,
 )
+from operators_lib.result_store import result_as_of
 from operators_lib.sql import load_script
 from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.runner import last_commit, read_changelog, run_available_now
@@ -235,7 +248,7 @@ def bind_split(cfg: QueryConfig, state: Path) -> dict | None:
     retired, retiring = state / "retired", state / ".retiring"
     if (state / "checkpoint").exists():
         retiring.mkdir(parents=True, exist_ok=True)
-        for name in ("changelog", "source", "checkpoint"):
+        for name in ("changelog", "late", "result", "source", "checkpoint"):
             if (state / name).exists():
                 os.replace(state / name, retiring / name)
         (retiring / "topn_split").write_text(f"{old}\n")
@@ -277,6 +290,12 @@ def run_record(state: Path, run_key: str) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def _previous_record(state: Path, run_key: str) -> dict | None:
+    """The record of the newest interval before ``run_key`` (None for the first)."""
+    keys = [p.stem for p in (state / "runs").glob("*.json") if p.stem < run_key]
+    return run_record(state, max(keys)) if keys else None
+
+
 def _check_interval(state: Path, run_key: str) -> dict | None:
     """The record of an interval that ran before (its re-run rebuilds that result), or None
     for a new interval, which must come after every recorded one: the stream's state has
@@ -313,7 +332,8 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     plan = plan_for(cfg, spark, None if record is None else record["topn_split"])
     if record is not None:
         run_dir.mkdir(parents=True, exist_ok=True)
-        _emit(plan, state, run_dir, record["last_batch"])
+        _emit(spark, plan, state, run_dir, record["first_batch"], record["last_batch"],
+              record["replayed"])
         report = record["report"] | {"rerun": True,
                                      "seconds": round(time.perf_counter() - t0, 3)}
         write_json(run_dir / "stream_report.json", report)
@@ -331,11 +351,24 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
                for s in scans(plan)}
     for d in sources.values():
         d.mkdir(parents=True, exist_ok=True)
+    # The run covers every micro-batch since the last recorded run, also those of a run that
+    # failed after its stream step (they were never published), or, when the state was
+    # replaced since (a rebuild), the new state's from its first.
+    previous = _previous_record(state, run_key)
+    generation = _manifest(state).get("generation", 0)
+    replayed = previous is not None and previous["generation"] != generation
+    first_batch = previous["last_batch"] + 1 if previous and not replayed else 0
     srun = run_available_now(stream_dataframe(spark, plan, sources, cfg.rows_per_batch),
                              state / "checkpoint",
                              state / "changelog")
     last_batch = last_commit(state / "checkpoint")
-    emitted = _emit(plan, state, run_dir, last_batch)
+    emitted = _emit(spark, plan, state, run_dir, first_batch, last_batch, replayed)
+    before = previous["report"] if previous else {}
+    emitted["emitted_rows_total"] = emitted["emitted_rows"] + (
+        before.get("emitted_rows_total", 0) if append_only(plan) else 0)
+    # A replay emits the split markers of all the input again.
+    emitted["session_splits_total"] = emitted["session_splits"] + (
+        0 if replayed else before.get("session_splits_total", 0))
     manifest = _manifest(state)
     progress = srun.progress[-1] if srun.progress else {}
     report = {
@@ -355,32 +388,74 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     write_json(state / "runs" / f"{run_key}.json", {
         "parts": {t: e["parts"] for t, e in tables.items()},
         "rows": {t: e["rows"] for t, e in tables.items()},
-        "last_batch": last_batch, "generation": manifest.get("generation", 0),
+        "first_batch": first_batch, "last_batch": last_batch, "replayed": replayed,
+        "generation": generation,
         "topn_split": cfg.topn_split, "report": report})
     return report
 
 
-def _emit(plan: Node, state: Path, run_dir: Path, upto: int) -> dict:
-    """The run's outputs from the changelog up to micro-batch ``upto``: the materialized
-    result (stream.csv), the identities of its rows and the rows the stream left out."""
+def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: int, upto: int,
+          replayed: bool) -> dict:
+    """The run's outputs from its micro-batches ``first`` .. ``upto`` (see the module docstring):
+    stream.csv, changes.csv for an updating result, the identities of the rows emitted (for
+    parity) and the rows the stream left out (also kept in the state, for later parity).
+    ``replayed``: the state was rebuilt from the retained input since the previous run; an
+    append-only result then leaves out the rows the retired state had emitted (published
+    before)."""
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
-    changelog = read_changelog(state / "changelog", state / "checkpoint", upto)
+    identity = result_identity(plan)
+    changelog = read_changelog(state / "changelog", state / "checkpoint", first, upto)
     if changelog is None:
         changelog = pd.DataFrame({c: [] for c in [OP, *columns, EMIT_TS, ROWNUM]})
-    late = changelog[changelog[OP] == LATE]
+    late = changelog.loc[changelog[OP] == LATE, [ROWNUM]].astype("int64")
     # (row, window end) pairs a window aggregate left out: windows fired on arrival
-    late_windows = changelog.loc[changelog[OP] == LATE_WINDOW, [ROWNUM, EMIT_TS]]
+    late_windows = changelog.loc[changelog[OP] == LATE_WINDOW, [ROWNUM, EMIT_TS]].astype("int64")
     splits = int((changelog[OP] == SESSION_SPLIT).sum())
-    changelog = changelog[~changelog[OP].isin(MARKERS)].reset_index(drop=True)
-    identity = result_identity(plan)
-    final = materialize(changelog, OP, [*columns, *identity])
+    changes = changelog[~changelog[OP].isin(MARKERS)].reset_index(drop=True)
+    if append_only(plan):
+        if not changes[OP].isin(ADDS).all():
+            raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
+        if replayed:
+            changes = changes[~_identities(changes, identity).isin(_emitted_by_retired(
+                state, identity))].reset_index(drop=True)
+        emitted = final = changes
+    else:
+        write_csv(run_dir / "changes.csv", changes[[OP, *columns]], types, ["op", *columns])
+        emitted = final = result_as_of(spark, state, upto, [*columns, *identity])
     write_csv(run_dir / "stream.csv", final[columns], types)
-    final[identity].astype("int64").to_parquet(run_dir / "emitted_rows.parquet")
-    late[[ROWNUM]].to_parquet(run_dir / "late_rows.parquet")
-    late_windows.astype("int64").to_parquet(run_dir / "late_windows.parquet")
-    return {"emitted_rows": len(final), "late_rows": len(late),
-            "late_row_windows": len(late_windows), "session_splits": splits}
+    emitted[identity].astype("int64").to_parquet(run_dir / "emitted_rows.parquet")
+    # This run's late rows, and a copy in the state: parity needs those of every run so far.
+    kept = state / "late" / f"upto-{upto:08d}"
+    for d in (run_dir, kept):
+        d.mkdir(parents=True, exist_ok=True)
+        late.to_parquet(d / "late_rows.parquet")
+        late_windows.to_parquet(d / "late_windows.parquet")
+    return {"emitted_rows": len(emitted), "changelog_rows": len(changes),
+            "late_rows": len(late), "late_row_windows": len(late_windows),
+            "session_splits": splits}
+
+
+def _identities(rows: pd.DataFrame, identity: list[str]) -> pd.Series:
+    return pd.Series(list(rows[identity].astype("int64").itertuples(index=False, name=None)),
+                     index=rows.index, dtype=object)
+
+
+def _emitted_by_retired(state: Path, identity: list[str]) -> set[tuple[int, ...]]:
+    retired = read_changelog(state / "retired" / "changelog", state / "retired" / "checkpoint")
+    if retired is None:
+        return set()
+    return set(_identities(retired[retired[OP].isin(ADDS)], identity))
+
+
+def _late_so_far(state: Path, upto: int) -> tuple[set[int], set[tuple[int, int]]]:
+    """The late rows and (row, window end) pairs of every run up to micro-batch ``upto``."""
+    rows, windows = set(), set()
+    for d in (state / "late").glob("upto-*"):
+        if int(d.name.removeprefix("upto-")) <= upto:
+            rows.update(pd.read_parquet(d / "late_rows.parquet")[ROWNUM])
+            windows |= _pairs(d / "late_windows.parquet")
+    return rows, windows
 
 
 def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Path) -> dict:
@@ -418,8 +493,7 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
     input_rows = sum(record["rows"].get(t, 0) for t in tables)
     if waits:
         key = tables[0]
-        late = set(pd.read_parquet(run_dir / "late_rows.parquet")[ROWNUM])
-        late_windows = _pairs(run_dir / "late_windows.parquet")
+        late, late_windows = _late_so_far(state, record["last_batch"])
         identity = result_identity(plan)
         emitted = _pairs(run_dir / "emitted_rows.parquet")
         # Batch over the on-time input: the stream dropped the late rows (and left rows out
@@ -432,15 +506,15 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
         diff = compare(batch[was_emitted][columns], stream, types)
         report = {"verdict": "equal_for_emitted_rows" if diff.equal else "failed",
                   "late_rows": len(late)}
+        total = record["report"]["emitted_rows_total"]
         if len(identity) > 1:  # a window's row stands for its key's window, not an input row
-            report.update(emitted_windows=len(emitted),
-                          pending_windows=int((~was_emitted).sum()),
+            report.update(emitted_windows=len(emitted), emitted_windows_total=total,
+                          pending_windows=len(batch) - total,
                           late_row_windows=len(late_windows))
         else:
-            report.update(emitted_rows=len(emitted),
-                          pending_rows=input_rows - len(late) - len(emitted))
-        stream_report = json.loads((run_dir / "stream_report.json").read_text())
-        splits = stream_report.get("session_splits", 0)
+            report.update(emitted_rows=len(emitted), emitted_rows_total=total,
+                          pending_rows=input_rows - len(late) - total)
+        splits = record["report"]["session_splits_total"]
         if not diff.equal and splits:
             # As in `twinflow run`: batch semantics merge what the stream split, by definition.
             report.update(verdict="not_applicable", session_splits=splits,

@@ -16,6 +16,7 @@ from operators_lib.types import NESTED, FlinkType
 
 ROWNUM = "tw__rownum"  # arrival order of a row within its table (0-based; -1 = end-of-input marker)
 EMIT_TS = "tw__ts"  # event time (epoch ms) at which a stream operator emitted the row
+SEQ = "tw__seq"  # a changelog row's place: micro-batch id << 32 | position in the batch
 OP = "tw__op"  # row kind in stream mode: +I, -U, +U, -D, LATE (a dropped late row), TTL (a
 # key whose state expired in the last changelog operator), TTL_UPSTREAM (expired further up)
 TTL_KEY = "tw__ttlkey"  # hash of the key of the last changelog operator (join key, group key)

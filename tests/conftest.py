@@ -9,8 +9,8 @@ import pytest
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-# Modules whose tests each take a minute or more (DAG runs and CLI runs start JVMs).
-SLOW_FIRST = ("test_dags.py", "test_console.py")
+# Modules whose tests each take a minute or more (a cluster, DAG runs and CLI runs start JVMs).
+SLOW_FIRST = ("test_cluster.py", "test_dags.py", "test_console.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -44,9 +44,9 @@ from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValu
 from pyspark.sql.streaming.tws_tester import _InMemoryStatefulProcessorHandle
 
 from operators_lib.catalog import TableDef
-from operators_lib.plan import BATCH, EMIT_TS, ROWNUM
+from operators_lib.plan import BATCH, ROWNUM
 from operators_lib.scan import staged_schema
-from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun
+from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun, write_changelog_batch
 
 _FILE = "tw__file"
 _CLOCK = 1_700_000_000_000  # the processing time the harness reports (no processor reads it)
@@ -132,10 +132,8 @@ class HarnessRuntime:
         table = df.where(f"{ROWNUM} >= 0").toArrow()
         batches = self.micro_batches()
         for k in range(batches):
-            part = table.filter(pc.equal(table[BATCH], k)).drop_columns([BATCH])
-            order = pc.sort_indices(part, sort_keys=[(EMIT_TS, "ascending"),
-                                                     (ROWNUM, "ascending")])
-            pq.write_table(part.take(order), changelog_dir / f"batch-{k:08d}.parquet")
+            write_changelog_batch(table.filter(pc.equal(table[BATCH], k)).drop_columns([BATCH]),
+                                  changelog_dir, k)
             (checkpoint / "commits" / str(k)).touch()
         wms = self.watermarks()
         progress = [{"batchId": k, "eventTime": {"watermark": wms[k]}}

@@ -36,10 +36,12 @@ def test_hop_windows_across_runs_keep_parity(spark, tmp_path):
     state = tmp_path / "state"
     files = {1: ["u1,/home,2024-01-01 10:00:30", "u2,/home,2024-01-01 10:01:20"],
              2: ["u4,/home,2024-01-01 10:00:50", "u5,/home,2024-01-01 10:04:10"]}
-    published = {1: ["2024-01-01 09:59:00.000,2024-01-01 10:01:00.000,/home,1"]}
-    published[2] = published[1] + ["2024-01-01 10:00:00.000,2024-01-01 10:02:00.000,/home,3",
-                                   "2024-01-01 10:01:00.000,2024-01-01 10:03:00.000,/home,1"]
-    counts = {1: (1, 2, 0, 0), 2: (3, 2, 0, 1)}
+    # An append-only result: each run publishes the windows that fired in it.
+    published = {1: ["2024-01-01 09:59:00.000,2024-01-01 10:01:00.000,/home,1"],
+                 2: ["2024-01-01 10:00:00.000,2024-01-01 10:02:00.000,/home,3",
+                     "2024-01-01 10:01:00.000,2024-01-01 10:03:00.000,/home,1"]}
+    # (windows emitted by the run, by all runs so far, pending, late rows, late pairs)
+    counts = {1: (1, 1, 2, 0, 0), 2: (2, 3, 2, 0, 1)}
     for run, rows in files.items():
         (incoming / f"{run}.csv").write_text("\n".join(["user_id,url,ts", *rows]) + "\n")
         run_dir = tmp_path / f"run{run}"
@@ -47,7 +49,8 @@ def test_hop_windows_across_runs_keep_parity(spark, tmp_path):
         assert (run_dir / "stream.csv").read_text().splitlines()[1:] == published[run]
         parity = batch_parity(cfg, spark, state, run_dir)
         assert parity["verdict"] == "equal_for_emitted_rows", parity
-        assert (parity["emitted_windows"], parity["pending_windows"], parity["late_rows"],
+        assert (parity["emitted_windows"], parity["emitted_windows_total"],
+                parity["pending_windows"], parity["late_rows"],
                 parity["late_row_windows"]) == counts[run]
     assert json.loads((run_dir / "stream_report.json").read_text())["late_row_windows"] == 1
 
@@ -71,6 +74,11 @@ def test_join_and_group_by_retract_across_runs_in_parity(spark, tmp_path):
         stream_increment(cfg, spark, state, run_dir)
         assert set((run_dir / "stream.csv").read_text().splitlines()[1:]) == rows
         assert batch_parity(cfg, spark, state, run_dir)["verdict"] == "equal"
+    # An updating result: each run publishes the whole result and its changes to it.
+    changes = [line.split(",", 1) for line in
+               (run_dir / "changes.csv").read_text().splitlines()[1:]]
+    assert {r for op, r in changes if op in ("-U", "-D")} == published[10]
+    assert {r for op, r in changes if op in ("+I", "+U")} == published[11]
     report = json.loads((run_dir / "stream_report.json").read_text())
     assert report["new_input_rows"] == {"customers": 2, "orders": 3}
 

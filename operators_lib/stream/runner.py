@@ -7,10 +7,11 @@ harness of the tests (tests/harness.py) can run the same plan and processors mic
 micro-batch in memory.
 
 The sink writes each micro-batch's changelog to ``<changelog_dir>/batch-<id>.parquet``, rows
-in emission order (event time, then arrival). Writing by batch id makes a replayed batch (after
-a failure between the write and Spark's commit) overwrite its own file: exactly-once output.
-Every batch writes its file, even without rows: ``read_changelog`` then checks the files against
-the batches the checkpoint committed, so a missing segment is an error, not a wrong result.
+in emission order (event time, then arrival), each with its place in the changelog (``SEQ``).
+Writing by batch id makes a replayed batch (after a failure between the write and Spark's
+commit) overwrite its own file: exactly-once output. Every batch writes its file, even without
+rows: ``changelog_files`` then checks the files against the batches the checkpoint committed,
+so a missing segment is an error, not a wrong result.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,7 +34,7 @@ from pyspark.sql.streaming import StatefulProcessor
 from operators_lib.catalog import TableDef
 from operators_lib.errors import StateError
 from operators_lib.output import result_frame
-from operators_lib.plan import EMIT_TS, ROWNUM
+from operators_lib.plan import EMIT_TS, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
 
 _WM = "tw__wm"
@@ -106,11 +108,7 @@ def run_available_now(df: DataFrame, checkpoint: Path, changelog_dir: Path,
     changelog_dir.mkdir(parents=True, exist_ok=True)
 
     def sink(batch: DataFrame, batch_id: int) -> None:
-        table = batch.where(f"{ROWNUM} >= 0").toArrow()
-        order = pc.sort_indices(table, sort_keys=[(EMIT_TS, "ascending"), (ROWNUM, "ascending")])
-        tmp = changelog_dir / f".batch-{batch_id:08d}.parquet"
-        pq.write_table(table.take(order), tmp)
-        tmp.replace(changelog_dir / f"batch-{batch_id:08d}.parquet")
+        write_changelog_batch(batch.where(f"{ROWNUM} >= 0").toArrow(), changelog_dir, batch_id)
 
     start = time.perf_counter()
     conf = df.sparkSession.conf
@@ -133,6 +131,18 @@ def run_available_now(df: DataFrame, checkpoint: Path, changelog_dir: Path,
     return StreamRun(batches, seconds, progress)
 
 
+def write_changelog_batch(table: pa.Table, changelog_dir: Path, batch_id: int) -> None:
+    """One micro-batch's changelog file, rows in emission order (a stable sort: a key's rows
+    keep the order its processor emitted them in, a retraction before its replacement)."""
+    order = pc.sort_indices(table, sort_keys=[(EMIT_TS, "ascending"), (ROWNUM, "ascending")])
+    table = table.take(order)
+    table = table.append_column(SEQ, pa.array(
+        (batch_id << 32) + np.arange(len(table), dtype=np.int64), pa.int64()))
+    tmp = changelog_dir / f".batch-{batch_id:08d}.parquet"
+    pq.write_table(table, tmp)
+    tmp.replace(changelog_dir / f"batch-{batch_id:08d}.parquet")
+
+
 def _poll(query, on_progress: Callable[[dict], None]) -> None:
     # One lastProgress call a second: a StreamingQueryListener would convert every micro-batch's
     # progress through py4j, at a cost that grows with the number of micro-batches.
@@ -144,12 +154,22 @@ def _poll(query, on_progress: Callable[[dict], None]) -> None:
             on_progress(progress)
 
 
-def read_changelog(changelog_dir: Path, checkpoint: Path, upto: int | None = None
-                   ) -> pd.DataFrame | None:
-    """The changelog of every micro-batch the checkpoint committed (up to batch ``upto``), in
-    batch order (None before the first batch). StateError when a committed batch's file is
-    missing or a file belongs to no committed batch: the state is damaged and no result may be
-    computed from it."""
+def read_changelog(changelog_dir: Path, checkpoint: Path, first: int = 0,
+                   upto: int | None = None) -> pd.DataFrame | None:
+    """The changelog of the micro-batches ``first`` .. ``upto`` (default: the last) that the
+    checkpoint committed, in batch order (None without any)."""
+    files = changelog_files(changelog_dir, checkpoint, first, upto)
+    if not files:
+        return None
+    tables = [pq.read_table(f) for f in files]
+    return result_frame(pa.concat_tables(tables, promote_options="default"))
+
+
+def changelog_files(changelog_dir: Path, checkpoint: Path, first: int = 0,
+                    upto: int | None = None) -> list[Path]:
+    """The changelog files of micro-batches ``first`` .. ``upto`` (default: the last committed),
+    in batch order. StateError when a committed batch's file is missing or a file belongs to no
+    committed batch: the state is damaged and no result may be computed from it."""
     files = {int(f.stem.removeprefix("batch-")): f for f in changelog_dir.glob("batch-*.parquet")}
     committed = range(last_commit(checkpoint) + 1)
     missing = [b for b in committed if b not in files]
@@ -164,11 +184,7 @@ def read_changelog(changelog_dir: Path, checkpoint: Path, upto: int | None = Non
             problems.append(f"{changelog_dir} holds micro-batch(es) {_ids(stray)} that the "
                             f"checkpoint {checkpoint} never committed")
         raise StateError("the stream's state is damaged: " + "; ".join(problems))
-    wanted = [b for b in committed if upto is None or b <= upto]
-    if not wanted:
-        return None
-    tables = [pq.read_table(files[b]) for b in wanted]
-    return result_frame(pa.concat_tables(tables, promote_options="default"))
+    return [files[b] for b in committed if b >= first and (upto is None or b <= upto)]
 
 
 def last_commit(checkpoint: Path) -> int:

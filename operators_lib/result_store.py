@@ -1,0 +1,117 @@
+"""The materialized result of a scheduled updating query, kept per run as signed row counts.
+
+A query whose result rows are retracted and updated (regular joins, GROUP BY, TopN) has a
+result whose size is bounded by its keys, not by its history. Each run merges only its own
+micro-batches' changelog into the result of the run before: ``+I``/``+U`` count +1, ``-U``/``-D``
+-1, rows summed per distinct row (Spark's grouping: NULLs together, NaN with NaN, -0.0 with
+0.0), so a run costs its new changelog plus the result, on the executors. A row whose count
+goes below zero was retracted without being present: the changelog is damaged (StateError, no
+result). Each row keeps the changelog place (``SEQ``) where it was last added, so the result
+reads in the order rows were (last) added.
+
+Snapshots live in ``<state>/result/upto-<batch>`` (the result after micro-batch ``batch``); the
+newest ``KEEP`` are kept. The result as of any committed batch is the newest snapshot before it
+plus the changelog since: a re-run of a recent interval reads its snapshot, an older one
+rebuilds from an older snapshot (or from the start of the changelog).
+
+Append-only queries (OVER, windows, interval and temporal joins, keep-first deduplication)
+need no store: a run's result is the rows its micro-batches emitted.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from operators_lib.changelog import ADDS
+from operators_lib.errors import StateError
+from operators_lib.output import result_frame
+from operators_lib.plan import MARKERS, OP, SEQ
+from operators_lib.stream.runner import changelog_files
+
+COUNT = "tw__count"
+KEEP = 3
+_PREFIX = "upto-"
+
+
+def result_as_of(spark: SparkSession, state: Path, upto: int, columns: list[str]
+                 ) -> pd.DataFrame:
+    """The result after micro-batch ``upto`` (-1: before the first), each row as often as it is
+    present, in the order rows were last added; saved as a snapshot."""
+    snapshots = _snapshots(state)
+    if upto in snapshots:
+        counted = spark.read.parquet(str(snapshots[upto]))
+    else:
+        base = max((b for b in snapshots if b < upto), default=-1)
+        files = changelog_files(state / "changelog", state / "checkpoint", base + 1, upto)
+        counted = merge(spark.read.parquet(str(snapshots[base])) if base >= 0 else None,
+                        spark.read.parquet(*map(str, files)) if files else None, columns)
+        if counted is not None:  # None only before the first micro-batch (upto -1)
+            counted = _save(spark, counted, state, upto)
+    rows = result_frame(counted.toArrow()) if counted is not None else pd.DataFrame(
+        {c: [] for c in [*columns, COUNT, SEQ]})
+    rows = rows.loc[rows.index.repeat(rows[COUNT].astype("int64"))]
+    return rows.sort_values(SEQ, kind="stable")[columns].reset_index(drop=True)
+
+
+def merge(base: DataFrame | None, changelog: DataFrame | None, columns: list[str]
+          ) -> DataFrame | None:
+    """``base`` (counted rows) plus the signed rows of ``changelog``: counted rows, every
+    count > 0. StateError if a count goes below zero."""
+    if changelog is None:
+        return base
+    add = F.col(OP).isin(*ADDS)
+    signed = changelog.where(~F.col(OP).isin(*MARKERS)).select(
+        *columns, F.when(add, 1).otherwise(-1).cast("long").alias(COUNT),
+        F.when(add, F.col(SEQ)).alias(SEQ))
+    rows = signed if base is None else base.unionByName(signed)
+    keys, values = _grouping(rows)
+    counted = rows.groupBy(*keys).agg(F.sum(COUNT).alias(COUNT), F.max(SEQ).alias(SEQ),
+                                      *values)
+    counted = counted.select(*columns, COUNT, SEQ)
+    negative = counted.where(F.col(COUNT) < 0).limit(10).collect()
+    if negative:
+        raise StateError(
+            "the changelog retracts row(s) that are not present (damaged state or a bug); no "
+            "result was written: " + "; ".join(
+                str(tuple(r[c] for c in columns)) for r in negative))
+    return counted.where(F.col(COUNT) > 0)
+
+
+def _grouping(rows: DataFrame) -> tuple[list[Column], list[Column]]:
+    """Group by every result column; a MAP (which Spark cannot group by) by its sorted
+    entries, its value taken from the group."""
+    keys, values = [], []
+    for f in rows.schema.fields:
+        if f.name in (COUNT, SEQ):
+            continue
+        if isinstance(f.dataType, T.MapType):
+            keys.append(F.array_sort(F.map_entries(f.name)).alias(f"tw__key_{f.name}"))
+            values.append(F.first(f.name).alias(f.name))
+        else:
+            keys.append(F.col(f.name))
+    return keys, values
+
+
+def _snapshots(state: Path) -> dict[int, Path]:
+    return {int(p.name.removeprefix(_PREFIX)): p
+            for p in (state / "result").glob(f"{_PREFIX}*") if p.is_dir()}
+
+
+def _save(spark: SparkSession, counted: DataFrame, state: Path, upto: int) -> DataFrame:
+    """Write the snapshot (a directory, renamed into place) and keep the newest ``KEEP``."""
+    final = state / "result" / f"{_PREFIX}{upto:08d}"
+    tmp = state / "result" / f".{_PREFIX}{upto:08d}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    counted.write.parquet(str(tmp))
+    shutil.rmtree(final, ignore_errors=True)
+    tmp.replace(final)
+    snapshots = _snapshots(state)
+    for b in sorted(snapshots)[:-KEEP]:
+        shutil.rmtree(snapshots[b], ignore_errors=True)
+    return spark.read.parquet(str(final))
