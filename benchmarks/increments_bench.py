@@ -152,8 +152,11 @@ def main() -> None:
         results[query] = rows
     out = HERE / "results" / f"increments_{date.today()}.json"
     out.parent.mkdir(exist_ok=True)
+    # One file a day: a run of one query keeps the other's results.
+    before = json.loads(out.read_text())["results"] if out.exists() else {}
     out.write_text(json.dumps({"machine": platform.platform(), "cpus": os.cpu_count(),
-                               "rows_per_run": args.rows, "results": results}, indent=2))
+                               "rows_per_run": args.rows, "results": before | results},
+                              indent=2))
     for query, rows in results.items():
         print(f"\n{query}\n| run | input so far | stream step s | parity step s | driver JVM MB "
               "| driver Python MB |\n|---|---|---|---|---|---|")
