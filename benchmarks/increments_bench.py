@@ -8,10 +8,12 @@ included, local[2]), with the query's state kept between runs under a scratch
 ``TWINFLOW_HOME``. Per run: the wall time of each step and the peak resident memory of the
 driver (its JVM, and its Python process), sampled every 0.1 s.
 
-Queries: ``over`` (MAX OVER ROWS 2 PRECEDING per item, 1,000 items, an append-only result) and
-``join`` (examples/shop: customers LEFT JOIN orders, GROUP BY region, an updating result; each
-run 10% new customers, 90% orders of customers seen so far). Data is generated into
-benchmarks/data/ (not committed); event times rise from run to run.
+Queries: ``over`` (MAX OVER ROWS 2 PRECEDING per item, 1,000 items, an append-only result),
+``over_range`` (the same over RANGE INTERVAL '2' MINUTE: parity reads only what its frames
+reach, operators_lib/parity_scope.py) and ``join`` (examples/shop: customers LEFT JOIN orders,
+GROUP BY region, an updating result; each run 10% new customers, 90% orders of customers seen
+so far). Data is generated into benchmarks/data/ (not committed); event times rise from run to
+run.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 DATA = HERE / "data" / "increments"
 SEED, SHOP = REPO / "examples" / "seed", REPO / "examples" / "shop"
+RANGE_SQL = """SELECT itemID, itemType, onSellTime, price,
+  MAX(price) OVER (PARTITION BY itemType ORDER BY onSellTime
+    RANGE BETWEEN INTERVAL '2' MINUTE PRECEDING AND CURRENT ROW) AS maxPrice
+FROM tmall_item"""
 
 
 def over_file(run: int, rows: int, folder: Path) -> None:
@@ -67,8 +73,11 @@ def join_files(run: int, rows: int, folders: dict[str, Path]) -> None:
 
 
 def config(query: str, work: Path) -> tuple[Path, dict[str, Path]]:
-    if query == "over":
+    if query.startswith("over"):
         sql = [SEED / "tmall_item.sql", SEED / "rows_max_price.sql"]
+        if query == "over_range":  # parity reads only the input its frames reach
+            sql[1] = work / "range_max_price.sql"
+            sql[1].write_text(RANGE_SQL)
         inputs = {"tmall_item": work / "incoming" / "tmall_item"}
     else:
         sql = [SHOP / "shop.sql", SHOP / "revenue_by_region.sql"]
@@ -99,14 +108,18 @@ def step(name: str, cfg: Path, run_dir: Path, home: Path) -> dict:
         root = psutil.Process(proc.pid)
         while not done.is_set():
             try:
-                for p in [root, *root.children(recursive=True)]:
-                    line = " ".join(p.cmdline())
-                    kind = "jvm" if "java" in p.name() else (
-                        "python" if "twinflow_job.py" in line and "java" not in line else None)
+                tree = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                tree = []
+            for p in tree:
+                try:  # the driver's JVM, and the job's Python (not the workers, not bash)
+                    name, line = p.name(), " ".join(p.cmdline())
+                    kind = "jvm" if name == "java" else "python" if (
+                        name.startswith("python") and "twinflow_job.py" in line) else None
                     if kind:
                         peak[kind] = max(peak[kind], p.memory_info().rss)
-            except psutil.Error:
-                pass
+                except psutil.Error:
+                    continue
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -125,17 +138,17 @@ def main() -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--rows", type=int, default=100_000)
-    ap.add_argument("--query", choices=["over", "join"], action="append")
+    ap.add_argument("--query", choices=["over", "over_range", "join"], action="append")
     args = ap.parse_args()
     results = {}
-    for query in args.query or ["over", "join"]:
+    for query in args.query or ["over", "over_range", "join"]:
         work = DATA / query
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         cfg, inputs = config(query, work)
         rows = []
         for run in range(args.runs):
-            if query == "over":
+            if query.startswith("over"):
                 over_file(run, args.rows, inputs["tmall_item"])
             else:
                 join_files(run, args.rows, inputs)

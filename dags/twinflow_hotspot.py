@@ -5,8 +5,9 @@ Each run of ``twinflow_hotspot_<query>``:
 1. ``measure_skew`` (spark-submit): rows per TopN partition key over the query's recent input;
 2. ``choose_split``: the documented rule (operators_lib/hotspot.py) turns the skew into a split
    factor S; every decision is audited in ``$TWINFLOW_HOME/audit/<query>.jsonl`` and a changed S
-   is written into the query's config. The next ``twinflow_<query>`` run uses it: it rebuilds
-   the TopN state for the new S and proves parity with batch, as every run does.
+   is written to ``$TWINFLOW_HOME/config/<query>.json`` (never into the DAG folder). The next
+   ``twinflow_<query>`` run uses it: it rebuilds the TopN state for the new S and proves parity
+   with batch, as every run does.
 
 This DAG never touches the query's state, so it can run while the query's DAG runs.
 """

@@ -1,5 +1,5 @@
 """Hotspot management for scheduled TopN queries: measure partition skew, choose the split
-factor, and record the decision in the query's config (the DAG twinflow_hotspot_<query>).
+factor, and record the decision beside the query's config (the DAG twinflow_hotspot_<query>).
 
 Skew is measured on the recent input: the newest staged micro-batch files holding at most
 ``window_rows`` rows per table, run through the plan up to the TopN's input in batch mode, and
@@ -17,9 +17,10 @@ that run the TopN at once) and m = the largest partition's share of the rows:
   not trigger a state rebuild, nor does the next small rise).
 
 Each decision appends an audit record (when, measured skew, rule, old -> new, why) to
-``$TWINFLOW_HOME/audit/<query>.jsonl``; a change is also written, with that record, into the
-query's config (atomically), where the next incremental run picks it up (incremental.py
-rebuilds the TopN state for the new factor).
+``$TWINFLOW_HOME/audit/<query>.jsonl``; a change is also written, with that record, to
+``$TWINFLOW_HOME/config/<query>.json`` (atomically; never into the DAG folder), which
+``QueryConfig.load`` lays over the query's config: the next incremental run picks it up
+(incremental.py rebuilds the TopN state for the new factor).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from pyspark.sql import functions as F
 from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError
 from operators_lib.incremental import QueryConfig, plan_for, staged_files
-from operators_lib.paths import home
+from operators_lib.paths import chosen_settings, home
 from operators_lib.plan import quote, scans
 from operators_lib.topn_split import splittable
 
@@ -111,8 +112,8 @@ def _needed(load: float, max_split: int) -> int:
 
 
 def decide(cfg_path: Path, skew: Skew, now: datetime | None = None) -> dict:
-    """Apply the rule to a measured skew: audit it, and write a changed factor into the
-    query's config file. Returns the audit record."""
+    """Apply the rule to a measured skew: audit it, and write a changed factor where the query's
+    config is read with it ($TWINFLOW_HOME/config/<query>.json). Returns the audit record."""
     cfg = QueryConfig.load(cfg_path)
     opts = settings(cfg)
     old = int(opts["split"])
@@ -126,11 +127,11 @@ def decide(cfg_path: Path, skew: Skew, now: datetime | None = None) -> dict:
     with open(audit, "a") as fh:
         fh.write(json.dumps(record) + "\n")
     if new != old:
-        raw = json.loads(cfg_path.read_text())
-        raw["hotspot"] = {**(raw.get("hotspot") or {}), "split": new,
-                          "last_change": {k: record[k] for k in (
-                              "at", "old_split", "new_split", "reason")}}
-        tmp = cfg_path.with_name(f".{cfg_path.name}.tmp")
-        tmp.write_text(json.dumps(raw, indent=2) + "\n")
-        os.replace(tmp, cfg_path)
+        path = chosen_settings(cfg.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        chosen = {"hotspot": {"split": new, "last_change": {k: record[k] for k in (
+            "at", "old_split", "new_split", "reason")}}}
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(json.dumps(chosen, indent=2) + "\n")
+        os.replace(tmp, path)
     return record

@@ -71,6 +71,8 @@ from operators_lib.changelog import ADDS
 from operators_lib.errors import InputError, ParityError, SqlError
 from operators_lib.output import write_csv, write_json
 from operators_lib.parity import compare
+from operators_lib.parity_scope import cut_ms, parts_from, reach_ms
+from operators_lib.paths import chosen_settings
 from operators_lib.pipeline import late_source, plan_query
 from operators_lib.plan import (
     EMIT_TS,
@@ -93,7 +95,12 @@ from operators_lib.plan import (
 from operators_lib.result_store import result_as_of
 from operators_lib.sql import load_script
 from operators_lib.stream.planner import stream_dataframe
-from operators_lib.stream.runner import last_commit, read_changelog, run_available_now
+from operators_lib.stream.runner import (
+    checkpoint_shuffle_partitions,
+    last_commit,
+    read_changelog,
+    run_available_now,
+)
 
 
 @dataclass
@@ -121,6 +128,10 @@ class QueryConfig:
         missing = {"name", "sql", "inputs", "expectations"} - set(raw)
         if missing:
             raise InputError(f"{path}: missing key(s) {sorted(missing)}")
+        chosen = chosen_settings(raw["name"])
+        if chosen.exists():  # what a maintenance DAG chose wins over the file's setting
+            raw["hotspot"] = {**(raw.get("hotspot") or {}),
+                              **json.loads(chosen.read_text()).get("hotspot", {})}
         limit = raw.get("max_rejected_rows", 0)
         if not isinstance(limit, int) or limit < 0:
             raise InputError(f"{path}: max_rejected_rows must be a whole number >= 0, got "
@@ -380,6 +391,8 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
         "input_rows_total": sum(t["rows"] for t in manifest["tables"].values()),
         "watermark": (progress.get("eventTime") or {}).get("watermark"),
         "state_rows": sum(o.get("numRowsTotal", 0) for o in progress.get("stateOperators", [])),
+        # Spark keeps a checkpoint's shuffle partitions: the count in force, not the session's.
+        "shuffle_partitions": checkpoint_shuffle_partitions(state / "checkpoint"),
         "seconds": round(time.perf_counter() - t0, 3),
     }
     write_json(run_dir / "stream_report.json", report)
@@ -448,6 +461,17 @@ def _emitted_by_retired(state: Path, identity: list[str]) -> set[tuple[int, ...]
     return set(_identities(retired[retired[OP].isin(ADDS)], identity))
 
 
+def _parity_cut(plan: Node, state: Path, record: dict, table: str, parts: list[Path]
+                ) -> int | None:
+    """The earliest event time the run's parity needs (parity_scope.py); None: all input."""
+    previous = _previous_record(state, record["report"]["interval"])
+    if previous is None or record["replayed"] or reach_ms(plan) is None:
+        return None
+    time_col = scans(plan)[0].table.watermark.column
+    new_parts = parts[previous["parts"].get(table, 0):]
+    return cut_ms(plan, previous["report"]["watermark"], new_parts, time_col)
+
+
 def _late_so_far(state: Path, upto: int) -> tuple[set[int], set[tuple[int, int]]]:
     """The late rows and (row, window end) pairs of every run up to micro-batch ``upto``."""
     rows, windows = set(), set()
@@ -496,6 +520,9 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
         late, late_windows = _late_so_far(state, record["last_batch"])
         identity = result_identity(plan)
         emitted = _pairs(run_dir / "emitted_rows.parquet")
+        cut = _parity_cut(plan, state, record, key, files[key])
+        if cut is not None:
+            files[key] = parts_from(files[key], scans(plan)[0].table.watermark.column, cut)
         # Batch over the on-time input: the stream dropped the late rows (and left rows out
         # of windows that had fired) by Flink's rules.
         batch = batch_dataframe(spark, plan, files, {key: late}, late_windows
@@ -504,12 +531,19 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
                                  .itertuples(index=False, name=None)], index=batch.index,
                                 dtype=bool)
         diff = compare(batch[was_emitted][columns], stream, types)
+        if len(identity) > 1:  # windows still open: their end - 1 is past the watermark
+            now = record["report"]["watermark"]
+            pending_windows = int((batch[EMIT_TS] > (
+                -2**63 if now is None else pd.Timestamp(now).value // 1_000_000)).sum())
+        batch = batch[was_emitted]  # batch.csv: the batch's version of the run's output
         report = {"verdict": "equal_for_emitted_rows" if diff.equal else "failed",
-                  "late_rows": len(late)}
+                  "late_rows": len(late), "parity_input": {
+                      "from_event_time": None if cut is None else
+                      str(pd.Timestamp(cut, unit="ms")), "staged_parts": len(files[key])}}
         total = record["report"]["emitted_rows_total"]
         if len(identity) > 1:  # a window's row stands for its key's window, not an input row
             report.update(emitted_windows=len(emitted), emitted_windows_total=total,
-                          pending_windows=len(batch) - total,
+                          pending_windows=pending_windows,
                           late_row_windows=len(late_windows))
         else:
             report.update(emitted_rows=len(emitted), emitted_rows_total=total,

@@ -22,6 +22,12 @@ def run_dir(query: str, run_key: str) -> Path:
     return home() / "runs" / query / run_key
 
 
+def chosen_settings(query: str) -> Path:
+    """Settings the maintenance DAGs chose for a query (the hotspot split), over its config:
+    kept here, not in the DAG folder, which may be read-only or a git bundle."""
+    return home() / "config" / f"{query}.json"
+
+
 def published_dir(query: str) -> Path:
     return home() / "published" / query
 

@@ -63,7 +63,12 @@ from operators_lib.spark import engine_failures
 from operators_lib.sql import Script, load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream.planner import stream_dataframe
-from operators_lib.stream.runner import SPARK, SparkRuntime, read_changelog
+from operators_lib.stream.runner import (
+    SPARK,
+    SparkRuntime,
+    checkpoint_shuffle_partitions,
+    read_changelog,
+)
 from operators_lib.topn_split import split_topn, splittable
 
 MAX_DEFAULT_BATCH = 100_000
@@ -211,6 +216,14 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
         srun = runtime.run(sdf, state / "checkpoint", state / "changelog",
                            _input_read(source, listen) if listen else None)
         report["timings_s"]["stream"] = round(srun.seconds, 3)
+        kept = checkpoint_shuffle_partitions(state / "checkpoint")
+        if kept is not None and kept != report["spark"]["shuffle_partitions"]:
+            # A resumed stream keeps the partitioning its state was written with.
+            report["spark"]["stream_shuffle_partitions"] = kept
+            report["warnings"].append(
+                f"the resumed stream keeps the {kept} shuffle partitions its checkpoint was "
+                f"written with (spark.sql.shuffle.partitions is "
+                f"{report['spark']['shuffle_partitions']} in this session)")
         changelog = read_changelog(state / "changelog", state / "checkpoint")
         if changelog is None:
             changelog = pd.DataFrame({c: [] for c in [OP, *columns, EMIT_TS, ROWNUM]})

@@ -216,9 +216,12 @@ def test_hotspot_dag_raises_the_split_and_the_next_run_uses_it(airflow_env, tmp_
     assert json.loads((first / "stream_report.json").read_text())["topn_split"] == 1
 
     hotspot = build_hotspot_dag(config)
+    written = config.read_bytes()
     assert hotspot.test(logical_date=datetime(2024, 1, 1, 10, 30, tzinfo=UTC)).state == \
         "success"
-    settings = json.loads(config.read_text())["hotspot"]
+    # The DAG folder is not written: the chosen split lives under $TWINFLOW_HOME.
+    assert config.read_bytes() == written
+    settings = json.loads((home / "config" / "q_top.json").read_text())["hotspot"]
     # 18/20 rows in 'phones' = 1.8 tasks' worth at parallelism 2: S = 2^ceil(log2(3.6)) = 4
     assert settings["split"] == 4
     assert (settings["last_change"]["old_split"], settings["last_change"]["new_split"]) == (1, 4)

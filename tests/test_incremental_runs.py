@@ -55,6 +55,66 @@ def test_hop_windows_across_runs_keep_parity(spark, tmp_path):
     assert json.loads((run_dir / "stream_report.json").read_text())["late_row_windows"] == 1
 
 
+def test_parity_of_a_later_run_reads_only_the_input_its_windows_reach(spark, tmp_path):
+    """TUMBLE(1 min), watermark ts - 5 s, two rows per staged part. Run 1 (watermark 10:04:05)
+    fires 10:00-10:03; run 2 fires 10:04 (a row of each run) and 10:05. Its windows start after
+    10:04:05 - 1 min, so parity leaves out the two staged parts before 10:03:05 and still
+    pairs every emitted window with its batch row."""
+    (tmp_path / "q.sql").write_text(
+        "SELECT window_start, url, COUNT(*) AS views FROM TABLE(TUMBLE(TABLE page_views, "
+        "DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, url")
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    cfg = QueryConfig("tumble", [REPO / "examples" / "pageviews" / "page_views.sql",
+                                 tmp_path / "q.sql"], {"page_views": incoming}, "page_views", 2)
+    state = tmp_path / "state"
+    times = {1: ["10:00:10", "10:00:20", "10:01:10", "10:02:10", "10:03:10", "10:04:10"],
+             2: ["10:04:50", "10:05:10", "10:06:10"]}
+    published = {1: {"10:00,2", "10:01,1", "10:02,1", "10:03,1"}, 2: {"10:04,2", "10:05,1"}}
+    scope = {1: (None, 3), 2: ("2024-01-01 10:03:05", 3)}  # (from event time, staged parts)
+    for run, ts in times.items():
+        (incoming / f"{run}.csv").write_text("\n".join(
+            ["user_id,url,ts", *[f"u,/a,2024-01-01 {t}" for t in ts]]) + "\n")
+        run_dir = tmp_path / f"run{run}"
+        stream_increment(cfg, spark, state, run_dir)
+        rows = (run_dir / "stream.csv").read_text().splitlines()[1:]
+        assert {f"{r[11:16]},{r.rsplit(',', 1)[1]}" for r in rows} == published[run]
+        parity = batch_parity(cfg, spark, state, run_dir)
+        assert parity["verdict"] == "equal_for_emitted_rows", parity
+        assert (parity["parity_input"]["from_event_time"],
+                parity["parity_input"]["staged_parts"]) == scope[run]
+        assert parity["pending_windows"] == 1  # 10:04, then 10:06
+
+
+def test_parity_of_a_range_over_reaches_back_from_a_row_behind_the_watermark(spark, tmp_path):
+    """COUNT(*) OVER RANGE 2 minutes per user. Run 1 ends with the watermark at 10:04:05, user
+    b fired up to 10:01. Run 2 brings b's row at 10:02, behind the watermark but not late (b's
+    partition has not fired past it): its frame reaches back to 10:00, so parity must read
+    from there, not from 10:04:05 - 2 minutes."""
+    (tmp_path / "q.sql").write_text(
+        "SELECT user_id, ts, COUNT(*) OVER (PARTITION BY user_id ORDER BY ts RANGE BETWEEN "
+        "INTERVAL '2' MINUTE PRECEDING AND CURRENT ROW) AS n FROM page_views")
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    cfg = QueryConfig("range", [REPO / "examples" / "pageviews" / "page_views.sql",
+                                tmp_path / "q.sql"], {"page_views": incoming}, "page_views", 2)
+    state = tmp_path / "state"
+    rows = {1: ["b,10:00:00", "b,10:01:00", "a,10:02:00", "a,10:03:00", "a,10:04:00",
+                "a,10:04:10"], 2: ["b,10:02:00", "a,10:06:00"]}
+    published = {1: {"b,10:00:00,1", "b,10:01:00,2", "a,10:02:00,1", "a,10:03:00,2",
+                     "a,10:04:00,3"}, 2: {"a,10:04:10,3", "b,10:02:00,3"}}
+    for run, data in rows.items():
+        (incoming / f"{run}.csv").write_text("\n".join(
+            ["user_id,url,ts", *[f"{r[0]},/a,2024-01-01 {r[2:]}" for r in data]]) + "\n")
+        run_dir = tmp_path / f"run{run}"
+        stream_increment(cfg, spark, state, run_dir)
+        out = (run_dir / "stream.csv").read_text().splitlines()[1:]
+        assert {f"{r[:2]}{r[13:21]},{r.rsplit(',', 1)[1]}" for r in out} == published[run]
+        parity = batch_parity(cfg, spark, state, run_dir)
+        assert parity["verdict"] == "equal_for_emitted_rows", parity
+    assert parity["parity_input"]["from_event_time"] == "2024-01-01 10:00:00"
+
+
 def test_join_and_group_by_retract_across_runs_in_parity(spark, tmp_path):
     """LEFT JOIN + GROUP BY (examples/shop): the second run's orders and customers retract and
     update the first run's rows; every run is in parity with batch over all input so far."""

@@ -57,9 +57,17 @@ def test_restart_from_checkpoint_gives_the_same_changelog(spark, tmp_path, case)
     assert first.exit_code == 0
     assert not first.report["stream"]["complete"]
     assert len(read_csv(tmp_path / "changelog.csv")) - 1 < len(case.expected("changelog.csv")) - 1
-    second = case.run(spark, tmp_path, "stream", rows_per_batch=1)
+    # Resumed in a session with other shuffle partitions: the stream keeps its checkpoint's.
+    written_with = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(int(written_with) + 1))
+    try:
+        second = case.run(spark, tmp_path, "stream", rows_per_batch=1)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", written_with)
     assert second.exit_code == 0
     assert second.report["stream"]["complete"]
+    assert second.report["spark"]["stream_shuffle_partitions"] == int(written_with)
+    assert any("keeps the" in w for w in second.report["warnings"])
     # The resumed run processed only the remaining input, not everything again.
     total_rows = sum(t["accepted_rows"] for t in second.report["tables"].values())
     assert second.report["stream"]["micro_batches_this_run"] < total_rows + 2

@@ -16,6 +16,7 @@ so a missing segment is an error, not a wrong result.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -192,6 +193,17 @@ def last_commit(checkpoint: Path) -> int:
     ``commits/<id>`` once a batch's output is complete and drops the oldest ones)."""
     ids = [int(f.name) for f in (checkpoint / "commits").glob("*") if f.name.isdigit()]
     return max(ids, default=-1)
+
+
+def checkpoint_shuffle_partitions(checkpoint: Path) -> int | None:
+    """The shuffle partitions a checkpoint's state was written with (Spark keeps using them
+    when the query resumes, whatever the session sets); None without a micro-batch yet."""
+    ids = [int(f.name) for f in (checkpoint / "offsets").glob("*") if f.name.isdigit()]
+    if not ids:
+        return None
+    meta = json.loads((checkpoint / "offsets" / str(max(ids))).read_text().splitlines()[1])
+    value = meta.get("conf", {}).get("spark.sql.shuffle.partitions")
+    return None if value is None else int(value)
 
 
 def _ids(ids: list[int]) -> str:
