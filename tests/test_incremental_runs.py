@@ -19,6 +19,28 @@ FROM TABLE(HOP(TABLE page_views, DESCRIPTOR(ts), INTERVAL '1' MINUTE, INTERVAL '
 GROUP BY window_start, window_end, url
 """
 
+def _page_views_query(tmp_path: Path, sql: str, rows_per_batch: int) -> QueryConfig:
+    """A scheduled query over examples/pageviews' table, reading tmp_path/incoming."""
+    (tmp_path / "q.sql").write_text(sql)
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    return QueryConfig("q", [REPO / "examples" / "pageviews" / "page_views.sql",
+                             tmp_path / "q.sql"], {"page_views": incoming}, "page_views",
+                       rows_per_batch)
+
+
+def _increment(cfg: QueryConfig, spark, tmp_path: Path, run: int, lines: list[str]
+               ) -> tuple[list[str], dict]:
+    """One scheduled run over a new file of ``lines``: its stream.csv rows and parity."""
+    incoming = cfg.inputs["page_views"]
+    (incoming / f"{run}.csv").write_text("\n".join(["user_id,url,ts", *lines]) + "\n")
+    run_dir = tmp_path / f"run{run}"
+    stream_increment(cfg, spark, tmp_path / "state", run_dir)
+    rows = (run_dir / "stream.csv").read_text().splitlines()[1:]
+    parity = batch_parity(cfg, spark, tmp_path / "state", run_dir)
+    assert parity["verdict"] == "equal_for_emitted_rows", parity
+    return rows, parity
+
 
 def test_hop_windows_across_runs_keep_parity(spark, tmp_path):
     """HOP(1 min, 2 min), watermark ts - 5 s.
@@ -28,12 +50,7 @@ def test_hop_windows_across_runs_keep_parity(spark, tmp_path):
     run 2: 10:00:50 arrives after [09:59, 10:01) fired but before [10:00, 10:02): it counts in
         the second window only (LATE_WINDOW), and batch must leave out the same pair.
     """
-    (tmp_path / "q.sql").write_text(HOP)
-    incoming = tmp_path / "incoming"
-    incoming.mkdir()
-    cfg = QueryConfig("hop", [REPO / "examples" / "pageviews" / "page_views.sql",
-                              tmp_path / "q.sql"], {"page_views": incoming}, "page_views", 100)
-    state = tmp_path / "state"
+    cfg = _page_views_query(tmp_path, HOP, 100)
     files = {1: ["u1,/home,2024-01-01 10:00:30", "u2,/home,2024-01-01 10:01:20"],
              2: ["u4,/home,2024-01-01 10:00:50", "u5,/home,2024-01-01 10:04:10"]}
     # An append-only result: each run publishes the windows that fired in it.
@@ -42,16 +59,13 @@ def test_hop_windows_across_runs_keep_parity(spark, tmp_path):
                      "2024-01-01 10:01:00.000,2024-01-01 10:03:00.000,/home,1"]}
     # (windows emitted by the run, by all runs so far, pending, late rows, late pairs)
     counts = {1: (1, 1, 2, 0, 0), 2: (2, 3, 2, 0, 1)}
-    for run, rows in files.items():
-        (incoming / f"{run}.csv").write_text("\n".join(["user_id,url,ts", *rows]) + "\n")
-        run_dir = tmp_path / f"run{run}"
-        stream_increment(cfg, spark, state, run_dir)
-        assert (run_dir / "stream.csv").read_text().splitlines()[1:] == published[run]
-        parity = batch_parity(cfg, spark, state, run_dir)
-        assert parity["verdict"] == "equal_for_emitted_rows", parity
+    for run, lines in files.items():
+        rows, parity = _increment(cfg, spark, tmp_path, run, lines)
+        assert rows == published[run]
         assert (parity["emitted_windows"], parity["emitted_windows_total"],
                 parity["pending_windows"], parity["late_rows"],
                 parity["late_row_windows"]) == counts[run]
+    run_dir = tmp_path / "run2"
     assert json.loads((run_dir / "stream_report.json").read_text())["late_row_windows"] == 1
 
 
@@ -60,27 +74,16 @@ def test_parity_of_a_later_run_reads_only_the_input_its_windows_reach(spark, tmp
     fires 10:00-10:03; run 2 fires 10:04 (a row of each run) and 10:05. Its windows start after
     10:04:05 - 1 min, so parity leaves out the two staged parts before 10:03:05 and still
     pairs every emitted window with its batch row."""
-    (tmp_path / "q.sql").write_text(
+    cfg = _page_views_query(tmp_path, (
         "SELECT window_start, url, COUNT(*) AS views FROM TABLE(TUMBLE(TABLE page_views, "
-        "DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, url")
-    incoming = tmp_path / "incoming"
-    incoming.mkdir()
-    cfg = QueryConfig("tumble", [REPO / "examples" / "pageviews" / "page_views.sql",
-                                 tmp_path / "q.sql"], {"page_views": incoming}, "page_views", 2)
-    state = tmp_path / "state"
+        "DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, url"), 2)
     times = {1: ["10:00:10", "10:00:20", "10:01:10", "10:02:10", "10:03:10", "10:04:10"],
              2: ["10:04:50", "10:05:10", "10:06:10"]}
     published = {1: {"10:00,2", "10:01,1", "10:02,1", "10:03,1"}, 2: {"10:04,2", "10:05,1"}}
     scope = {1: (None, 3), 2: ("2024-01-01 10:03:05", 3)}  # (from event time, staged parts)
     for run, ts in times.items():
-        (incoming / f"{run}.csv").write_text("\n".join(
-            ["user_id,url,ts", *[f"u,/a,2024-01-01 {t}" for t in ts]]) + "\n")
-        run_dir = tmp_path / f"run{run}"
-        stream_increment(cfg, spark, state, run_dir)
-        rows = (run_dir / "stream.csv").read_text().splitlines()[1:]
+        rows, parity = _increment(cfg, spark, tmp_path, run, [f"u,/a,2024-01-01 {t}" for t in ts])
         assert {f"{r[11:16]},{r.rsplit(',', 1)[1]}" for r in rows} == published[run]
-        parity = batch_parity(cfg, spark, state, run_dir)
-        assert parity["verdict"] == "equal_for_emitted_rows", parity
         assert (parity["parity_input"]["from_event_time"],
                 parity["parity_input"]["staged_parts"]) == scope[run]
         assert parity["pending_windows"] == 1  # 10:04, then 10:06
@@ -91,27 +94,17 @@ def test_parity_of_a_range_over_reaches_back_from_a_row_behind_the_watermark(spa
     b fired up to 10:01. Run 2 brings b's row at 10:02, behind the watermark but not late (b's
     partition has not fired past it): its frame reaches back to 10:00, so parity must read
     from there, not from 10:04:05 - 2 minutes."""
-    (tmp_path / "q.sql").write_text(
+    cfg = _page_views_query(tmp_path, (
         "SELECT user_id, ts, COUNT(*) OVER (PARTITION BY user_id ORDER BY ts RANGE BETWEEN "
-        "INTERVAL '2' MINUTE PRECEDING AND CURRENT ROW) AS n FROM page_views")
-    incoming = tmp_path / "incoming"
-    incoming.mkdir()
-    cfg = QueryConfig("range", [REPO / "examples" / "pageviews" / "page_views.sql",
-                                tmp_path / "q.sql"], {"page_views": incoming}, "page_views", 2)
-    state = tmp_path / "state"
+        "INTERVAL '2' MINUTE PRECEDING AND CURRENT ROW) AS n FROM page_views"), 2)
     rows = {1: ["b,10:00:00", "b,10:01:00", "a,10:02:00", "a,10:03:00", "a,10:04:00",
                 "a,10:04:10"], 2: ["b,10:02:00", "a,10:06:00"]}
     published = {1: {"b,10:00:00,1", "b,10:01:00,2", "a,10:02:00,1", "a,10:03:00,2",
                      "a,10:04:00,3"}, 2: {"a,10:04:10,3", "b,10:02:00,3"}}
     for run, data in rows.items():
-        (incoming / f"{run}.csv").write_text("\n".join(
-            ["user_id,url,ts", *[f"{r[0]},/a,2024-01-01 {r[2:]}" for r in data]]) + "\n")
-        run_dir = tmp_path / f"run{run}"
-        stream_increment(cfg, spark, state, run_dir)
-        out = (run_dir / "stream.csv").read_text().splitlines()[1:]
+        out, parity = _increment(cfg, spark, tmp_path, run,
+                                 [f"{r[0]},/a,2024-01-01 {r[2:]}" for r in data])
         assert {f"{r[:2]}{r[13:21]},{r.rsplit(',', 1)[1]}" for r in out} == published[run]
-        parity = batch_parity(cfg, spark, state, run_dir)
-        assert parity["verdict"] == "equal_for_emitted_rows", parity
     assert parity["parity_input"]["from_event_time"] == "2024-01-01 10:00:00"
 
 
