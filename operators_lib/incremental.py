@@ -6,7 +6,7 @@ A query's state directory holds everything that must survive between runs::
     <state>/staged/<table>/ micro-batch files (N rows each), append-only
     <state>/source/<table>/ what the streaming query's file source has been offered
     <state>/checkpoint/     Spark's checkpoint (offsets, commits, RocksDB state)
-    <state>/changelog/      the changelog, one file per micro-batch id
+    <state>/changelog/      the changelog, a directory per micro-batch id (stream/runner.py)
     <state>/result/         an updating query's result as signed row counts (result_store.py)
     <state>/late/           the late rows each run's micro-batches dropped (for parity)
     <state>/retired/        the previous checkpoint, changelog, result, late rows and source
@@ -14,7 +14,8 @@ A query's state directory holds everything that must survive between runs::
     <state>/runs/<key>.json what the run of data interval <key> covered (staged parts, its
                             micro-batches): a re-run of the interval rebuilds the same outputs
 
-A run reads only its own micro-batches' changelog. Its output (``stream.csv``): for an
+A run reads only its own micro-batches' changelog, on the executors (Spark jobs: the driver
+holds counts, not rows). Its output (``stream.csv``): for an
 append-only query (OVER, windows, interval and temporal joins, keep-first deduplication) the
 rows emitted in the run, so that the intervals' outputs together are the result; for an
 updating query (joins, GROUP BY, TopN) the whole result after the run, merged from the result
@@ -41,7 +42,9 @@ they are removed, so a later run succeeds once the input is fixed. ``batch_parit
 the same input in batch and proves that every row the run emitted equals the batch result for
 that row (append-only results), or that the result equals the batch result (updating ones); the
 counts show every input row emitted, late (dropped, with its reason) or still pending behind the
-watermark. The batch still reads all staged input: its cost grows with the retained input.
+watermark. The batch reads the staged input the run's results can reach: from a cut for OVER
+RANGE INTERVAL and TUMBLE/HOP/CUMULATE windows (parity_scope.py), all of it otherwise (a cost
+that grows with the retained input).
 
 Runs are keyed by their data interval (the run directory's name, the DAG's ``ts_nodash``). An
 interval's first run records what it covered; clearing the run in Airflow (or a retry after its
@@ -62,25 +65,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from operators_lib import ingest, nonfinite
 from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
 from operators_lib.changelog import ADDS
 from operators_lib.errors import InputError, ParityError, SqlError
-from operators_lib.output import write_csv, write_json
-from operators_lib.parity import compare
+from operators_lib.output import write_csv, write_csv_frame, write_json
+from operators_lib.parity import compare_frames
 from operators_lib.parity_scope import cut_ms, parts_from, reach_ms
 from operators_lib.paths import chosen_settings
 from operators_lib.pipeline import late_source, plan_query
 from operators_lib.plan import (
+    BATCH,
     EMIT_TS,
     LATE,
     LATE_WINDOW,
     MARKERS,
     OP,
+    PLACE,
     ROWNUM,
+    SEQ,
     SESSION_SPLIT,
     Filter,
     Node,
@@ -92,13 +100,14 @@ from operators_lib.plan import (
     processing_time_windows,
     scans,
 )
-from operators_lib.result_store import result_as_of
+from operators_lib.relational import WEND
+from operators_lib.result_store import RESULT_ORDER, result_rows
 from operators_lib.sql import load_script
 from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.runner import (
+    changelog_frame,
     checkpoint_shuffle_partitions,
     last_commit,
-    read_changelog,
     run_available_now,
 )
 
@@ -409,56 +418,78 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
 
 def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: int, upto: int,
           replayed: bool) -> dict:
-    """The run's outputs from its micro-batches ``first`` .. ``upto`` (see the module docstring):
-    stream.csv, changes.csv for an updating result, the identities of the rows emitted (for
-    parity) and the rows the stream left out (also kept in the state, for later parity).
+    """The run's outputs from its micro-batches ``first`` .. ``upto`` (see the module docstring),
+    written by the executors: stream.csv, changes.csv for an updating result, and the rows the
+    stream left out, kept in the state for later parity (``late/upto-<batch>/``).
     ``replayed``: the state was rebuilt from the retained input since the previous run; an
     append-only result then leaves out the rows the retired state had emitted (published
     before)."""
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
-    identity = result_identity(plan)
-    changelog = read_changelog(state / "changelog", state / "checkpoint", first, upto)
-    if changelog is None:
-        changelog = pd.DataFrame({c: [] for c in [OP, *columns, EMIT_TS, ROWNUM]})
-    late = changelog.loc[changelog[OP] == LATE, [ROWNUM]].astype("int64")
-    # (row, window end) pairs a window aggregate left out: windows fired on arrival
-    late_windows = changelog.loc[changelog[OP] == LATE_WINDOW, [ROWNUM, EMIT_TS]].astype("int64")
-    splits = int((changelog[OP] == SESSION_SPLIT).sum())
-    changes = changelog[~changelog[OP].isin(MARKERS)].reset_index(drop=True)
+    log = _changelog(spark, plan, state, first, upto)
+    kinds = {r[OP]: r["count"] for r in log.groupBy(OP).count().collect()}
+    if append_only(plan) and set(kinds) - {*ADDS, *MARKERS}:
+        raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
+    changes = log.where(~F.col(OP).isin(*MARKERS))
     if append_only(plan):
-        if not changes[OP].isin(ADDS).all():
-            raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
-        if replayed:
-            changes = changes[~_identities(changes, identity).isin(_emitted_by_retired(
-                state, identity))].reset_index(drop=True)
-        emitted = final = changes
+        rows = _emitted(spark, plan, state, changes, replayed)
+        write_csv_frame(rows, run_dir / "stream.csv", types, columns, order=list(PLACE))
+        emitted = rows.count() if replayed else sum(kinds.get(k, 0) for k in ADDS)
     else:
-        write_csv(run_dir / "changes.csv", changes[[OP, *columns]], types, ["op", *columns])
-        emitted = final = result_as_of(spark, state, upto, [*columns, *identity])
-    write_csv(run_dir / "stream.csv", final[columns], types)
-    emitted[identity].astype("int64").to_parquet(run_dir / "emitted_rows.parquet")
-    # This run's late rows, and a copy in the state: parity needs those of every run so far.
+        write_csv_frame(changes, run_dir / "changes.csv", types, [OP, *columns],
+                        ["op", *columns], order=list(PLACE))
+        rows = result_rows(spark, state, upto, _schema(plan))
+        write_csv_frame(rows, run_dir / "stream.csv", types, columns, order=[RESULT_ORDER])
+        emitted = rows.count()
+    # The run's late rows and (row, window end) pairs, kept: parity needs those of every run.
     kept = state / "late" / f"upto-{upto:08d}"
-    for d in (run_dir, kept):
-        d.mkdir(parents=True, exist_ok=True)
-        late.to_parquet(d / "late_rows.parquet")
-        late_windows.to_parquet(d / "late_windows.parquet")
-    return {"emitted_rows": len(emitted), "changelog_rows": len(changes),
-            "late_rows": len(late), "late_row_windows": len(late_windows),
-            "session_splits": splits}
+    log.where(F.col(OP) == LATE).select(ROWNUM).write.mode("overwrite").parquet(
+        str(kept / "late_rows"))
+    log.where(F.col(OP) == LATE_WINDOW).select(ROWNUM, F.col(EMIT_TS).alias(WEND)) \
+        .write.mode("overwrite").parquet(str(kept / "late_windows"))
+    return {"emitted_rows": emitted,
+            "changelog_rows": sum(n for k, n in kinds.items() if k not in MARKERS),
+            "late_rows": kinds.get(LATE, 0), "late_row_windows": kinds.get(LATE_WINDOW, 0),
+            "session_splits": kinds.get(SESSION_SPLIT, 0)}
 
 
-def _identities(rows: pd.DataFrame, identity: list[str]) -> pd.Series:
-    return pd.Series(list(rows[identity].astype("int64").itertuples(index=False, name=None)),
-                     index=rows.index, dtype=object)
+def _changelog(spark: SparkSession, plan: Node, state: Path, first: int, upto: int
+               ) -> DataFrame:
+    """The changelog of micro-batches ``first`` .. ``upto`` (none: no rows)."""
+    log = changelog_frame(spark, state / "changelog", state / "checkpoint", first, upto)
+    if log is not None:
+        return log
+    return spark.createDataFrame([], T.StructType(
+        [*_schema(plan).fields, T.StructField(OP, T.StringType()),
+         *[T.StructField(c, T.LongType()) for c in (EMIT_TS, ROWNUM, BATCH, SEQ)]]))
 
 
-def _emitted_by_retired(state: Path, identity: list[str]) -> set[tuple[int, ...]]:
-    retired = read_changelog(state / "retired" / "changelog", state / "retired" / "checkpoint")
+def _schema(plan: Node) -> T.StructType:
+    return T.StructType([T.StructField(f.name, f.type.spark()) for f in plan.fields])
+
+
+def _emitted(spark: SparkSession, plan: Node, state: Path, changes: DataFrame,
+             replayed: bool) -> DataFrame:
+    """An append-only query's emitted rows: after a replay, without those the retired state
+    had emitted (they were published before)."""
+    if not replayed:
+        return changes
+    retired = changelog_frame(spark, state / "retired" / "changelog",
+                              state / "retired" / "checkpoint")
     if retired is None:
-        return set()
-    return set(_identities(retired[retired[OP].isin(ADDS)], identity))
+        return changes
+    identity = result_identity(plan)
+    return changes.join(retired.where(F.col(OP).isin(*ADDS)).select(*identity).distinct(),
+                        identity, "left_anti")
+
+
+def _run_result(spark: SparkSession, plan: Node, state: Path, record: dict) -> DataFrame:
+    """What the run of ``record`` published in stream.csv, as a DataFrame."""
+    if not append_only(plan):
+        return result_rows(spark, state, record["last_batch"], _schema(plan))
+    log = _changelog(spark, plan, state, record["first_batch"], record["last_batch"])
+    return _emitted(spark, plan, state, log.where(~F.col(OP).isin(*MARKERS)),
+                    record["replayed"])
 
 
 def _parity_cut(plan: Node, state: Path, record: dict, table: str, parts: list[Path]
@@ -472,18 +503,19 @@ def _parity_cut(plan: Node, state: Path, record: dict, table: str, parts: list[P
     return cut_ms(plan, previous["report"]["watermark"], new_parts, time_col)
 
 
-def _late_so_far(state: Path, upto: int) -> tuple[set[int], set[tuple[int, int]]]:
+def _late_so_far(spark: SparkSession, state: Path, upto: int
+                 ) -> tuple[DataFrame | None, DataFrame | None]:
     """The late rows and (row, window end) pairs of every run up to micro-batch ``upto``."""
-    rows, windows = set(), set()
-    for d in (state / "late").glob("upto-*"):
-        if int(d.name.removeprefix("upto-")) <= upto:
-            rows.update(pd.read_parquet(d / "late_rows.parquet")[ROWNUM])
-            windows |= _pairs(d / "late_windows.parquet")
-    return rows, windows
+    kept = [d for d in (state / "late").glob("upto-*")
+            if int(d.name.removeprefix("upto-")) <= upto]
+    if not kept:
+        return None, None
+    return tuple(spark.read.parquet(*[str(d / name) for d in kept])
+                 for name in ("late_rows", "late_windows"))
 
 
 def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Path) -> dict:
-    """Batch over all staged input, compared with what the stream has emitted.
+    """Batch over the staged input, compared with what the stream has emitted, as Spark jobs.
 
     OVER and keep-first deduplication by event time (one table): every emitted row must equal
     its batch row; the other input rows are late or still pending behind the watermark. Joins,
@@ -512,42 +544,45 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
     files = {t: staged_files(state, t)[:record["parts"].get(t, 0)] for t in tables}
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
-    stream = _typed(pd.read_csv(run_dir / "stream.csv", keep_default_na=False, dtype=str),
-                    types, columns)
+    stream = _run_result(spark, plan, state, record)
     input_rows = sum(record["rows"].get(t, 0) for t in tables)
     if waits:
         key = tables[0]
-        late, late_windows = _late_so_far(state, record["last_batch"])
+        late, late_windows = _late_so_far(spark, state, record["last_batch"])
         identity = result_identity(plan)
-        emitted = _pairs(run_dir / "emitted_rows.parquet")
         cut = _parity_cut(plan, state, record, key, files[key])
         if cut is not None:
             files[key] = parts_from(files[key], scans(plan)[0].table.watermark.column, cut)
         # Batch over the on-time input: the stream dropped the late rows (and left rows out
         # of windows that had fired) by Flink's rules.
-        batch = batch_dataframe(spark, plan, files, {key: late}, late_windows
-                                ).toArrow().to_pandas()
-        was_emitted = pd.Series([r in emitted for r in batch[identity].astype("int64")
-                                 .itertuples(index=False, name=None)], index=batch.index,
-                                dtype=bool)
-        diff = compare(batch[was_emitted][columns], stream, types)
-        if len(identity) > 1:  # windows still open: their end - 1 is past the watermark
-            now = record["report"]["watermark"]
-            pending_windows = int((batch[EMIT_TS] > (
-                -2**63 if now is None else pd.Timestamp(now).value // 1_000_000)).sum())
-        batch = batch[was_emitted]  # batch.csv: the batch's version of the run's output
+        full = batch_dataframe(spark, plan, files, None if late is None else {key: late},
+                               late_windows).persist()
+        try:
+            # batch.csv: the batch's version of the run's output
+            batch = full.join(stream.select(*identity).distinct(), identity, "left_semi")
+            diff = compare_frames(batch, stream, types, columns)
+            if len(identity) > 1:  # windows still open: their end - 1 is past the watermark
+                now = record["report"]["watermark"]
+                pending_windows = full.where(F.col(EMIT_TS) > (
+                    -2**63 if now is None else pd.Timestamp(now).value // 1_000_000)).count()
+            write_csv_frame(batch, run_dir / "batch.csv", types, columns,
+                            order=[EMIT_TS, ROWNUM])
+        finally:
+            full.unpersist()
+        late_count = 0 if late is None else late.count()
         report = {"verdict": "equal_for_emitted_rows" if diff.equal else "failed",
-                  "late_rows": len(late), "parity_input": {
+                  "late_rows": late_count, "parity_input": {
                       "from_event_time": None if cut is None else
                       str(pd.Timestamp(cut, unit="ms")), "staged_parts": len(files[key])}}
+        emitted = record["report"]["emitted_rows"]
         total = record["report"]["emitted_rows_total"]
         if len(identity) > 1:  # a window's row stands for its key's window, not an input row
-            report.update(emitted_windows=len(emitted), emitted_windows_total=total,
+            report.update(emitted_windows=emitted, emitted_windows_total=total,
                           pending_windows=pending_windows,
-                          late_row_windows=len(late_windows))
+                          late_row_windows=0 if late_windows is None else late_windows.count())
         else:
-            report.update(emitted_rows=len(emitted), emitted_rows_total=total,
-                          pending_rows=input_rows - len(late) - total)
+            report.update(emitted_rows=emitted, emitted_rows_total=total,
+                          pending_rows=input_rows - late_count - total)
         splits = record["report"]["session_splits_total"]
         if not diff.equal and splits:
             # As in `twinflow run`: batch semantics merge what the stream split, by definition.
@@ -556,37 +591,16 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
                                  "had fired and started a new session (as in Flink); batch "
                                  "semantics merge them, so the results differ by definition")
     else:
-        batch = batch_dataframe(spark, plan, files).toArrow().to_pandas()
-        diff = compare(batch[columns], stream, types)
-        report = {"verdict": "equal" if diff.equal else "failed", "rows": len(batch)}
-    write_csv(run_dir / "batch.csv", batch[columns], types)
+        batch = batch_dataframe(spark, plan, files).persist()
+        try:
+            diff = compare_frames(batch, stream, types, columns)
+            write_csv_frame(batch, run_dir / "batch.csv", types, columns,
+                            order=[c for c in (EMIT_TS, ROWNUM) if c in batch.columns])
+            report = {"verdict": "equal" if diff.equal else "failed", "rows": batch.count()}
+        finally:
+            batch.unpersist()
     report.update(input_rows=input_rows, **diff.summary())
     write_json(run_dir / "parity.json", report)
     if report["verdict"] == "failed":
         raise ParityError(f"query {cfg.name}: stream and batch differ: {diff.summary(3)}")
     return report
-
-
-def _pairs(path: Path) -> set[tuple[int, ...]]:
-    return set(pd.read_parquet(path).astype("int64").itertuples(index=False, name=None))
-
-
-def _typed(df: pd.DataFrame, types, columns) -> pd.DataFrame:
-    """Read back stream.csv values with their Flink types (for the comparison)."""
-    from decimal import Decimal
-
-    out = {}
-    for c in columns:
-        t = types[c]
-        s = df[c].replace("", None)
-        if t.is_integral:
-            out[c] = s.map(lambda v: None if v is None else int(v))
-        elif t.is_floating:
-            out[c] = s.map(lambda v: None if v is None else float(v))
-        elif t.name == "DECIMAL":
-            out[c] = s.map(lambda v: None if v is None else Decimal(v))
-        elif t.is_timestamp:
-            out[c] = pd.to_datetime(s)
-        else:
-            out[c] = s
-    return pd.DataFrame(out)

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from decimal import Decimal
@@ -17,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from pyspark.sql import Column, DataFrame
 
 from operators_lib.types import NESTED, FlinkType, java_double
 
@@ -109,6 +112,43 @@ def write_csv(path: Path, df: pd.DataFrame, types: dict[str, FlinkType],
         w.writerow(header or list(df.columns))
         w.writerows(format_frame(df, types))
     os.replace(tmp, path)
+
+
+def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], columns: list[str],
+                    header: list[str] | None = None, order: list[Column | str] | None = None
+                    ) -> None:
+    """``write_csv`` of a DataFrame, formatted by the executors: each partition's rows become
+    CSV text (Spark's text writer), the parts are joined behind the header into ``path`` in
+    ``order`` (Spark's sort leaves its ranges in partition order), a byte copy on the driver.
+    Atomic as ``write_csv``."""
+    rows = (df.orderBy(*order) if order else df).select(*columns)
+
+    def lines(batches):
+        for batch in batches:
+            if batch.num_rows:
+                text = io.StringIO()
+                csv.writer(text, lineterminator="\n").writerows(
+                    format_frame(result_frame(pa.Table.from_batches([batch])), types))
+                yield pa.RecordBatch.from_arrays([pa.array([text.getvalue()[:-1]])], ["value"])
+
+    parts = path.parent / f".{path.name}.parts"
+    shutil.rmtree(parts, ignore_errors=True)
+    rows.mapInArrow(lines, "value string").write.text(str(parts))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "wb") as out:
+        out.write(_header_line(header or columns))
+        for part in sorted(parts.glob("part-*")):
+            with part.open("rb") as fh:
+                shutil.copyfileobj(fh, out)
+    os.replace(tmp, path)
+    shutil.rmtree(parts, ignore_errors=True)
+
+
+def _header_line(names: list[str]) -> bytes:
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerow(names)
+    return text.getvalue().encode()
 
 
 def write_json(path: Path, data: dict) -> None:

@@ -59,11 +59,13 @@ from operators_lib.plan import (
     processing_time_windows,
     scans,
 )
+from operators_lib.relational import WEND
 from operators_lib.spark import engine_failures
 from operators_lib.sql import Script, load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.runner import (
+    CHANGELOG_LAYOUT,
     SPARK,
     SparkRuntime,
     checkpoint_shuffle_partitions,
@@ -368,10 +370,11 @@ def _parity(spark, plan: Node, pool, batch_final, stream_final, late, late_windo
     if len(late) or late_windows:
         # Do the differences come only from the late rows? Recompute batch without them (and
         # without the rows in windows that had fired when they arrived).
-        drop = {name: set(late.loc[late["table"] == t.name, LATE_ROW])
-                for name, t in tables.items()}
-        on_time_final = _collect(batch_dataframe(spark, plan, pool, drop, late_windows),
-                                 columns)
+        drop = {name: spark.createDataFrame(
+                    [(int(r),) for r in set(late.loc[late["table"] == t.name, LATE_ROW])],
+                    f"{ROWNUM} long") for name, t in tables.items()}
+        pairs = spark.createDataFrame(sorted(late_windows), f"{ROWNUM} long, {WEND} long")
+        on_time_final = _collect(batch_dataframe(spark, plan, pool, drop, pairs), columns)
         residual = compare(on_time_final, stream_final[columns], types)
         if residual.equal:
             result.update(verdict="explained_by_late_rows", late_rows=len(late),
@@ -468,6 +471,7 @@ def _fingerprint(cfg: RunConfig, n: int) -> str:
             h.update(f"{name}:{f.name}:{f.stat().st_size}".encode())
             h.update(f.read_bytes())
     h.update(f"{n}:{cfg.topn_split}".encode())  # the split changes the state layout
+    h.update(CHANGELOG_LAYOUT.encode())  # a stopped run of another layout starts afresh
     return h.hexdigest()
 
 

@@ -16,7 +16,7 @@ from operators_lib.types import NESTED, FlinkType
 
 ROWNUM = "tw__rownum"  # arrival order of a row within its table (0-based; -1 = end-of-input marker)
 EMIT_TS = "tw__ts"  # event time (epoch ms) at which a stream operator emitted the row
-SEQ = "tw__seq"  # a changelog row's place: micro-batch id << 32 | position in the batch
+SEQ = "tw__seq"  # a changelog row's position in its micro-batch's output (Spark's partition, row)
 OP = "tw__op"  # row kind in stream mode: +I, -U, +U, -D, LATE (a dropped late row), TTL (a
 # key whose state expired in the last changelog operator), TTL_UPSTREAM (expired further up)
 TTL_KEY = "tw__ttlkey"  # hash of the key of the last changelog operator (join key, group key)
@@ -26,8 +26,11 @@ TTL_KEY = "tw__ttlkey"  # hash of the key of the last changelog operator (join k
 # arrived (that session's end in tw__ts), which batch semantics cannot reproduce.
 MARKERS = ("LATE", "TTL", "TTL_UPSTREAM", "LATE_WINDOW", "SESSION_SPLIT")
 LATE, TTL, TTL_UPSTREAM, LATE_WINDOW, SESSION_SPLIT = MARKERS
-BATCH = "tw__batch"  # a row's micro-batch, only under the operator harness (tests/harness.py)
+BATCH = "tw__batch"  # a changelog row's micro-batch (and an input row's, under tests/harness.py)
 HIDDEN = (OP, EMIT_TS, ROWNUM, TTL_KEY, BATCH)
+# A changelog in emission order: by micro-batch, event time, arrival, then the order the
+# operator emitted a key's rows in (a retraction before its replacement).
+PLACE = (BATCH, EMIT_TS, ROWNUM, SEQ)
 
 
 def late_tag(table_name: str) -> int:

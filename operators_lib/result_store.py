@@ -6,8 +6,8 @@ micro-batches' changelog into the result of the run before: ``+I``/``+U`` count 
 -1, rows summed per distinct row (Spark's grouping: NULLs together, NaN with NaN, -0.0 with
 0.0), so a run costs its new changelog plus the result, on the executors. A row whose count
 goes below zero was retracted without being present: the changelog is damaged (StateError, no
-result). Each row keeps the changelog place (``SEQ``) where it was last added, so the result
-reads in the order rows were (last) added.
+result). Each row keeps its place in the changelog (``plan.PLACE``) where it was last added,
+so the result reads in the order rows were (last) added.
 
 Snapshots live in ``<state>/result/upto-<batch>`` (the result after micro-batch ``batch``); the
 newest ``KEEP`` are kept. The result as of any committed batch is the newest snapshot before it
@@ -23,26 +23,27 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pandas as pd
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from operators_lib.changelog import ADDS
 from operators_lib.errors import StateError
-from operators_lib.output import result_frame
-from operators_lib.plan import MARKERS, OP, SEQ
+from operators_lib.plan import MARKERS, OP, PLACE
 from operators_lib.stream.runner import changelog_files
 
 COUNT = "tw__count"
+RESULT_ORDER = "tw__place"
 KEEP = 3
 _PREFIX = "upto-"
 
 
-def result_as_of(spark: SparkSession, state: Path, upto: int, columns: list[str]
-                 ) -> pd.DataFrame:
+def result_rows(spark: SparkSession, state: Path, upto: int, schema: T.StructType
+                ) -> DataFrame:
     """The result after micro-batch ``upto`` (-1: before the first), each row as often as it is
-    present, in the order rows were last added; saved as a snapshot."""
+    present, with ``RESULT_ORDER``: ordered by it, rows read in the order they were last
+    added. Saved as a snapshot."""
+    columns = schema.fieldNames()
     snapshots = _snapshots(state)
     if upto in snapshots:
         counted = spark.read.parquet(str(snapshots[upto]))
@@ -51,12 +52,12 @@ def result_as_of(spark: SparkSession, state: Path, upto: int, columns: list[str]
         files = changelog_files(state / "changelog", state / "checkpoint", base + 1, upto)
         counted = merge(spark.read.parquet(str(snapshots[base])) if base >= 0 else None,
                         spark.read.parquet(*map(str, files)) if files else None, columns)
-        if counted is not None:  # None only before the first micro-batch (upto -1)
-            counted = _save(spark, counted, state, upto)
-    rows = result_frame(counted.toArrow()) if counted is not None else pd.DataFrame(
-        {c: [] for c in [*columns, COUNT, SEQ]})
-    rows = rows.loc[rows.index.repeat(rows[COUNT].astype("int64"))]
-    return rows.sort_values(SEQ, kind="stable")[columns].reset_index(drop=True)
+        if counted is None:  # only before the first micro-batch (upto -1)
+            return spark.createDataFrame([], T.StructType(
+                [*schema.fields, T.StructField(RESULT_ORDER, T.IntegerType())]))
+        counted = _save(spark, counted, state, upto)
+    return counted.select(*columns, RESULT_ORDER, F.explode(
+        F.array_repeat(F.lit(0), F.col(COUNT).cast("int"))).alias(COUNT)).drop(COUNT)
 
 
 def merge(base: DataFrame | None, changelog: DataFrame | None, columns: list[str]
@@ -68,12 +69,12 @@ def merge(base: DataFrame | None, changelog: DataFrame | None, columns: list[str
     add = F.col(OP).isin(*ADDS)
     signed = changelog.where(~F.col(OP).isin(*MARKERS)).select(
         *columns, F.when(add, 1).otherwise(-1).cast("long").alias(COUNT),
-        F.when(add, F.col(SEQ)).alias(SEQ))
+        F.when(add, F.struct(*PLACE)).alias(RESULT_ORDER))
     rows = signed if base is None else base.unionByName(signed)
     keys, values = _grouping(rows)
-    counted = rows.groupBy(*keys).agg(F.sum(COUNT).alias(COUNT), F.max(SEQ).alias(SEQ),
-                                      *values)
-    counted = counted.select(*columns, COUNT, SEQ)
+    counted = rows.groupBy(*keys).agg(F.sum(COUNT).alias(COUNT),
+                                      F.max(RESULT_ORDER).alias(RESULT_ORDER), *values)
+    counted = counted.select(*columns, COUNT, RESULT_ORDER)
     negative = counted.where(F.col(COUNT) < 0).limit(10).collect()
     if negative:
         raise StateError(
@@ -88,7 +89,7 @@ def _grouping(rows: DataFrame) -> tuple[list[Column], list[Column]]:
     entries, its value taken from the group."""
     keys, values = [], []
     for f in rows.schema.fields:
-        if f.name in (COUNT, SEQ):
+        if f.name in (COUNT, RESULT_ORDER):
             continue
         if isinstance(f.dataType, T.MapType):
             keys.append(F.array_sort(F.map_entries(f.name)).alias(f"tw__key_{f.name}"))

@@ -44,9 +44,9 @@ from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValu
 from pyspark.sql.streaming.tws_tester import _InMemoryStatefulProcessorHandle
 
 from operators_lib.catalog import TableDef
-from operators_lib.plan import BATCH, ROWNUM
+from operators_lib.plan import BATCH, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
-from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun, write_changelog_batch
+from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun, batch_dir
 
 _FILE = "tw__file"
 _CLOCK = 1_700_000_000_000  # the processing time the harness reports (no processor reads it)
@@ -124,21 +124,31 @@ class HarnessRuntime:
     # -- the run ---------------------------------------------------------------------------
     def run(self, df: DataFrame, checkpoint: Path, changelog_dir: Path,
             on_progress: Callable[[dict], None] | None = None) -> StreamRun:
-        """The sink of stream/runner.py: one changelog file per micro-batch, and a commit for
-        each in the checkpoint, as read_changelog checks them."""
+        """The sink of stream/runner.py: each micro-batch's changelog in its directory, and a
+        commit for each in the checkpoint, as changelog_files checks them."""
         start = time.perf_counter()
         changelog_dir.mkdir(parents=True, exist_ok=True)
         (checkpoint / "commits").mkdir(parents=True, exist_ok=True)
         table = df.where(f"{ROWNUM} >= 0").toArrow()
         batches = self.micro_batches()
         for k in range(batches):
-            write_changelog_batch(table.filter(pc.equal(table[BATCH], k)).drop_columns([BATCH]),
-                                  changelog_dir, k)
+            _write_batch(table.filter(pc.equal(table[BATCH], k)), changelog_dir, k)
             (checkpoint / "commits" / str(k)).touch()
         wms = self.watermarks()
         progress = [{"batchId": k, "eventTime": {"watermark": wms[k]}}
                     for k in range(batches)]
         return StreamRun(batches, time.perf_counter() - start, progress)
+
+
+def _write_batch(table: pa.Table, changelog_dir: Path, batch_id: int) -> None:
+    """What runner.write_changelog_batch writes, from the driver: ``SEQ`` the emission order."""
+    out = batch_dir(changelog_dir, batch_id)
+    out.mkdir(parents=True, exist_ok=True)
+    table = table.set_column(table.schema.get_field_index(BATCH), BATCH,
+                             table[BATCH].cast(pa.int64()))
+    pq.write_table(table.append_column(SEQ, pa.array(range(len(table)), pa.int64())),
+                   out / "part-00000.parquet")
+    (out / "_SUCCESS").touch()
 
 
 def _max_event_time(path: Path, table: TableDef) -> int | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 import subprocess
 import sys
 from collections import defaultdict
@@ -63,7 +64,7 @@ def _recomputes_and_says_so(tmp: Path, capsys) -> None:
 
 def test_a_lost_changelog_segment_fails_and_writes_no_result(spark, tmp_path, capsys):
     state, stopped = _stopped_after_two_batches(spark, tmp_path, capsys)
-    (state / "changelog" / "batch-00000001.parquet").unlink()
+    shutil.rmtree(state / "changelog" / "batch-00000001")
     code = main(_args(tmp_path))  # resume: the changelog now misses the second micro-batch
     err = capsys.readouterr().err
     assert code == 3, err
@@ -74,8 +75,8 @@ def test_a_lost_changelog_segment_fails_and_writes_no_result(spark, tmp_path, ca
 
 def test_a_malformed_changelog_fails_with_its_problems(spark, tmp_path, capsys):
     state, stopped = _stopped_after_two_batches(spark, tmp_path, capsys)
-    first = state / "changelog" / "batch-00000000.parquet"
-    pq.write_table(pq.read_table(first).slice(0, 0), first)  # the +I of group a is gone
+    for part in (state / "changelog" / "batch-00000000").glob("part-*"):  # +I of group a gone
+        pq.write_table(pq.read_table(part).slice(0, 0), part)
     code = main(_args(tmp_path))
     err = capsys.readouterr().err
     assert code == 3, err

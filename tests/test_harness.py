@@ -30,13 +30,22 @@ SAME_AS_SPARK = {"over/late_bounded_vs_unbounded": 2, "topn/dedup_keep_first": 3
 
 
 def _batches(out) -> dict[str, Counter]:
-    """The rows of each micro-batch's changelog file (files of batches without rows left out),
-    without their places: rows of different keys emitted at one time and input row may come
-    in either order."""
-    files = sorted((out / "_state" / "changelog").glob("batch-*.parquet"))
-    tables = {f.name: pq.read_table(f).drop_columns([SEQ]).to_pandas().astype(str)
-              for f in files}
+    """The rows of each micro-batch's changelog (batches without rows left out), without
+    their places: rows of different keys emitted at one time and input row may come in
+    either order."""
+    dirs = sorted((out / "_state" / "changelog").glob("batch-*"))
+    tables = {d.name: _naive(pq.read_table(d, coerce_int96_timestamp_unit="us")
+                             .drop_columns([SEQ]).to_pandas()).astype(str) for d in dirs}
     return {name: Counter(map(tuple, t.values.tolist())) for name, t in tables.items() if len(t)}
+
+
+def _naive(df: pd.DataFrame) -> pd.DataFrame:
+    """Timestamps as UTC wall time: Spark writes a TIMESTAMP_LTZ as INT96, read without its
+    zone; the harness writes what Spark's toArrow gives, zoned UTC."""
+    for c in df.columns:
+        if isinstance(df[c].dtype, pd.DatetimeTZDtype):
+            df[c] = df[c].dt.tz_convert("UTC").dt.tz_localize(None)
+    return df
 
 
 @pytest.mark.parametrize("case", [c for c in all_cases() if c.id in SAME_AS_SPARK],

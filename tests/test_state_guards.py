@@ -16,6 +16,7 @@ from operators_lib.errors import InputError, StateError
 from operators_lib.incremental import NewInput, QueryConfig, check_rejected, discard_unstaged
 from operators_lib.ingest import Rejected
 from operators_lib.pipeline import resume_decision
+from operators_lib.plan import BATCH, EMIT_TS, OP, ROWNUM, SEQ
 from operators_lib.stream.runner import read_changelog
 
 
@@ -48,7 +49,8 @@ def test_state_without_a_record_is_not_resumed_silently(tmp_path):
         False, "the stream state has no record of how its run ended")
 
 
-def _state(tmp: Path, commits: list[int], batches: list[int]) -> tuple[Path, Path]:
+def _state(tmp: Path, commits: list[int], batches: list[int], complete: bool = True
+           ) -> tuple[Path, Path]:
     changelog, checkpoint = tmp / "changelog", tmp / "checkpoint"
     changelog.mkdir()
     (checkpoint / "commits").mkdir(parents=True)
@@ -56,14 +58,37 @@ def _state(tmp: Path, commits: list[int], batches: list[int]) -> tuple[Path, Pat
         (checkpoint / "commits" / str(c)).write_text("v1\n{}")
         (checkpoint / "commits" / f".{c}.crc").write_text("")
     for b in batches:
-        pq.write_table(pa.table({"op": ["+I"] * b, "batch": [b] * b}, schema=pa.schema(
-            [("op", pa.string()), ("batch", pa.int64())])), changelog / f"batch-{b:08d}.parquet")
+        # rows of batch b: b rows, written out of emission order over two parts
+        rows = pa.table({OP: ["+I"] * b, BATCH: [b] * b, EMIT_TS: [10 - k for k in range(b)],
+                         ROWNUM: [0] * b, SEQ: list(range(b))},
+                        schema=pa.schema([(OP, pa.string()), (BATCH, pa.int64()),
+                                          (EMIT_TS, pa.int64()), (ROWNUM, pa.int64()),
+                                          (SEQ, pa.int64())]))
+        out = changelog / f"batch-{b:08d}"
+        out.mkdir()
+        pq.write_table(rows.slice(0, 1), out / "part-00001.parquet")
+        pq.write_table(rows.slice(1), out / "part-00000.parquet")
+        if complete or b != batches[-1]:
+            (out / "_SUCCESS").touch()
     return changelog, checkpoint
 
 
-def test_changelog_is_read_in_batch_order_empty_batches_included(tmp_path):
+def test_changelog_is_read_in_emission_order_empty_batches_included(tmp_path):
     changelog = read_changelog(*_state(tmp_path, [0, 1, 2, 3], [0, 1, 2, 3]))
-    assert list(changelog["batch"]) == [1, 2, 2, 3, 3, 3]
+    assert list(changelog[BATCH]) == [1, 2, 2, 3, 3, 3]
+    assert list(changelog[EMIT_TS]) == [10, 9, 10, 8, 9, 10]
+
+
+def test_an_incomplete_changelog_segment_is_an_error_not_a_result(tmp_path):
+    with pytest.raises(StateError, match=r"micro-batch\(es\) 3 is missing"):
+        read_changelog(*_state(tmp_path, [0, 1, 2, 3], [0, 1, 2, 3], complete=False))
+
+
+def test_a_changelog_of_the_old_layout_is_refused_by_name(tmp_path):
+    changelog, checkpoint = _state(tmp_path, [0], [0])
+    (changelog / "batch-00000001.parquet").write_text("x")
+    with pytest.raises(StateError, match="earlier version of twinflow"):
+        read_changelog(changelog, checkpoint)
 
 
 def test_a_missing_changelog_segment_is_an_error_not_a_result(tmp_path):

@@ -10,7 +10,7 @@ toward zero).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -45,12 +45,12 @@ from operators_lib.scan import staged_schema, with_columns
 
 
 def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[Path]],
-                    drop_rows: dict[str, Collection[int]] | None = None,
-                    drop_windows: Collection[tuple[int, int]] = ()) -> DataFrame:
-    """``files``: staged data files per table (lower-case name); ``drop_rows``: input row
-    numbers to leave out per table (the rows a stream run found late); ``drop_windows``:
-    (input row, window end) pairs a window aggregate leaves out (windows that had fired when
-    the row arrived)."""
+                    drop_rows: dict[str, DataFrame] | None = None,
+                    drop_windows: DataFrame | None = None) -> DataFrame:
+    """``files``: staged data files per table (lower-case name); ``drop_rows``: input rows to
+    leave out per table (their ``ROWNUM``: the rows a stream run found late); ``drop_windows``:
+    (``ROWNUM``, ``WEND``) pairs a window aggregate leaves out (windows that had fired when the
+    row arrived). Both are left out by anti-joins on the executors."""
 
     def scan(node: Scan) -> DataFrame:
         name = node.table.name.lower()
@@ -59,8 +59,8 @@ def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[P
         df = spark.read.schema(schema).parquet(*paths) if paths else spark.createDataFrame(
             [], schema)
         drop = (drop_rows or {}).get(name)
-        if drop:
-            df = df.where(~F.col(ROWNUM).isin([int(r) for r in drop]))
+        if drop is not None:
+            df = df.join(drop.select(ROWNUM).distinct(), ROWNUM, "left_anti")
         return with_columns(df, node.table)
 
     return build(plan, scan, {Over: over_batch, Join: join_batch, Aggregate: aggregate_batch,
@@ -252,8 +252,7 @@ def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:
     return value.cast(t.spark())
 
 
-def window_batch(node: WindowAggregate, df: DataFrame, drop: Collection[tuple[int, int]]
-                 ) -> DataFrame:
+def window_batch(node: WindowAggregate, df: DataFrame, drop: DataFrame | None) -> DataFrame:
     """Each row in each of its windows (relational.with_windows; SESSION: its session) but
     the ``drop`` pairs, then the aggregates per key and window; a window's row arrives with
     its first input row."""
@@ -266,9 +265,8 @@ def window_batch(node: WindowAggregate, df: DataFrame, drop: Collection[tuple[in
                               for b, c in zip(node.bounds, (WSTART, WEND))])
     else:
         df = with_windows(node.window, df, t)
-    if drop and node.source is not None:  # the pairs are of the window that read the table
-        pairs = df.sparkSession.createDataFrame(sorted(drop), f"{ROWNUM} long, {WEND} long")
-        df = df.join(F.broadcast(pairs), [ROWNUM, WEND], "left_anti")
+    if drop is not None and node.source is not None:  # pairs of the window that read the table
+        df = df.join(drop.select(ROWNUM, WEND), [ROWNUM, WEND], "left_anti")
     out = df.groupBy(*keys, F.col(WSTART), F.col(WEND)).agg(
         *[agg_column(a).alias(a.name) for a in node.aggs], F.min(ROWNUM).alias(ROWNUM))
     start, end, wtime = node.bounds

@@ -6,12 +6,14 @@ run to completion. The stream planner builds every query through a runtime, so t
 harness of the tests (tests/harness.py) can run the same plan and processors micro-batch by
 micro-batch in memory.
 
-The sink writes each micro-batch's changelog to ``<changelog_dir>/batch-<id>.parquet``, rows
-in emission order (event time, then arrival), each with its place in the changelog (``SEQ``).
-Writing by batch id makes a replayed batch (after a failure between the write and Spark's
-commit) overwrite its own file: exactly-once output. Every batch writes its file, even without
-rows: ``changelog_files`` then checks the files against the batches the checkpoint committed,
-so a missing segment is an error, not a wrong result.
+The sink is Spark's writer on the executors: each micro-batch's changelog goes to
+``<changelog_dir>/batch-<id>/`` (Parquet parts and ``_SUCCESS``); nothing passes through the
+driver. Each row carries its micro-batch (``BATCH``) and its position in the operator's output
+(``SEQ``, Spark's partition and row): ordered by ``plan.PLACE`` the changelog is in emission
+order. Writing by batch id (overwrite) makes a replayed batch (after a failure between the
+write and Spark's commit) replace its own output: exactly-once. Every batch writes its
+directory, even without rows: ``changelog_files`` then checks them against the batches the
+checkpoint committed, so a missing segment is an error, not a wrong result.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,9 +36,10 @@ from pyspark.sql.streaming import StatefulProcessor
 from operators_lib.catalog import TableDef
 from operators_lib.errors import StateError
 from operators_lib.output import result_frame
-from operators_lib.plan import EMIT_TS, ROWNUM, SEQ
+from operators_lib.plan import BATCH, PLACE, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
 
+CHANGELOG_LAYOUT = "changelog/2"  # a directory per micro-batch, written by the executors
 _WM = "tw__wm"
 # Event time of the end-of-input marker: year 148110, past every TIMESTAMP (they end in 9999)
 # by more than any watermark delay, within Spark's timestamps (294247) and int64 milliseconds.
@@ -109,7 +111,7 @@ def run_available_now(df: DataFrame, checkpoint: Path, changelog_dir: Path,
     changelog_dir.mkdir(parents=True, exist_ok=True)
 
     def sink(batch: DataFrame, batch_id: int) -> None:
-        write_changelog_batch(batch.where(f"{ROWNUM} >= 0").toArrow(), changelog_dir, batch_id)
+        write_changelog_batch(batch.where(f"{ROWNUM} >= 0"), changelog_dir, batch_id)
 
     start = time.perf_counter()
     conf = df.sparkSession.conf
@@ -132,16 +134,15 @@ def run_available_now(df: DataFrame, checkpoint: Path, changelog_dir: Path,
     return StreamRun(batches, seconds, progress)
 
 
-def write_changelog_batch(table: pa.Table, changelog_dir: Path, batch_id: int) -> None:
-    """One micro-batch's changelog file, rows in emission order (a stable sort: a key's rows
-    keep the order its processor emitted them in, a retraction before its replacement)."""
-    order = pc.sort_indices(table, sort_keys=[(EMIT_TS, "ascending"), (ROWNUM, "ascending")])
-    table = table.take(order)
-    table = table.append_column(SEQ, pa.array(
-        (batch_id << 32) + np.arange(len(table), dtype=np.int64), pa.int64()))
-    tmp = changelog_dir / f".batch-{batch_id:08d}.parquet"
-    pq.write_table(table, tmp)
-    tmp.replace(changelog_dir / f"batch-{batch_id:08d}.parquet")
+def write_changelog_batch(rows: DataFrame, changelog_dir: Path, batch_id: int) -> None:
+    """One micro-batch's changelog, written by the executors (module docstring)."""
+    rows.select("*", F.lit(batch_id).cast("long").alias(BATCH),
+                F.monotonically_increasing_id().alias(SEQ)) \
+        .write.mode("overwrite").parquet(str(batch_dir(changelog_dir, batch_id)))
+
+
+def batch_dir(changelog_dir: Path, batch_id: int) -> Path:
+    return changelog_dir / f"batch-{batch_id:08d}"
 
 
 def _poll(query, on_progress: Callable[[dict], None]) -> None:
@@ -158,23 +159,41 @@ def _poll(query, on_progress: Callable[[dict], None]) -> None:
 def read_changelog(changelog_dir: Path, checkpoint: Path, first: int = 0,
                    upto: int | None = None) -> pd.DataFrame | None:
     """The changelog of the micro-batches ``first`` .. ``upto`` (default: the last) that the
-    checkpoint committed, in batch order (None without any)."""
-    files = changelog_files(changelog_dir, checkpoint, first, upto)
-    if not files:
+    checkpoint committed, in emission order, on the driver (None without any)."""
+    parts = [p for d in changelog_files(changelog_dir, checkpoint, first, upto)
+             for p in sorted(d.glob("part-*.parquet"))]
+    if not parts:
         return None
-    tables = [pq.read_table(f) for f in files]
-    return result_frame(pa.concat_tables(tables, promote_options="default"))
+    # Spark writes a TIMESTAMP (LTZ) as INT96 by default: read at microseconds, as Spark holds
+    # it (pyarrow's nanoseconds end in 2262).
+    table = pa.concat_tables([pq.read_table(p, coerce_int96_timestamp_unit="us") for p in parts],
+                             promote_options="default")
+    table = table.take(pc.sort_indices(table, sort_keys=[(c, "ascending") for c in PLACE]))
+    return result_frame(table)
+
+
+def changelog_frame(spark: SparkSession, changelog_dir: Path, checkpoint: Path,
+                    first: int = 0, upto: int | None = None) -> DataFrame | None:
+    """As ``read_changelog``, as a DataFrame the executors read (unordered: order by
+    ``plan.PLACE``)."""
+    dirs = changelog_files(changelog_dir, checkpoint, first, upto)
+    return spark.read.parquet(*map(str, dirs)) if dirs else None
 
 
 def changelog_files(changelog_dir: Path, checkpoint: Path, first: int = 0,
                     upto: int | None = None) -> list[Path]:
-    """The changelog files of micro-batches ``first`` .. ``upto`` (default: the last committed),
-    in batch order. StateError when a committed batch's file is missing or a file belongs to no
-    committed batch: the state is damaged and no result may be computed from it."""
-    files = {int(f.stem.removeprefix("batch-")): f for f in changelog_dir.glob("batch-*.parquet")}
+    """The changelog directories of micro-batches ``first`` .. ``upto`` (default: the last
+    committed), in batch order. StateError when a committed batch's output is missing or
+    incomplete, or a batch's output belongs to no committed batch: the state is damaged and
+    no result may be computed from it."""
+    if any(changelog_dir.glob("batch-*.parquet")):
+        raise StateError(f"{changelog_dir} holds a changelog written by an earlier version of "
+                         "twinflow (one file per micro-batch): start the query's state afresh")
+    dirs = {int(d.name.removeprefix("batch-")): d for d in changelog_dir.glob("batch-*")
+            if d.is_dir()}
     committed = range(last_commit(checkpoint) + 1)
-    missing = [b for b in committed if b not in files]
-    stray = sorted(set(files) - set(committed))
+    missing = [b for b in committed if b not in dirs or not (dirs[b] / "_SUCCESS").exists()]
+    stray = sorted(set(dirs) - set(committed))
     if missing or stray:
         problems = []
         if missing:
@@ -185,7 +204,7 @@ def changelog_files(changelog_dir: Path, checkpoint: Path, first: int = 0,
             problems.append(f"{changelog_dir} holds micro-batch(es) {_ids(stray)} that the "
                             f"checkpoint {checkpoint} never committed")
         raise StateError("the stream's state is damaged: " + "; ".join(problems))
-    return [files[b] for b in committed if b >= first and (upto is None or b <= upto)]
+    return [dirs[b] for b in committed if b >= first and (upto is None or b <= upto)]
 
 
 def last_commit(checkpoint: Path) -> int:
