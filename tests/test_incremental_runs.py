@@ -9,9 +9,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pyspark.sql.classic.dataframe import DataFrame  # the class whose methods run
 
 from operators_lib.errors import InputError
 from operators_lib.incremental import QueryConfig, batch_parity, stream_increment
+from operators_lib.parity import SAMPLE
 
 REPO = Path(__file__).resolve().parents[1]
 HOP = """SELECT window_start, window_end, url, COUNT(*) AS views
@@ -166,3 +168,40 @@ def test_a_file_with_a_wrong_header_fails_the_run_before_anything_is_staged(spar
     stream_increment(cfg, spark, state, tmp_path / "run2")
     report = json.loads((tmp_path / "run2" / "stream_report.json").read_text())
     assert report["new_input_rows"] == {"tmall_item": 4}
+
+
+def test_a_scheduled_run_brings_no_rows_to_the_driver(spark, tmp_path, monkeypatch):
+    """The executors do the row work: the stream's sink, the outputs and parity (append-only
+    and updating results) never pull a result into the driver; the driver sees counts and at
+    most a sample of 10 rows."""
+    def refused(name: str):
+        def call(self, *args, **kwargs):
+            raise AssertionError(f"DataFrame.{name} on the driver")
+        return call
+
+    for name in ("toArrow", "toPandas", "toLocalIterator"):
+        monkeypatch.setattr(DataFrame, name, refused(name))
+    collect = DataFrame.collect
+
+    def small_collect(self):
+        rows = collect(self)
+        assert len(rows) <= SAMPLE, f"{len(rows)} rows collected to the driver"
+        return rows
+
+    monkeypatch.setattr(DataFrame, "collect", small_collect)
+    (tmp_path / "hop").mkdir()
+    views = _page_views_query(tmp_path / "hop", HOP, 3)
+    rows, parity = _increment(views, spark, tmp_path / "hop", 1, [
+        f"u{k},/p{k % 13},2024-01-01 10:{k:02d}:00" for k in range(40)])
+    # one row a minute, each (window, url) one row: windows ending by the watermark 10:38:55
+    # fire, [k-1, k+1) for rows 0..37 and [k, k+2) for rows 0..36
+    assert len(rows) == 75 and parity["emitted_windows"] == 75
+
+    shop = REPO / "examples" / "shop"
+    inputs = {t: tmp_path / "incoming" / t for t in ("customers", "orders")}
+    for t, folder in inputs.items():
+        shutil.copytree(shop / "incoming" / t, folder)
+    cfg = QueryConfig("shop", [shop / "shop.sql", shop / "revenue_by_region.sql"], inputs,
+                      "revenue_by_region", 2)
+    stream_increment(cfg, spark, tmp_path / "state", tmp_path / "run")
+    assert batch_parity(cfg, spark, tmp_path / "state", tmp_path / "run")["verdict"] == "equal"
