@@ -442,11 +442,8 @@ def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: in
         write_csv_frame(rows, run_dir / "stream.csv", types, columns, order=[RESULT_ORDER])
         emitted = rows.count()
     # The run's late rows and (row, window end) pairs, kept: parity needs those of every run.
-    kept = state / "late" / f"upto-{upto:08d}"
-    log.where(F.col(OP) == LATE).select(ROWNUM).write.mode("overwrite").parquet(
-        str(kept / "late_rows"))
-    log.where(F.col(OP) == LATE_WINDOW).select(ROWNUM, F.col(EMIT_TS).alias(WEND)) \
-        .write.mode("overwrite").parquet(str(kept / "late_windows"))
+    log.where(F.col(OP).isin(LATE, LATE_WINDOW)).select(OP, ROWNUM, F.col(EMIT_TS).alias(WEND)) \
+        .write.mode("overwrite").parquet(str(state / "late" / f"upto-{upto:08d}"))
     return {"emitted_rows": emitted,
             "changelog_rows": sum(n for k, n in kinds.items() if k not in MARKERS),
             "late_rows": kinds.get(LATE, 0), "late_row_windows": kinds.get(LATE_WINDOW, 0),
@@ -506,12 +503,13 @@ def _parity_cut(plan: Node, state: Path, record: dict, table: str, parts: list[P
 def _late_so_far(spark: SparkSession, state: Path, upto: int
                  ) -> tuple[DataFrame | None, DataFrame | None]:
     """The late rows and (row, window end) pairs of every run up to micro-batch ``upto``."""
-    kept = [d for d in (state / "late").glob("upto-*")
+    kept = [str(d) for d in (state / "late").glob("upto-*")
             if int(d.name.removeprefix("upto-")) <= upto]
     if not kept:
         return None, None
-    return tuple(spark.read.parquet(*[str(d / name) for d in kept])
-                 for name in ("late_rows", "late_windows"))
+    left_out = spark.read.parquet(*kept)
+    return (left_out.where(F.col(OP) == LATE).select(ROWNUM),
+            left_out.where(F.col(OP) == LATE_WINDOW).select(ROWNUM, WEND))
 
 
 def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Path) -> dict:
