@@ -3,9 +3,12 @@
     spark-submit jobs/twinflow_job.py stream-increment --config Q.json --run-dir DIR
     spark-submit jobs/twinflow_job.py batch-parity     --config Q.json --run-dir DIR
     spark-submit jobs/twinflow_job.py measure-skew     --config Q.json --run-dir DIR
+    spark-submit jobs/twinflow_job.py audit            --config Q.json --run-dir DIR
 
 measure-skew writes DIR/skew.json: the TopN's partition skew over the recent input
-(operators_lib/hotspot.py), which the hotspot DAG turns into a split factor.
+(operators_lib/hotspot.py), which the hotspot DAG turns into a split factor. audit writes
+DIR/audit.json: everything the query's stream emitted against batch over all retained input
+(operators_lib/incremental.audit).
 
 Exit codes as for ``twinflow run``: 1 parity failed, 2 bad input / unsupported SQL, 3 damaged
 state or a failed engine.
@@ -21,14 +24,14 @@ from pathlib import Path
 
 from operators_lib.errors import TwinflowError
 from operators_lib.hotspot import measure_skew
-from operators_lib.incremental import QueryConfig, batch_parity, stream_increment
+from operators_lib.incremental import QueryConfig, audit, batch_parity, stream_increment
 from operators_lib.paths import state_dir
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="twinflow_job", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["stream-increment", "batch-parity", "measure-skew"])
+    ap.add_argument("step", choices=["stream-increment", "batch-parity", "measure-skew", "audit"])
     ap.add_argument("--config", type=Path, required=True)
     ap.add_argument("--run-dir", type=Path, required=True)
     args = ap.parse_args(argv)
@@ -44,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.run_dir.mkdir(parents=True, exist_ok=True)
                 (args.run_dir / "skew.json").write_text(json.dumps(report, indent=2))
             else:
-                step = stream_increment if args.step == "stream-increment" else batch_parity
+                step = {"stream-increment": stream_increment, "batch-parity": batch_parity,
+                        "audit": audit}[args.step]
                 report = step(cfg, spark, state, args.run_dir)
     except TwinflowError as e:
         print(f"twinflow_job: error: {e}", file=sys.stderr)

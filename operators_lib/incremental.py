@@ -75,8 +75,8 @@ from operators_lib.catalog import TableDef
 from operators_lib.changelog import ADDS
 from operators_lib.errors import InputError, ParityError, SqlError
 from operators_lib.output import write_csv, write_csv_frame, write_json
-from operators_lib.parity import compare_frames
-from operators_lib.parity_scope import cut_ms, parts_from, reach_ms
+from operators_lib.parity import SAMPLE, compare_frames
+from operators_lib.parity_scope import cut_ms, parts_from, reach_ms, time_operator
 from operators_lib.paths import chosen_settings
 from operators_lib.pipeline import late_source, plan_query
 from operators_lib.plan import (
@@ -92,6 +92,7 @@ from operators_lib.plan import (
     SESSION_SPLIT,
     Filter,
     Node,
+    Over,
     Project,
     WindowAggregate,
     append_only,
@@ -480,13 +481,16 @@ def _emitted(spark: SparkSession, plan: Node, state: Path, changes: DataFrame,
                         identity, "left_anti")
 
 
-def _run_result(spark: SparkSession, plan: Node, state: Path, record: dict) -> DataFrame:
-    """What the run of ``record`` published in stream.csv, as a DataFrame."""
+def _run_result(spark: SparkSession, plan: Node, state: Path, record: dict, whole: bool
+                ) -> DataFrame:
+    """What the run of ``record`` published in stream.csv, as a DataFrame; ``whole``: every
+    row the state's stream emitted up to that run (an updating query: its result)."""
     if not append_only(plan):
-        return result_rows(spark, state, record["last_batch"], _schema(plan))
-    log = _changelog(spark, plan, state, record["first_batch"], record["last_batch"])
+        return result_rows(spark, state, record["last_batch"], _schema(plan), save=not whole)
+    log = _changelog(spark, plan, state, 0 if whole else record["first_batch"],
+                     record["last_batch"])
     return _emitted(spark, plan, state, log.where(~F.col(OP).isin(*MARKERS)),
-                    record["replayed"])
+                    record["replayed"] and not whole)
 
 
 def _parity_cut(plan: Node, state: Path, record: dict, table: str, parts: list[Path]
@@ -513,7 +517,7 @@ def _late_so_far(spark: SparkSession, state: Path, upto: int
 
 
 def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Path) -> dict:
-    """Batch over the staged input, compared with what the stream has emitted, as Spark jobs.
+    """Batch over the staged input, compared with what the run published, as Spark jobs.
 
     OVER and keep-first deduplication by event time (one table): every emitted row must equal
     its batch row; the other input rows are late or still pending behind the watermark. Joins,
@@ -525,15 +529,35 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
     if record is None:
         raise InputError(f"query {cfg.name}: interval {run_dir.name} has no completed stream "
                          "step (stream_increment) to check")
+    return _check(cfg, spark, state, record, run_dir, whole=False)
+
+
+def audit(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path) -> dict:
+    """The full audit (the audit DAG's step): every row the query's stream has emitted up to
+    its newest run against batch over all input retained by then. It also catches what a
+    run's own parity cannot: a row emitted by two runs, and (OVER and window aggregates by
+    event time) an on-time row or window the watermark has passed that no run emitted. It
+    reads only what the newest recorded run committed, so it may run while a query run
+    streams. Writes ``out``/audit.json."""
+    records = sorted((state / "runs").glob("*.json"))
+    if not records:
+        raise InputError(f"query {cfg.name}: no run to audit yet")
+    return _check(cfg, spark, state, json.loads(records[-1].read_text()), out, whole=True)
+
+
+def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out: Path,
+           whole: bool) -> dict:
+    """Parity of the run of ``record`` (``whole``: of everything emitted up to it)."""
     # The split the state was built with (the config may have changed since): same result.
     plan = plan_for(cfg, spark, record["topn_split"])
     if processing_time_windows(plan) or processing_time_joins(plan):
         report = {"verdict": "not_applicable", "reason": (
             "processing-time windows exist in stream mode only" if processing_time_windows(plan)
             else "a processing-time temporal join's rows depend on when they arrive")}
-        write_json(run_dir / "parity.json", report)
+        _report(out, whole, report)
         return report
     waits = late_source(plan) is not None  # results wait for the watermark
+    unemitted = None
     if waits and len(scans(plan)) != 1:
         raise InputError("incremental parity for OVER / keep-first deduplication is implemented "
                          "for single-table queries")
@@ -542,13 +566,13 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
     files = {t: staged_files(state, t)[:record["parts"].get(t, 0)] for t in tables}
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
-    stream = _run_result(spark, plan, state, record)
+    stream = _run_result(spark, plan, state, record, whole)
     input_rows = sum(record["rows"].get(t, 0) for t in tables)
     if waits:
         key = tables[0]
         late, late_windows = _late_so_far(spark, state, record["last_batch"])
         identity = result_identity(plan)
-        cut = _parity_cut(plan, state, record, key, files[key])
+        cut = None if whole else _parity_cut(plan, state, record, key, files[key])
         if cut is not None:
             files[key] = parts_from(files[key], scans(plan)[0].table.watermark.column, cut)
         # Batch over the on-time input: the stream dropped the late rows (and left rows out
@@ -559,12 +583,15 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
             # batch.csv: the batch's version of the run's output
             batch = full.join(stream.select(*identity).distinct(), identity, "left_semi")
             diff = compare_frames(batch, stream, types, columns)
+            now = record["report"]["watermark"]
+            now = -2**63 if now is None else pd.Timestamp(now).value // 1_000_000
             if len(identity) > 1:  # windows still open: their end - 1 is past the watermark
-                now = record["report"]["watermark"]
-                pending_windows = full.where(F.col(EMIT_TS) > (
-                    -2**63 if now is None else pd.Timestamp(now).value // 1_000_000)).count()
-            write_csv_frame(batch, run_dir / "batch.csv", types, columns,
-                            order=[EMIT_TS, ROWNUM])
+                pending_windows = full.where(F.col(EMIT_TS) > now).count()
+            if whole:
+                unemitted = _unemitted(plan, full, stream, identity, now, columns)
+            else:
+                write_csv_frame(batch, out / "batch.csv", types, columns,
+                                order=[EMIT_TS, ROWNUM])
         finally:
             full.unpersist()
         late_count = 0 if late is None else late.count()
@@ -572,8 +599,8 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
                   "late_rows": late_count, "parity_input": {
                       "from_event_time": None if cut is None else
                       str(pd.Timestamp(cut, unit="ms")), "staged_parts": len(files[key])}}
-        emitted = record["report"]["emitted_rows"]
         total = record["report"]["emitted_rows_total"]
+        emitted = total if whole else record["report"]["emitted_rows"]
         if len(identity) > 1:  # a window's row stands for its key's window, not an input row
             report.update(emitted_windows=emitted, emitted_windows_total=total,
                           pending_windows=pending_windows,
@@ -581,6 +608,10 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
         else:
             report.update(emitted_rows=emitted, emitted_rows_total=total,
                           pending_rows=input_rows - late_count - total)
+        if unemitted is not None:
+            report["unemitted_behind_watermark"] = unemitted
+            if unemitted["rows"]:
+                report["verdict"] = "failed"
         splits = record["report"]["session_splits_total"]
         if not diff.equal and splits:
             # As in `twinflow run`: batch semantics merge what the stream split, by definition.
@@ -592,13 +623,41 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
         batch = batch_dataframe(spark, plan, files).persist()
         try:
             diff = compare_frames(batch, stream, types, columns)
-            write_csv_frame(batch, run_dir / "batch.csv", types, columns,
-                            order=[c for c in (EMIT_TS, ROWNUM) if c in batch.columns])
+            if not whole:
+                write_csv_frame(batch, out / "batch.csv", types, columns,
+                                order=[c for c in (EMIT_TS, ROWNUM) if c in batch.columns])
             report = {"verdict": "equal" if diff.equal else "failed", "rows": batch.count()}
         finally:
             batch.unpersist()
     report.update(input_rows=input_rows, **diff.summary())
-    write_json(run_dir / "parity.json", report)
+    if whole:
+        report.update(interval=record["report"]["interval"], last_batch=record["last_batch"])
+    _report(out, whole, report)
     if report["verdict"] == "failed":
-        raise ParityError(f"query {cfg.name}: stream and batch differ: {diff.summary(3)}")
+        lost = report.get("unemitted_behind_watermark", {}).get("rows")
+        raise ParityError(f"query {cfg.name}: stream and batch differ"
+                          f"{' (audit)' if whole else ''}: {diff.summary(3)}"
+                          + (f"; {lost} row(s) behind the watermark never emitted: "
+                             f"{report['unemitted_behind_watermark']['sample'][:3]}"
+                             if lost else ""))
     return report
+
+
+def _report(out: Path, whole: bool, report: dict) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / ("audit.json" if whole else "parity.json"), report)
+
+
+def _unemitted(plan: Node, full: DataFrame, stream: DataFrame, identity: list[str], now: int,
+               columns: list[str]) -> dict | None:
+    """On-time batch rows (windows) that the watermark ``now`` has passed and the stream never
+    emitted: lost rows. None where a batch row has no emission time (deduplication)."""
+    node = time_operator(plan)
+    if not isinstance(node, (Over, WindowAggregate)) or node.time_kind != "rowtime":
+        return None
+    lost = full.join(stream.select(*identity).distinct(), identity, "left_anti") \
+        .where(F.col(EMIT_TS) <= now)
+    sample = [[None if v is None else str(v) for v in r]
+              for r in lost.select(*columns).limit(SAMPLE).collect()]
+    return {"rows": lost.count(), "sample": sample}
+

@@ -57,7 +57,7 @@ def cut_ms(plan: Node, watermark_before: str | None, new_parts: list[Path], time
     if reach is None or watermark_before is None:
         return None
     cut = pd.Timestamp(watermark_before).value // 1_000_000
-    if isinstance(_time_operator(plan), Over):
+    if isinstance(time_operator(plan), Over):
         earliest = [_bound(p, time_col, "min") for p in new_parts]
         cut = min([cut, *[e for e in earliest if e is not None]])
     return cut - reach
@@ -68,7 +68,7 @@ def parts_from(parts: list[Path], time_col: str, cut: int) -> list[Path]:
     return [p for p in parts if (_bound(p, time_col, "max") or cut) >= cut]
 
 
-def _time_operator(plan: Node) -> Node:
+def time_operator(plan: Node) -> Node:
     while isinstance(plan, (Filter, Project)):
         plan = plan.child
     return plan

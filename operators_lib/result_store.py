@@ -38,11 +38,12 @@ KEEP = 3
 _PREFIX = "upto-"
 
 
-def result_rows(spark: SparkSession, state: Path, upto: int, schema: T.StructType
-                ) -> DataFrame:
+def result_rows(spark: SparkSession, state: Path, upto: int, schema: T.StructType,
+                save: bool = True) -> DataFrame:
     """The result after micro-batch ``upto`` (-1: before the first), each row as often as it is
     present, with ``RESULT_ORDER``: ordered by it, rows read in the order they were last
-    added. Saved as a snapshot."""
+    added. Saved as a snapshot (``save``; the audit, which may run beside a query run, only
+    reads)."""
     columns = schema.fieldNames()
     snapshots = _snapshots(state)
     if upto in snapshots:
@@ -55,7 +56,8 @@ def result_rows(spark: SparkSession, state: Path, upto: int, schema: T.StructTyp
         if counted is None:  # only before the first micro-batch (upto -1)
             return spark.createDataFrame([], T.StructType(
                 [*schema.fields, T.StructField(RESULT_ORDER, T.IntegerType())]))
-        counted = _save(spark, counted, state, upto)
+        if save:
+            counted = _save(spark, counted, state, upto)
     return counted.select(*columns, RESULT_ORDER, F.explode(
         F.array_repeat(F.lit(0), F.col(COUNT).cast("int"))).alias(COUNT)).drop(COUNT)
 

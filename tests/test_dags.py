@@ -57,6 +57,7 @@ def test_dagbag_imports_the_query_dags(airflow_env):
     assert hotspot is not None
     assert set(hotspot.task_ids) == {"ship_code", "measure_skew", "choose_split"}
     assert bag.get_dag("twinflow_hotspot_tmall_max_price") is None
+    assert set(bag.get_dag("twinflow_audit_tmall_max_price").task_ids) == {"ship_code", "audit"}
 
 
 def _task_states(run) -> dict[str, str]:
@@ -304,6 +305,20 @@ def test_window_query_publishes_fired_windows(airflow_env, tmp_path):
     assert list(late.loc[late[OP] == "LATE", ROWNUM]) == [8]
     assert json.loads((published / "20240101T110000" / "validation.json").read_text())[
         "success"]
+
+    # The audit DAG: all emitted windows against batch over all input, and no window the
+    # watermark has passed left unemitted.
+    from dags.twinflow_audit import build_audit_dag
+
+    audit = build_audit_dag(config).test(logical_date=datetime(2024, 1, 2, tzinfo=UTC))
+    assert audit.state == "success", _task_states(audit)
+    record = json.loads((home / "runs" / "audit_q_views" / "20240102T000000" / "audit.json")
+                        .read_text())
+    assert {k: record[k] for k in ("verdict", "interval", "emitted_windows", "only_in_batch",
+                                   "only_in_stream")} == {
+        "verdict": "equal_for_emitted_rows", "interval": "20240101T110000",
+        "emitted_windows": 5, "only_in_batch": 0, "only_in_stream": 0}
+    assert record["unemitted_behind_watermark"]["rows"] == 0
 
 
 def test_spark_steps_launch_a_driver_that_exits_on_oom_and_user_conf_wins(airflow_env, tmp_path):

@@ -8,11 +8,12 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql.classic.dataframe import DataFrame  # the class whose methods run
 
-from operators_lib.errors import InputError
-from operators_lib.incremental import QueryConfig, batch_parity, stream_increment
+from operators_lib.errors import InputError, ParityError
+from operators_lib.incremental import QueryConfig, audit, batch_parity, stream_increment
 from operators_lib.parity import SAMPLE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -69,6 +70,10 @@ def test_hop_windows_across_runs_keep_parity(spark, tmp_path):
                 parity["late_row_windows"]) == counts[run]
     run_dir = tmp_path / "run2"
     assert json.loads((run_dir / "stream_report.json").read_text())["late_row_windows"] == 1
+    # the audit: the three windows of both runs, each once, none left behind the watermark
+    report = audit(cfg, spark, tmp_path / "state", tmp_path / "audit")
+    assert (report["verdict"], report["emitted_windows"], report["only_in_stream"],
+            report["unemitted_behind_watermark"]["rows"]) == ("equal_for_emitted_rows", 3, 0, 0)
 
 
 def test_parity_of_a_later_run_reads_only_the_input_its_windows_reach(spark, tmp_path):
@@ -149,6 +154,9 @@ def test_join_and_group_by_retract_across_runs_in_parity(spark, tmp_path):
     # An interval before the newest one that never ran cannot be streamed any more.
     with pytest.raises(InputError, match="comes before interval run11"):
         stream_increment(cfg, spark, state, tmp_path / "run09")
+    # The audit checks the state as of the newest run (11h), not the re-run one.
+    report = audit(cfg, spark, state, tmp_path / "audit")
+    assert (report["verdict"], report["interval"], report["rows"]) == ("equal", "run11", 3)
 
 
 def test_a_file_with_a_wrong_header_fails_the_run_before_anything_is_staged(spark, tmp_path):
@@ -205,3 +213,36 @@ def test_a_scheduled_run_brings_no_rows_to_the_driver(spark, tmp_path, monkeypat
                       "revenue_by_region", 2)
     stream_increment(cfg, spark, tmp_path / "state", tmp_path / "run")
     assert batch_parity(cfg, spark, tmp_path / "state", tmp_path / "run")["verdict"] == "equal"
+
+
+def test_the_audit_finds_a_row_no_run_emitted_and_a_row_emitted_twice(spark, tmp_path):
+    """MAX OVER ROWS 1 per user over two runs: each run's parity passes. The audit compares
+    everything emitted with batch over all input; it passes, then fails once a row behind the
+    watermark is missing from the changelog (a lost row, which no run's parity sees) and once
+    a row is there twice."""
+    cfg = _page_views_query(tmp_path, (
+        "SELECT user_id, ts, COUNT(*) OVER (PARTITION BY user_id ORDER BY ts ROWS BETWEEN 1 "
+        "PRECEDING AND CURRENT ROW) AS n FROM page_views"), 2)
+    for run in (1, 2):
+        _increment(cfg, spark, tmp_path, run, [
+            f"u{k % 3},/a,2024-01-01 1{run}:{k:02d}:00" for k in range(12)])
+    state = tmp_path / "state"
+    report = audit(cfg, spark, state, tmp_path / "audit")
+    # all 24 rows but 12:11, past the watermark 12:10:55 (delay 5 s)
+    assert (report["verdict"], report["emitted_rows"], report["only_in_batch"],
+            report["only_in_stream"], report["unemitted_behind_watermark"]["rows"]) == (
+        "equal_for_emitted_rows", 23, 0, 0, 0)
+    assert json.loads((tmp_path / "audit" / "audit.json").read_text()) == report
+
+    part = next(p for p in sorted((state / "changelog").glob("batch-*/part-*.parquet"))
+                if pq.read_metadata(p).num_rows)
+    rows = pq.read_table(part)
+    part.with_name(f".{part.name}.crc").unlink()  # Spark's checksum of the file we rewrite
+    as_spark = {"use_deprecated_int96_timestamps": True}  # how Spark writes a TIMESTAMP_LTZ
+    pq.write_table(rows.slice(1), part, **as_spark)  # the first row of a micro-batch is lost
+    with pytest.raises(ParityError, match=r"1 row\(s\) behind the watermark never emitted"):
+        audit(cfg, spark, state, tmp_path / "audit")
+    pq.write_table(rows, part, **as_spark)
+    pq.write_table(rows, part.with_name("part-99999-copy.parquet"), **as_spark)  # rows twice
+    with pytest.raises(ParityError, match=r"'only_in_stream': [1-9]"):
+        audit(cfg, spark, state, tmp_path / "audit")

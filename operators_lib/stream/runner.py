@@ -184,8 +184,8 @@ def changelog_files(changelog_dir: Path, checkpoint: Path, first: int = 0,
                     upto: int | None = None) -> list[Path]:
     """The changelog directories of micro-batches ``first`` .. ``upto`` (default: the last
     committed), in batch order. StateError when a committed batch's output is missing or
-    incomplete, or a batch's output belongs to no committed batch: the state is damaged and
-    no result may be computed from it."""
+    incomplete, or (reading to the last) a batch's output belongs to no committed batch: the
+    state is damaged and no result may be computed from it."""
     if any(changelog_dir.glob("batch-*.parquet")):
         raise StateError(f"{changelog_dir} holds a changelog written by an earlier version of "
                          "twinflow (one file per micro-batch): start the query's state afresh")
@@ -193,7 +193,8 @@ def changelog_files(changelog_dir: Path, checkpoint: Path, first: int = 0,
             if d.is_dir()}
     committed = range(last_commit(checkpoint) + 1)
     missing = [b for b in committed if b not in dirs or not (dirs[b] / "_SUCCESS").exists()]
-    stray = sorted(set(dirs) - set(committed))
+    # Up to a given batch, later output is not read: it may be a running stream's.
+    stray = sorted(set(dirs) - set(committed)) if upto is None else []
     if missing or stray:
         problems = []
         if missing:
