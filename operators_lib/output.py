@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
 
 from operators_lib.types import NESTED, FlinkType, java_double
 
@@ -96,10 +97,39 @@ def _nested(t: FlinkType) -> Callable[[object], str]:
 def format_frame(df: pd.DataFrame, types: dict[str, FlinkType]) -> list[list[str]]:
     cols = []
     for c in df.columns:
-        f = formatter(types[c]) if c in types else str
-        cols.append(["" if null else f(v)
-                     for v, null in zip(df[c].tolist(), df[c].isna().tolist())])
+        t = types.get(c)
+        null = df[c].isna().to_numpy()
+        if t is not None and t.name in _JVM_FLOATS:
+            text = jvm_float_text(df[c].to_numpy(dtype="float64", na_value=0.0), t)
+            cols.append(["" if z else v for v, z in zip(text, null)])
+            continue
+        f = formatter(t) if t is not None else str
+        cols.append(["" if z else f(v) for v, z in zip(df[c].tolist(), null)])
     return [list(r) for r in zip(*cols)] if cols else []
+
+
+# A DOUBLE or FLOAT as the JVM prints it (Double/Float.toString), as Flink prints it: Java 17
+# gives some values more digits than the shortest decimal (2.82879384806159008E17).
+_JVM_FLOATS = {"DOUBLE": (">f8", "double", "asDoubleBuffer"),
+               "FLOAT": (">f4", "float", "asFloatBuffer")}
+
+
+def jvm_float_text(values: np.ndarray, t: FlinkType) -> list[str]:
+    """``values`` rendered by the driver's JVM in four calls, whatever their number (the bytes
+    go over as one byte[]; ``Arrays.toString`` renders each element)."""
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    if context is None:
+        raise RuntimeError("rendering a DOUBLE/FLOAT needs the Spark session's JVM")  # a bug
+    if not len(values):
+        return []
+    dtype, java_type, view = _JVM_FLOATS[t.name]
+    jvm, gateway = context._jvm, context._gateway
+    array = gateway.new_array(getattr(gateway.jvm, java_type), len(values))
+    getattr(jvm.java.nio.ByteBuffer.wrap(bytearray(values.astype(dtype).tobytes())), view)() \
+        .get(array)
+    return jvm.java.util.Arrays.toString(array)[1:-1].split(", ")
 
 
 def write_csv(path: Path, df: pd.DataFrame, types: dict[str, FlinkType],
@@ -121,7 +151,11 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
     CSV text (Spark's text writer), the parts are joined behind the header into ``path`` in
     ``order`` (Spark's sort leaves its ranges in partition order), a byte copy on the driver.
     Atomic as ``write_csv``."""
-    rows = (df.orderBy(*order) if order else df).select(*columns)
+    # A DOUBLE or FLOAT as the JVM prints it (format_frame), here by Spark's cast.
+    jvm = {c for c in columns if c in types and types[c].name in _JVM_FLOATS}
+    rows = (df.orderBy(*order) if order else df).select(
+        *[F.col(c).cast("string").alias(c) if c in jvm else F.col(c) for c in columns])
+    types = {c: FlinkType("STRING") if c in jvm else t for c, t in types.items()}
 
     def lines(batches):
         for batch in batches:

@@ -72,7 +72,7 @@ def test_floating_point_values_are_read_as_java_parses_them(tmp_path):
         f"column d: {v!r} is not a valid DOUBLE" for v in ["nan", "inf", "1_0", "Infinityd"]]
 
 
-def test_nan_and_infinity_are_staged_apart_from_null(tmp_path):
+def test_nan_and_infinity_are_staged_apart_from_null(spark, tmp_path):  # the JVM prints floats
     df, _ = _read(tmp_path, HEADER + b"a,NaN,-Infinity,2024-01-01,2024-01-01 00:00:01\n"
                   b"b,,,2024-01-01,2024-01-01 00:00:02\n")
     [path] = ingest.stage(TABLE, df, tmp_path / "staged", 10)

@@ -2,7 +2,8 @@
 
 Function calls render through the catalog (``sql/functions.py``); operators whose Flink rules
 differ from Spark's render here: ``/`` between integers is integer division (truncating, in the
-wider type; Flink fails on a zero divisor and so does Spark's DIV), ``/`` of FLOATs stays FLOAT,
+wider type; Flink fails on a zero divisor and so does Spark's DIV), ``+ - * /`` with a FLOAT and
+no DOUBLE or DECIMAL operand stays FLOAT (Spark widens it to DOUBLE),
 ``%`` takes exact numerics only, ``||`` strings only, LIKE has no escape character unless
 ESCAPE names one (Spark's default escape is the backslash), and a TIME plus or minus an interval
 wraps around midnight (Spark fails). Every other operator renders as
@@ -32,7 +33,7 @@ def _raw(text: str) -> exp.Expression:
     return exp.Var(this=f"({text})")
 
 
-def _spark(node: exp.Expression, env: Env) -> exp.Expression:
+def _spark(node: exp.Expression, env: Env, float_done: bool = False) -> exp.Expression:
     call = function_call(node)
     if call is not None:
         name, args = call
@@ -56,6 +57,10 @@ def _spark(node: exp.Expression, env: Env) -> exp.Expression:
     if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval) and (
             env.type_of(node.this).name == "TIME"):
         return _raw(_time_shift(node, env))
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul)) and not float_done and _stays_float(
+            node.this, node.expression, env):
+        return _raw(f"CAST({_spark(node.copy(), env, float_done=True).sql(dialect='spark')} "
+                    "AS FLOAT)")
     if isinstance(node, _AS_IS):
         if isinstance(node, exp.In) and node.args.get("query") is not None:
             raise Unsupported("IN (SELECT ..) is only supported as a condition ANDed to WHERE",
@@ -89,10 +94,18 @@ def _divide(node: exp.Div, env: Env) -> str:
     if ta.is_integral and tb.is_integral:
         wider = max(ta, tb, key=lambda t: t.integral_bits())
         return f"CAST(({sa}) DIV ({sb}) AS {wider.spark().simpleString()})"
-    if "FLOAT" in (ta.name, tb.name) and "DOUBLE" not in (ta.name, tb.name) and (
-            "DECIMAL" not in (ta.name, tb.name)):
+    if _stays_float(a, b, env):
         return f"CAST(({sa}) / ({sb}) AS FLOAT)"
     return f"({sa}) / ({sb})"
+
+
+def _stays_float(a: exp.Expression, b: exp.Expression, env: Env) -> bool:
+    """Flink keeps FLOAT arithmetic with a FLOAT or integer operand FLOAT; Spark widens it
+    to DOUBLE (with a DOUBLE or DECIMAL operand, both give DOUBLE)."""
+    if a.find(exp.Interval) or b.find(exp.Interval):  # time arithmetic
+        return False
+    names = {env.type_of(a).name, env.type_of(b).name}
+    return "FLOAT" in names and not names & {"DOUBLE", "DECIMAL"}
 
 
 def _time_shift(node: exp.Add | exp.Sub, env: Env) -> str:
