@@ -104,7 +104,7 @@ from operators_lib.plan import (
 from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER, result_rows
 from operators_lib.sql import load_script
-from operators_lib.stream.planner import stream_dataframe
+from operators_lib.stream.planner import CHANGELOG_FIELDS, stream_dataframe
 from operators_lib.stream.runner import (
     changelog_frame,
     checkpoint_shuffle_partitions,
@@ -458,8 +458,8 @@ def _changelog(spark: SparkSession, plan: Node, state: Path, first: int, upto: i
     if log is not None:
         return log
     return spark.createDataFrame([], T.StructType(
-        [*_schema(plan).fields, T.StructField(OP, T.StringType()),
-         *[T.StructField(c, T.LongType()) for c in (EMIT_TS, ROWNUM, BATCH, SEQ)]]))
+        [*_schema(plan).fields, *CHANGELOG_FIELDS,
+         *[T.StructField(c, T.LongType()) for c in (BATCH, SEQ)]]))
 
 
 def _schema(plan: Node) -> T.StructType:
@@ -580,15 +580,16 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
         full = batch_dataframe(spark, plan, files, None if late is None else {key: late},
                                late_windows).persist()
         try:
+            ids = stream.select(*identity).distinct()
             # batch.csv: the batch's version of the run's output
-            batch = full.join(stream.select(*identity).distinct(), identity, "left_semi")
+            batch = full.join(ids, identity, "left_semi")
             diff = compare_frames(batch, stream, types, columns)
             now = record["report"]["watermark"]
             now = -2**63 if now is None else pd.Timestamp(now).value // 1_000_000
             if len(identity) > 1:  # windows still open: their end - 1 is past the watermark
                 pending_windows = full.where(F.col(EMIT_TS) > now).count()
             if whole:
-                unemitted = _unemitted(plan, full, stream, identity, now, columns)
+                unemitted = _unemitted(plan, full, ids, identity, now, columns)
             else:
                 write_csv_frame(batch, out / "batch.csv", types, columns,
                                 order=[EMIT_TS, ROWNUM])
@@ -648,15 +649,15 @@ def _report(out: Path, whole: bool, report: dict) -> None:
     write_json(out / ("audit.json" if whole else "parity.json"), report)
 
 
-def _unemitted(plan: Node, full: DataFrame, stream: DataFrame, identity: list[str], now: int,
+def _unemitted(plan: Node, full: DataFrame, ids: DataFrame, identity: list[str], now: int,
                columns: list[str]) -> dict | None:
     """On-time batch rows (windows) that the watermark ``now`` has passed and the stream never
-    emitted: lost rows. None where a batch row has no emission time (deduplication)."""
+    emitted (``ids``: the identities it emitted): lost rows. None where a batch row has no
+    emission time (deduplication)."""
     node = time_operator(plan)
     if not isinstance(node, (Over, WindowAggregate)) or node.time_kind != "rowtime":
         return None
-    lost = full.join(stream.select(*identity).distinct(), identity, "left_anti") \
-        .where(F.col(EMIT_TS) <= now)
+    lost = full.join(ids, identity, "left_anti").where(F.col(EMIT_TS) <= now)
     sample = [[None if v is None else str(v) for v in r]
               for r in lost.select(*columns).limit(SAMPLE).collect()]
     return {"rows": lost.count(), "sample": sample}

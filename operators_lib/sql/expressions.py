@@ -33,7 +33,7 @@ def _raw(text: str) -> exp.Expression:
     return exp.Var(this=f"({text})")
 
 
-def _spark(node: exp.Expression, env: Env, float_done: bool = False) -> exp.Expression:
+def _spark(node: exp.Expression, env: Env) -> exp.Expression:
     call = function_call(node)
     if call is not None:
         name, args = call
@@ -57,23 +57,27 @@ def _spark(node: exp.Expression, env: Env, float_done: bool = False) -> exp.Expr
     if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval) and (
             env.type_of(node.this).name == "TIME"):
         return _raw(_time_shift(node, env))
-    if isinstance(node, (exp.Add, exp.Sub, exp.Mul)) and not float_done and _stays_float(
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul)) and _stays_float(
             node.this, node.expression, env):
-        return _raw(f"CAST({_spark(node.copy(), env, float_done=True).sql(dialect='spark')} "
-                    "AS FLOAT)")
+        return _raw(f"CAST({_as_is(node, env).sql(dialect='spark')} AS FLOAT)")
     if isinstance(node, _AS_IS):
         if isinstance(node, exp.In) and node.args.get("query") is not None:
             raise Unsupported("IN (SELECT ..) is only supported as a condition ANDed to WHERE",
                               node)
-        out = node.copy()
-        for key, value in node.args.items():
-            if isinstance(value, exp.Expression):
-                out.set(key, _operand(value, env))
-            elif isinstance(value, list):
-                out.set(key, [_operand(v, env) for v in value])
-        return out
+        return _as_is(node, env)
     raise Unsupported(f"{type(node).__name__.upper()} ({node.sql(dialect='spark')[:60]}) is not "
                       "supported", node)
+
+
+def _as_is(node: exp.Expression, env: Env) -> exp.Expression:
+    """``node`` with its operands rendered."""
+    out = node.copy()
+    for key, value in node.args.items():
+        if isinstance(value, exp.Expression):
+            out.set(key, _operand(value, env))
+        elif isinstance(value, list):
+            out.set(key, [_operand(v, env) for v in value])
+    return out
 
 
 def _operand(node: exp.Expression, env: Env) -> exp.Expression:
