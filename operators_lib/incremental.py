@@ -67,9 +67,8 @@ from pathlib import Path
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
-from operators_lib import ingest, nonfinite
+from operators_lib import ingest, nonfinite, result_store
 from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
 from operators_lib.changelog import ADDS
@@ -80,7 +79,6 @@ from operators_lib.parity_scope import cut_ms, parts_from, reach_ms, time_operat
 from operators_lib.paths import chosen_settings
 from operators_lib.pipeline import late_source, plan_query
 from operators_lib.plan import (
-    BATCH,
     EMIT_TS,
     LATE,
     LATE_WINDOW,
@@ -88,7 +86,6 @@ from operators_lib.plan import (
     OP,
     PLACE,
     ROWNUM,
-    SEQ,
     SESSION_SPLIT,
     Filter,
     Node,
@@ -104,7 +101,7 @@ from operators_lib.plan import (
 from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER, result_rows
 from operators_lib.sql import load_script
-from operators_lib.stream.planner import CHANGELOG_FIELDS, stream_dataframe
+from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.runner import (
     changelog_frame,
     checkpoint_shuffle_partitions,
@@ -427,7 +424,7 @@ def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: in
     before)."""
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
-    log = _changelog(spark, plan, state, first, upto)
+    log = result_store.changelog(spark, plan, state, first, upto)
     kinds = {r[OP]: r["count"] for r in log.groupBy(OP).count().collect()}
     if append_only(plan) and set(kinds) - {*ADDS, *MARKERS}:
         raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
@@ -439,7 +436,7 @@ def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: in
     else:
         write_csv_frame(changes, run_dir / "changes.csv", types, [OP, *columns],
                         ["op", *columns], order=list(PLACE))
-        rows = result_rows(spark, state, upto, _schema(plan))
+        rows = result_rows(spark, state, upto, result_store.schema(plan))
         write_csv_frame(rows, run_dir / "stream.csv", types, columns, order=[RESULT_ORDER])
         emitted = rows.count()
     # The run's late rows and (row, window end) pairs, kept: parity needs those of every run.
@@ -449,21 +446,6 @@ def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: in
             "changelog_rows": sum(n for k, n in kinds.items() if k not in MARKERS),
             "late_rows": kinds.get(LATE, 0), "late_row_windows": kinds.get(LATE_WINDOW, 0),
             "session_splits": kinds.get(SESSION_SPLIT, 0)}
-
-
-def _changelog(spark: SparkSession, plan: Node, state: Path, first: int, upto: int
-               ) -> DataFrame:
-    """The changelog of micro-batches ``first`` .. ``upto`` (none: no rows)."""
-    log = changelog_frame(spark, state / "changelog", state / "checkpoint", first, upto)
-    if log is not None:
-        return log
-    return spark.createDataFrame([], T.StructType(
-        [*_schema(plan).fields, *CHANGELOG_FIELDS,
-         *[T.StructField(c, T.LongType()) for c in (BATCH, SEQ)]]))
-
-
-def _schema(plan: Node) -> T.StructType:
-    return T.StructType([T.StructField(f.name, f.type.spark()) for f in plan.fields])
 
 
 def _emitted(spark: SparkSession, plan: Node, state: Path, changes: DataFrame,
@@ -486,8 +468,9 @@ def _run_result(spark: SparkSession, plan: Node, state: Path, record: dict, whol
     """What the run of ``record`` published in stream.csv, as a DataFrame; ``whole``: every
     row the state's stream emitted up to that run (an updating query: its result)."""
     if not append_only(plan):
-        return result_rows(spark, state, record["last_batch"], _schema(plan), save=not whole)
-    log = _changelog(spark, plan, state, 0 if whole else record["first_batch"],
+        return result_rows(spark, state, record["last_batch"], result_store.schema(plan),
+                           save=not whole)
+    log = result_store.changelog(spark, plan, state, 0 if whole else record["first_batch"],
                      record["last_batch"])
     return _emitted(spark, plan, state, log.where(~F.col(OP).isin(*MARKERS)),
                     record["replayed"] and not whole)
@@ -627,7 +610,7 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
             if not whole:
                 write_csv_frame(batch, out / "batch.csv", types, columns,
                                 order=[c for c in (EMIT_TS, ROWNUM) if c in batch.columns])
-            report = {"verdict": "equal" if diff.equal else "failed", "rows": batch.count()}
+            report = {"verdict": "equal" if diff.equal else "failed", "rows": diff.batch_rows}
         finally:
             batch.unpersist()
     report.update(input_rows=input_rows, **diff.summary())

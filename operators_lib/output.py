@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from operators_lib.types import NESTED, FlinkType, java_double
@@ -145,15 +145,23 @@ def write_csv(path: Path, df: pd.DataFrame, types: dict[str, FlinkType],
 
 
 def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], columns: list[str],
-                    header: list[str] | None = None, order: list[Column | str] | None = None
-                    ) -> None:
+                    header: list[str] | None = None, order: list[Column | str] | None = None,
+                    keep: Column | None = None, metrics: list[Column] | None = None
+                    ) -> dict[str, int | None]:
     """``write_csv`` of a DataFrame, formatted by the executors: each partition's rows become
     CSV text (Spark's text writer), the parts are joined behind the header into ``path`` in
     ``order`` (Spark's sort leaves its ranges in partition order), a byte copy on the driver.
-    Atomic as ``write_csv``."""
+    Atomic as ``write_csv``. Returns the rows written (``rows``) and ``metrics`` (named
+    aggregates) over ``df``, observed by the same Spark job; ``keep``: the rows to write."""
     # A DOUBLE or FLOAT as the JVM prints it (format_frame), here by Spark's cast.
     jvm = {c for c in columns if c in types and types[c].name in _JVM_FLOATS}
-    rows = (df.orderBy(*order) if order else df).select(
+    seen, written = Observation(), Observation()
+    # Observed above the sort: its sampling job (range partitioning) would count rows twice.
+    rows = df.orderBy(*order) if order else df
+    if metrics:
+        rows = rows.observe(seen, *metrics)
+    rows = (rows if keep is None else rows.where(keep)).observe(
+        written, F.count(F.lit(1)).alias("rows")).select(
         *[F.col(c).cast("string").alias(c) if c in jvm else F.col(c) for c in columns])
     types = {c: FlinkType("STRING") if c in jvm else t for c, t in types.items()}
 
@@ -177,6 +185,7 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
                 shutil.copyfileobj(fh, out)
     os.replace(tmp, path)
     shutil.rmtree(parts, ignore_errors=True)
+    return {**(seen.get if metrics else {}), **written.get}
 
 
 def _header_line(names: list[str]) -> bytes:

@@ -4,24 +4,19 @@ Rows are compared as multisets. Floating-point values are compared at 12 signifi
 the two modes add the same numbers in a different order (Spark's window frames vs the stream
 operator's running sums), so the last bits may differ while the results are the same.
 
-``compare_frames`` is the comparison as a Spark job (the executors count each distinct row,
-+1 per batch row, -1 per stream row; rows whose count is not 0 differ): only the counts and
-a sample of the differing rows reach the driver. ``compare`` is the same on the driver, for
-results already there (``twinflow run``'s outputs).
+``compare_frames`` is the comparison as a Spark job (the executors count each distinct row in
+each result; rows whose counts differ differ): only the counts and a sample of the differing
+rows reach the driver.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
-import pandas as pd
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from operators_lib.changelog import canonical_nan
-from operators_lib.output import formatter
-from operators_lib.types import NESTED, FlinkType
+from operators_lib.types import FlinkType
 
 
 @dataclass
@@ -32,6 +27,8 @@ class Diff:
     only_stream: list[tuple]
     only_batch_count: int = -1  # -1: len(only_batch), all of them listed
     only_stream_count: int = -1
+    batch_rows: int | None = None  # the rows of each result (compare_frames counts them)
+    stream_rows: int | None = None
 
     def __post_init__(self) -> None:
         if self.only_batch_count < 0:
@@ -54,64 +51,37 @@ def _show(v):
     return None if v is None else str(v)
 
 
-def _normalizer(t: FlinkType):
-    if t.is_floating:
-        return lambda v: canonical_nan(float(f"{float(v):.12g}"))
-    if t.name == "TIME" or t.name in NESTED:  # compared as Flink prints them (stream.csv's text)
-        show = formatter(t)
-        return lambda v: v if isinstance(v, str) else show(v)
-    if t.is_timestamp:
-        return lambda v: pd.Timestamp(v).tz_localize(None) if pd.Timestamp(
-            v).tzinfo is None else pd.Timestamp(v).tz_convert("UTC").tz_localize(None)
-    if t.is_integral:
-        return int
-    return lambda v: v
-
-
-def row_counter(df: pd.DataFrame, types: dict[str, FlinkType]) -> Counter:
-    norms = [_normalizer(types[c]) for c in df.columns]
-    nulls = df.isna().itertuples(index=False, name=None)
-    rows = Counter()
-    for r, null in zip(df.itertuples(index=False, name=None), nulls):
-        rows[tuple(None if z else n(v) for v, z, n in zip(r, null, norms))] += 1
-    return rows
-
-
-def compare(batch: pd.DataFrame, stream: pd.DataFrame, types: dict[str, FlinkType]) -> Diff:
-    b, s = row_counter(batch, types), row_counter(stream, types)
-    return Diff(list((b - s).elements()), list((s - b).elements()))
-
-
-_SIDE, _DIFF = "tw__side", "tw__diff"
+_B, _S = "tw__b", "tw__s"
 SAMPLE = 10
 
 
 def compare_frames(batch: DataFrame, stream: DataFrame, types: dict[str, FlinkType],
-                   columns: list[str]) -> Diff:
-    """``compare`` as a Spark job (module docstring)."""
+                   columns: list[str], sample: bool = True) -> Diff:
+    """Batch and stream results compared by one Spark job, which also counts both results'
+    rows (module docstring); differing rows are sampled by more jobs (``sample``)."""
     norm = [_comparable(c, types[c]) for c in columns]
-    sides = batch.select(*norm, F.lit(1).alias(_SIDE)).unionByName(
-        stream.select(*norm, F.lit(-1).alias(_SIDE)))
-    diff = sides.groupBy(*columns).agg(F.sum(_SIDE).alias(_DIFF)).where(F.col(_DIFF) != 0)
-    diff = diff.persist()
-    try:
-        counts = diff.agg(F.sum(F.when(F.col(_DIFF) > 0, F.col(_DIFF))).alias("b"),
-                          F.sum(F.when(F.col(_DIFF) < 0, -F.col(_DIFF))).alias("s")).first()
-        samples = [[tuple(r[c] for c in columns) for r in diff.where(which).limit(SAMPLE)
-                    .collect()] for which in (F.col(_DIFF) > 0, F.col(_DIFF) < 0)]
-    finally:
-        diff.unpersist()
-    return Diff(samples[0], samples[1], counts["b"] or 0, counts["s"] or 0)
+    sides = batch.select(*norm, F.lit(1).alias(_B), F.lit(0).alias(_S)).unionByName(
+        stream.select(*norm, F.lit(0).alias(_B), F.lit(1).alias(_S)))
+    counted = sides.groupBy(*columns).agg(F.sum(_B).alias(_B), F.sum(_S).alias(_S))
+    more = F.col(_B) - F.col(_S)
+    totals = counted.agg(F.sum(_B).alias("b"), F.sum(_S).alias("s"),
+                         F.sum(F.greatest(more, F.lit(0))).alias("only_b"),
+                         F.sum(F.greatest(-more, F.lit(0))).alias("only_s")).first()
+    samples = [[tuple(r[c] for c in columns) for r in counted.where(which).limit(SAMPLE)
+                .collect()] if n and sample else [] for which, n in (
+                    (more > 0, totals["only_b"]), (more < 0, totals["only_s"]))]
+    return Diff(samples[0], samples[1], totals["only_b"] or 0, totals["only_s"] or 0,
+                totals["b"] or 0, totals["s"] or 0)
 
 
 def _comparable(name: str, t: FlinkType) -> Column:
-    """A column both results hold the same way when their values are equal (as ``compare``
-    normalizes them): floats at 12 significant digits (-0.0 as 0.0, NaN as NaN), values Spark
-    cannot group (a MAP, or what holds one) as text."""
+    """A column both results hold the same way when their values are equal: floats at 12
+    significant digits (-0.0 as 0.0, NaN as NaN), values Spark cannot group (a MAP, or what
+    holds one) and TIME as text."""
     c = F.col(name)
     if t.is_floating:
         return F.when(F.isnan(c), F.lit("NaN")).otherwise(
             F.format_string("%.12g", c.cast("double") + F.lit(0.0))).alias(name)
-    if t.name == "TIME" or "MAP" in t.sql():  # a MAP in its keys' order, as ``compare``
+    if t.name == "TIME" or "MAP" in t.sql():  # a MAP in its keys' order
         return c.cast("string").alias(name)
     return c

@@ -2,15 +2,19 @@
 
 Order of work, so that bad input fails before anything is written (exit 2, nothing half-written):
 parse + plan the SQL, check every input file and header, validate rows; then stage micro-batch
-files, run the modes, compare, and write the outputs (each file atomically).
+files, run the modes, compare. The row work after staging is Spark's, on the executors, as in
+a scheduled run (incremental.py): the changelog is read where the stream wrote it, an updating
+result is materialized as signed row counts (result_store.py), parity is a Spark job, and each
+output file is formatted by the executors into ``_state/pending/``; the files move into place
+once the run has ended (a run that fails leaves the previous outputs as they were).
 
 Layout of ``--out DIR``: the result files (batch.csv, changelog.csv, stream.csv, late.csv,
-rejected.csv, report.json) and ``_state/`` (staged inputs, checkpoint, per-batch changelog, and
-``run.json``: the stream run's fingerprint and how it ended). A stream run stopped early
-(``--stop-after-batches``) resumes from ``_state`` when run again with the same SQL, data and
-batch size; any other run starts from a clean ``_state``. A stream run that failed, or never
-ended, is not resumed (its state may be what failed): the next run recomputes from scratch and
-says so (``report["stream"]["recomputed_from_scratch"]`` and a warning).
+rejected.csv, report.json) and ``_state/`` (staged inputs, checkpoint, per-batch changelog,
+result snapshots, and ``run.json``: the stream run's fingerprint and how it ended). A stream
+run stopped early (``--stop-after-batches``) resumes from ``_state`` when run again with the
+same SQL, data and batch size; any other run starts from a clean ``_state``. A stream run that
+failed, or never ended, is not resumed (its state may be what failed): the next run recomputes
+from scratch and says so (``report["stream"]["recomputed_from_scratch"]`` and a warning).
 """
 
 from __future__ import annotations
@@ -26,24 +30,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
-from operators_lib import ingest, nonfinite
+from operators_lib import ingest, nonfinite, result_store
 from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
-from operators_lib.changelog import materialize
+from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import InputError
-from operators_lib.output import result_frame, write_csv, write_json
-from operators_lib.parity import compare
+from operators_lib.output import write_csv, write_csv_frame, write_json
+from operators_lib.parity import compare_frames
 from operators_lib.plan import (
     EMIT_TS,
     LATE,
     LATE_WINDOW,
     MARKERS,
     OP,
+    PLACE,
     ROWNUM,
     SESSION_SPLIT,
+    TTL,
     TTL_KEY,
+    TTL_UPSTREAM,
     Aggregate,
     Join,
     Node,
@@ -51,6 +59,7 @@ from operators_lib.plan import (
     Rank,
     SessionRows,
     WindowAggregate,
+    append_only,
     batch_only,
     find,
     first_row_dedup,
@@ -60,6 +69,8 @@ from operators_lib.plan import (
     scans,
 )
 from operators_lib.relational import WEND
+from operators_lib.result_store import RESULT_ORDER
+from operators_lib.scan import staged_schema
 from operators_lib.spark import engine_failures
 from operators_lib.sql import Script, load_script
 from operators_lib.sql.planner import compile_query
@@ -69,7 +80,7 @@ from operators_lib.stream.runner import (
     SPARK,
     SparkRuntime,
     checkpoint_shuffle_partitions,
-    read_changelog,
+    last_commit,
 )
 from operators_lib.topn_split import split_topn, splittable
 
@@ -193,10 +204,12 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
                   "shuffle_partitions": int(spark.conf.get("spark.sql.shuffle.partitions"))},
     }
     notify("ingest", report)
-    outputs: dict[str, tuple[pd.DataFrame, dict, list[str] | None]] = {}
+    # Output files are written by the executors into ``pending`` and moved into place at the
+    # end: a run that fails (a damaged changelog, a bug) leaves the previous outputs as they were.
+    pending = state / "pending"
+    shutil.rmtree(pending, ignore_errors=True)
+    written: list[str] = []
     batch_final = stream_final = None
-    late = pd.DataFrame()
-    late_windows: set[tuple[int, int]] = set()  # (row, window end) pairs the stream left out
 
     if cfg.mode == "stream" or (cfg.mode == "both" and not batch_ordered):
         # Until the stream has ended and its changelog checked, the state is not resumable.
@@ -226,33 +239,44 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
                 f"the resumed stream keeps the {kept} shuffle partitions its checkpoint was "
                 f"written with (spark.sql.shuffle.partitions is "
                 f"{report['spark']['shuffle_partitions']} in this session)")
-        changelog = read_changelog(state / "changelog", state / "checkpoint")
-        if changelog is None:
-            changelog = pd.DataFrame({c: [] for c in [OP, *columns, EMIT_TS, ROWNUM]})
-        late_rows = changelog[changelog[OP] == LATE]
-        late_windows = set(changelog.loc[changelog[OP] == LATE_WINDOW, [ROWNUM, EMIT_TS]]
-                           .astype("int64").itertuples(index=False, name=None))
-        splits = int((changelog[OP] == SESSION_SPLIT).sum())
-        expired = _expired_keys(changelog)
-        changelog = changelog[~changelog[OP].isin(MARKERS)].reset_index(drop=True)
+        log = result_store.changelog(spark, plan, state)
+        # Each row kind's count, observed while the changelog is written.
+        kinds = write_csv_frame(
+            log, pending / "changelog.csv", types, [OP, *columns], ["op", *columns],
+            order=list(PLACE), keep=~F.col(OP).isin(*MARKERS),
+            metrics=[F.count(F.when(F.col(OP) == k, 1)).alias(k) for k in (*KINDS, *MARKERS)])
         done = (state / "source").exists() and all(
             (state / "source" / k / ingest.EOF_FILE).exists() for k in tables)
-        stream_final = materialize(
-            changelog, OP, columns + ([TTL_KEY] if TTL_KEY in changelog else []))
+        if append_only(plan):
+            if any(kinds[k] for k in RETRACTS):
+                raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
+            stream_final, stream_order = log.where(F.col(OP).isin(*ADDS)), list(PLACE)
+        else:
+            # From the whole changelog, as changelog.csv (no snapshot that could hide damage).
+            stream_final = result_store.result_rows(spark, state, last_commit(
+                state / "checkpoint"), result_store.schema(plan, ttl=TTL_KEY in log.columns),
+                save=False)
+            stream_order = [RESULT_ORDER]
+        stream_rows = write_csv_frame(stream_final, pending / "stream.csv", types, columns,
+                                      order=stream_order)["rows"]
         write_json(state / RUN_RECORD, {"fingerprint": fingerprint,
                                         "status": "complete" if done else "stopped"})
-        late = _late_rows(late_rows, plan, tables, inputs)
+        late = _late_rows(spark, log, plan, tables) if kinds[LATE] else {}
+        late_count = _write_late_csv(spark, pending / "late.csv", tables, pool, late)
+        late_windows = log.where(F.col(OP) == LATE_WINDOW).select(
+            ROWNUM, F.col(EMIT_TS).alias(WEND)).distinct() if kinds[LATE_WINDOW] else None
+        expired = {"keys": log.where(F.col(OP) == TTL).select(TTL_KEY).distinct()
+                   if kinds[TTL] else None, "upstream": bool(kinds[TTL_UPSTREAM])}
         report["stream"] = {
             "complete": done, "micro_batches_this_run": srun.micro_batches,
-            "changelog_rows": len(changelog), "rows": len(stream_final),
-            "late_rows": len(late), "late_row_windows": len(late_windows),
-            "session_splits": splits,
-            "ttl_expired_keys": len(expired["keys"]) if ttl else None,
+            "changelog_rows": kinds["rows"], "rows": stream_rows, "late_rows": late_count,
+            "late_row_windows": 0 if late_windows is None else late_windows.count(),
+            "session_splits": kinds[SESSION_SPLIT],
+            "ttl_expired_keys": (0 if expired["keys"] is None else expired["keys"].count())
+            if ttl else None,
             "last_progress": _progress_summary(srun.progress),
         }
-        outputs["changelog.csv"] = (changelog[[OP, *columns]], types, ["op", *columns])
-        outputs["stream.csv"] = (stream_final[columns], types, None)
-        outputs["late.csv"] = (late, _physical_types(tables), None)
+        written += ["changelog.csv", "stream.csv", "late.csv"]
         if discarded:
             report["stream"]["recomputed_from_scratch"] = discarded
         if not done:
@@ -262,12 +286,14 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
 
     if cfg.mode == "batch" or (cfg.mode == "both" and not proctime_windows):
         tb = time.perf_counter()
-        batch_final = _collect(batch_dataframe(spark, plan, pool), columns + (
-            [TTL_KEY] if ttl else []))
+        batch_final = batch_dataframe(spark, plan, pool).persist()
+        batch_rows = write_csv_frame(
+            batch_final, pending / "batch.csv", types, columns,
+            order=[c for c in (EMIT_TS, ROWNUM) if c in batch_final.columns])["rows"]
         report["timings_s"]["batch"] = round(time.perf_counter() - tb, 3)
-        report["batch"] = {"rows": len(batch_final)}
+        report["batch"] = {"rows": batch_rows}
+        written.append("batch.csv")
         notify("batch", report)
-        outputs["batch.csv"] = (batch_final[columns], types, None)
 
     exit_code, message = 0, ""
     if cfg.mode != "both":
@@ -296,18 +322,20 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
     else:
         report["parity"], exit_code, message = _parity(
             spark, plan, pool, batch_final, stream_final, late, late_windows, types, columns,
-            tables, expired, splits)
+            expired, report["stream"])
     notify("parity", report)
+    if batch_final is not None:
+        batch_final.unpersist()
 
-    outputs["rejected.csv"] = (pd.DataFrame(
-        [r.__dict__ for r in rejected], columns=["table", "file", "line", "reason", "row"]),
-        {}, None)
-    report["late_rows"] = len(late)
+    write_csv(pending / "rejected.csv", pd.DataFrame(
+        [r.__dict__ for r in rejected], columns=["table", "file", "line", "reason", "row"]), {})
+    report["late_rows"] = report.get("stream", {}).get("late_rows", 0)
     report["rejected_rows"] = len(rejected)
     report["timings_s"]["total"] = round(time.perf_counter() - t0, 3)
-    report["outputs"] = {name: str(cfg.out / name) for name in [*outputs, "report.json"]}
-    for name, (df, tps, header) in outputs.items():
-        write_csv(cfg.out / name, df, tps, header)
+    report["outputs"] = {name: str(cfg.out / name)
+                         for name in [*written, "rejected.csv", "report.json"]}
+    for name in [*written, "rejected.csv"]:
+        os.replace(pending / name, cfg.out / name)
     write_json(cfg.out / "report.json", report)
     return Result(exit_code, report, message)
 
@@ -331,35 +359,24 @@ def plan_warnings(plan: Node) -> list[str]:
             if not j.left_keys]
 
 
-def _collect(df, columns: list[str]) -> pd.DataFrame:
-    order = [c for c in (EMIT_TS, ROWNUM) if c in df.columns]
-    pdf = result_frame(df.toArrow())
-    return pdf.sort_values(order, kind="stable")[columns].reset_index(drop=True)
-
-
-def _expired_keys(changelog: pd.DataFrame) -> dict:
-    """Keys whose state expired (TTL) in the last changelog operator, and whether state also
-    expired further up (where the rows it affects can no longer be told apart)."""
-    ops = changelog[OP]
-    keys = set(changelog.loc[ops == "TTL", TTL_KEY]) if TTL_KEY in changelog else set()
-    return {"keys": keys, "upstream": bool((ops == "TTL_UPSTREAM").any())}
-
-
-def _parity(spark, plan: Node, pool, batch_final, stream_final, late, late_windows, types,
-            columns, tables, expired, splits: int):
-    diff = compare(batch_final[columns], stream_final[columns], types)
+def _parity(spark, plan: Node, pool, batch: DataFrame, stream: DataFrame,
+            late: dict[str, DataFrame], late_windows: DataFrame | None, types, columns,
+            expired: dict, counts: dict):
+    """The parity verdict, exit code and message; ``counts``: the stream step's report."""
+    # Where the differences may be explained, their sample is taken only if they are not.
+    explainable = bool(late) or late_windows is not None or expired["keys"] is not None
+    diff = compare_frames(batch, stream, types, columns, sample=not explainable)
     if diff.equal:
-        return {"verdict": "equal", "rows": len(batch_final)}, 0, ""
+        return {"verdict": "equal", "rows": diff.batch_rows}, 0, ""
     result = {"verdict": "failed", **diff.summary()}
-    if expired["keys"] and not expired["upstream"]:
+    if expired["keys"] is not None and not expired["upstream"]:
         # State TTL: the stream forgot the state of these keys, batch did not. Set their rows
         # aside in both results: what remains must be equal.
-        keep_b = ~batch_final[TTL_KEY].isin(expired["keys"])
-        keep_s = ~stream_final[TTL_KEY].isin(expired["keys"])
-        residual = compare(batch_final.loc[keep_b, columns], stream_final.loc[keep_s, columns],
-                           types)
+        keys = expired["keys"]
+        residual = compare_frames(batch.join(keys, TTL_KEY, "left_anti"),
+                                  stream.join(keys, TTL_KEY, "left_anti"), types, columns)
         if residual.equal:
-            result.update(verdict="explained_by_ttl", ttl_expired_keys=len(expired["keys"]),
+            result.update(verdict="explained_by_ttl", ttl_expired_keys=counts["ttl_expired_keys"],
                           explanation="the rows that differ all belong to keys whose state "
                                       "expired (table.exec.state.ttl); every other row is equal")
             return result, 0, ""
@@ -367,28 +384,29 @@ def _parity(spark, plan: Node, pool, batch_final, stream_final, late, late_windo
     elif expired["upstream"]:
         result["note"] = ("state expired in an operator below the last join / aggregation: the "
                           "rows it affects cannot be told apart")
-    if len(late) or late_windows:
+    if late or late_windows is not None:
         # Do the differences come only from the late rows? Recompute batch without them (and
         # without the rows in windows that had fired when they arrived).
-        drop = {name: spark.createDataFrame(
-                    [(int(r),) for r in set(late.loc[late["table"] == t.name, LATE_ROW])],
-                    f"{ROWNUM} long") for name, t in tables.items()}
-        pairs = spark.createDataFrame(sorted(late_windows), f"{ROWNUM} long, {WEND} long")
-        on_time_final = _collect(batch_dataframe(spark, plan, pool, drop, pairs), columns)
-        residual = compare(on_time_final, stream_final[columns], types)
+        on_time = batch_dataframe(spark, plan, pool, late, late_windows)
+        residual = compare_frames(on_time, stream, types, columns)
         if residual.equal:
-            result.update(verdict="explained_by_late_rows", late_rows=len(late),
-                          late_row_windows=len(late_windows),
+            result.update(verdict="explained_by_late_rows",
+                          late_rows=counts["late_rows"],
+                          late_row_windows=counts["late_row_windows"],
                           explanation="batch over the input without the late rows (and each "
                                       "row without the windows that had fired when it "
                                       "arrived) equals the stream result")
             return result, 0, ""
         result["unexplained"] = residual.summary()
+    splits = counts["session_splits"]
     if splits:
         return {"verdict": "not_applicable", "session_splits": splits,
                 "reason": f"{splits:,} rows arrived after the SESSION window they touch had "
                           "fired and started a new session (as in Flink); batch semantics "
                           "merge them, so the results differ by definition"}, 0, ""
+    if explainable:
+        diff = compare_frames(batch, stream, types, columns)
+        result.update(diff.summary())
     lines = ["parity failed: stream and batch results differ"]
     for label, rows in (("only in batch", diff.only_batch), ("only in stream", diff.only_stream)):
         for r in rows[:10]:
@@ -407,28 +425,45 @@ def late_source(plan: Node) -> TableDef | None:
     return None
 
 
-def _late_rows(late_rows: pd.DataFrame, plan: Node, tables: dict, inputs) -> pd.DataFrame:
-    """late.csv: each late row of its table. A query over several tables drops late rows in
-    window operators only, whose markers name the table (``tw__ts``: plan.late_tag)."""
-    by_tag = {late_tag(t.name): t for t in tables.values()}
-    picked = []
-    tags = late_rows[EMIT_TS].astype("int64") if len(tables) > 1 else pd.Series(
-        0, index=late_rows.index)
-    for tag, rows in late_rows.groupby(tags):
-        table = by_tag.get(tag) if tag else late_source(plan)
-        if table is None and len(tables) == 1:
-            table = next(iter(tables.values()))
-        if table is None:
-            raise RuntimeError(f"late rows (tag {tag}) that name no table")  # a bug: exit 3
-        # A self-join reports a late row once per side.
-        numbers = sorted(set(rows[ROWNUM].astype(int)))
-        part = inputs[table.name.lower()].iloc[numbers].copy()
-        part.insert(0, "table", table.name)
-        part[LATE_ROW] = numbers
-        picked.append(part)
-    if not picked:
-        return pd.DataFrame(columns=["table", LATE_ROW])
-    return pd.concat(picked, ignore_index=True)
+def _late_rows(spark: SparkSession, log: DataFrame, plan: Node, tables: dict[str, TableDef]
+               ) -> dict[str, DataFrame]:
+    """The late rows of each table that has some (their ``ROWNUM``; a self-join reports a late
+    row once per side). A query over several tables drops late rows in window operators only,
+    whose markers name the table (``tw__ts``: plan.late_tag); one table's late rows are its
+    own."""
+    late = log.where(F.col(OP) == LATE)
+    if len(tables) == 1:
+        return {k: late.select(ROWNUM) for k in tables}
+    source = late_source(plan)
+    tags = {late_tag(t.name): k for k, t in tables.items()}
+    if source is not None:
+        tags[0] = source.name.lower()
+    seen = {r[EMIT_TS] for r in late.select(EMIT_TS).distinct().collect()}  # a tag per table
+    if seen - set(tags):
+        raise RuntimeError(f"late rows (tags {seen - set(tags)}) that name no table")  # a bug
+    return {k: late.where(F.col(EMIT_TS).isin(*[g for g, n in tags.items() if n == k]))
+            .select(ROWNUM) for k in tables if any(tags[g] == k for g in seen)}
+
+
+def _write_late_csv(spark: SparkSession, path: Path, tables: dict[str, TableDef],
+                    pool: dict[str, list[Path]], late: dict[str, DataFrame]) -> int:
+    """late.csv: each late row of its table as staged, with its 0-based input position; returns
+    their number."""
+    picked = None
+    for key, rows in late.items():
+        if not pool[key]:
+            continue
+        table = tables[key]
+        part = spark.read.schema(staged_schema(table)).parquet(*map(str, pool[key])).join(
+            rows, ROWNUM, "left_semi").select(
+            F.lit(table.name).alias("table"), *[c.name for c in table.physical],
+            F.col(ROWNUM).alias(LATE_ROW))
+        picked = part if picked is None else picked.unionByName(part, allowMissingColumns=True)
+    if picked is None:  # no late rows: no Spark job
+        write_csv(path, pd.DataFrame(columns=["table", LATE_ROW]), {})
+        return 0
+    return write_csv_frame(picked, path, _physical_types(tables), picked.columns,
+                           order=["table", LATE_ROW])["rows"]
 
 
 def _physical_types(tables) -> dict:

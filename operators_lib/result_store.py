@@ -23,14 +23,15 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from operators_lib.changelog import ADDS
 from operators_lib.errors import StateError
-from operators_lib.plan import MARKERS, OP, PLACE
-from operators_lib.stream.runner import changelog_files
+from operators_lib.plan import BATCH, MARKERS, OP, PLACE, SEQ, TTL_KEY, Node
+from operators_lib.stream.planner import CHANGELOG_FIELDS
+from operators_lib.stream.runner import changelog_files, changelog_frame
 
 COUNT = "tw__count"
 RESULT_ORDER = "tw__place"
@@ -43,7 +44,7 @@ def result_rows(spark: SparkSession, state: Path, upto: int, schema: T.StructTyp
     """The result after micro-batch ``upto`` (-1: before the first), each row as often as it is
     present, with ``RESULT_ORDER``: ordered by it, rows read in the order they were last
     added. Saved as a snapshot (``save``; the audit, which may run beside a query run, only
-    reads)."""
+    reads). StateError if the changelog retracts a row that is not present."""
     columns = schema.fieldNames()
     snapshots = _snapshots(state)
     if upto in snapshots:
@@ -56,16 +57,34 @@ def result_rows(spark: SparkSession, state: Path, upto: int, schema: T.StructTyp
         if counted is None:  # only before the first micro-batch (upto -1)
             return spark.createDataFrame([], T.StructType(
                 [*schema.fields, T.StructField(RESULT_ORDER, T.IntegerType())]))
-        if save:
-            counted = _save(spark, counted, state, upto)
+        counted = _save(spark, counted, state, upto, columns) if save else _checked(
+            counted, columns)
     return counted.select(*columns, RESULT_ORDER, F.explode(
         F.array_repeat(F.lit(0), F.col(COUNT).cast("int"))).alias(COUNT)).drop(COUNT)
 
 
+def changelog(spark: SparkSession, plan: Node, state: Path, first: int = 0,
+              upto: int | None = None) -> DataFrame:
+    """The changelog of micro-batches ``first`` .. ``upto`` (default: the last committed), read
+    by the executors, unordered (order by ``plan.PLACE``); none: no rows."""
+    log = changelog_frame(spark, state / "changelog", state / "checkpoint", first, upto)
+    if log is not None:
+        return log
+    return spark.createDataFrame([], T.StructType(
+        [*schema(plan).fields, *CHANGELOG_FIELDS,
+         *[T.StructField(c, T.LongType()) for c in (BATCH, SEQ)]]))
+
+
+def schema(plan: Node, ttl: bool = False) -> T.StructType:
+    """The query's result columns (``ttl``: and the state TTL key, for parity)."""
+    return T.StructType([T.StructField(f.name, f.type.spark()) for f in plan.fields]
+                        + ([T.StructField(TTL_KEY, T.LongType())] if ttl else []))
+
+
 def merge(base: DataFrame | None, changelog: DataFrame | None, columns: list[str]
           ) -> DataFrame | None:
-    """``base`` (counted rows) plus the signed rows of ``changelog``: counted rows, every
-    count > 0. StateError if a count goes below zero."""
+    """``base`` (counted rows) plus the signed rows of ``changelog``: counted rows, a count
+    below zero where a row was retracted without being present (``_checked``)."""
     if changelog is None:
         return base
     add = F.col(OP).isin(*ADDS)
@@ -76,14 +95,22 @@ def merge(base: DataFrame | None, changelog: DataFrame | None, columns: list[str
     keys, values = _grouping(rows)
     counted = rows.groupBy(*keys).agg(F.sum(COUNT).alias(COUNT),
                                       F.max(RESULT_ORDER).alias(RESULT_ORDER), *values)
-    counted = counted.select(*columns, COUNT, RESULT_ORDER)
-    negative = counted.where(F.col(COUNT) < 0).limit(10).collect()
+    return counted.select(*columns, COUNT, RESULT_ORDER).where(F.col(COUNT) != 0)
+
+
+def _checked(counted: DataFrame, columns: list[str], negative: int | None = None) -> DataFrame:
+    """``counted`` if no count is below zero (``negative``: how many are, if known), else
+    StateError naming (some of) those rows."""
+    below = counted.where(F.col(COUNT) < 0)
+    if negative is None:
+        negative = below.count()
     if negative:
+        rows = below.limit(10).collect()
         raise StateError(
-            "the changelog retracts row(s) that are not present (damaged state or a bug); no "
-            "result was written: " + "; ".join(
-                str(tuple(r[c] for c in columns)) for r in negative))
-    return counted.where(F.col(COUNT) > 0)
+            f"the changelog retracts {negative} row(s) that are not present (damaged state or "
+            "a bug); no result was written: " + "; ".join(
+                f"a retraction of {tuple(r[c] for c in columns)}" for r in rows))
+    return counted
 
 
 def _grouping(rows: DataFrame) -> tuple[list[Column], list[Column]]:
@@ -106,12 +133,21 @@ def _snapshots(state: Path) -> dict[int, Path]:
             for p in (state / "result").glob(f"{_PREFIX}*") if p.is_dir()}
 
 
-def _save(spark: SparkSession, counted: DataFrame, state: Path, upto: int) -> DataFrame:
-    """Write the snapshot (a directory, renamed into place) and keep the newest ``KEEP``."""
+def _save(spark: SparkSession, counted: DataFrame, state: Path, upto: int,
+          columns: list[str]) -> DataFrame:
+    """Write the snapshot (a directory, renamed into place once checked: the write counts the
+    rows below zero) and keep the newest ``KEEP``."""
     final = state / "result" / f"{_PREFIX}{upto:08d}"
     tmp = state / "result" / f".{_PREFIX}{upto:08d}"
     shutil.rmtree(tmp, ignore_errors=True)
-    counted.write.parquet(str(tmp))
+    negative = Observation()
+    counted.observe(negative, F.count(F.when(F.col(COUNT) < 0, 1)).alias("rows")) \
+        .write.parquet(str(tmp))
+    if negative.get["rows"]:
+        try:
+            _checked(spark.read.parquet(str(tmp)), columns, negative.get["rows"])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     shutil.rmtree(final, ignore_errors=True)
     tmp.replace(final)
     snapshots = _snapshots(state)

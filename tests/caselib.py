@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from operators_lib.changelog import canonical_nan
 from operators_lib.pipeline import Result, RunConfig, run
 from operators_lib.stream.runner import SPARK
+from tests.changelogs import canonical_nan
 from tests.harness import HarnessRuntime
 
 CASES = Path(__file__).parent / "cases"

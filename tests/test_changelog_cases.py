@@ -19,7 +19,7 @@ import pytest
 
 from operators_lib.changelog import ADDS
 from operators_lib.plan import OP
-from operators_lib.stream.runner import read_changelog
+from operators_lib.stream.runner import changelog_files
 from tests.caselib import all_cases, assert_final, assert_resumes, typed_pair
 
 # values/: NaN and ±Infinity through a projection and a GROUP BY (operators_lib/nonfinite.py)
@@ -63,7 +63,7 @@ def test_finals_equal_flink_and_changelog_is_well_formed(spark, tmp_path, case):
 def test_restart_from_checkpoint(spark, tmp_path, case):
     assert_resumes(case, spark, tmp_path, rows_per_batch=2, stop_after=2)
     state = tmp_path / "_state"
-    assert read_changelog(state / "changelog", state / "checkpoint") is not None
+    assert changelog_files(state / "changelog", state / "checkpoint")
 
 
 _UNION_DDL = """CREATE TABLE a (k STRING, v INT, ts TIMESTAMP(3),

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from pyspark.sql.streaming.tws_tester import TwsTester
 
-from operators_lib.changelog import materialize
 from operators_lib.plan import OP, ROWNUM, SortKey
 from operators_lib.stream.rows import SLOT
 from operators_lib.stream.topn import TopNProcessor, TopNSpec
+from tests.changelogs import materialize
 
 KEYS = ["tw__kn0", "tw__kv0"]
 

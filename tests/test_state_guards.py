@@ -16,8 +16,8 @@ from operators_lib.errors import InputError, StateError
 from operators_lib.incremental import NewInput, QueryConfig, check_rejected, discard_unstaged
 from operators_lib.ingest import Rejected
 from operators_lib.pipeline import resume_decision
-from operators_lib.plan import BATCH, EMIT_TS, OP, ROWNUM, SEQ
-from operators_lib.stream.runner import read_changelog
+from operators_lib.plan import BATCH, EMIT_TS, OP, PLACE, ROWNUM, SEQ
+from operators_lib.stream.runner import changelog_files, changelog_frame
 
 
 def _record(tmp: Path, **record) -> Path:
@@ -73,35 +73,36 @@ def _state(tmp: Path, commits: list[int], batches: list[int], complete: bool = T
     return changelog, checkpoint
 
 
-def test_changelog_is_read_in_emission_order_empty_batches_included(tmp_path):
-    changelog = read_changelog(*_state(tmp_path, [0, 1, 2, 3], [0, 1, 2, 3]))
-    assert list(changelog[BATCH]) == [1, 2, 2, 3, 3, 3]
-    assert list(changelog[EMIT_TS]) == [10, 9, 10, 8, 9, 10]
+def test_changelog_is_read_in_emission_order_empty_batches_included(spark, tmp_path):
+    changelog = changelog_frame(spark, *_state(tmp_path, [0, 1, 2, 3], [0, 1, 2, 3]))
+    rows = changelog.orderBy(*PLACE).collect()
+    assert [r[BATCH] for r in rows] == [1, 2, 2, 3, 3, 3]
+    assert [r[EMIT_TS] for r in rows] == [10, 9, 10, 8, 9, 10]
 
 
 def test_an_incomplete_changelog_segment_is_an_error_not_a_result(tmp_path):
     with pytest.raises(StateError, match=r"micro-batch\(es\) 3 is missing"):
-        read_changelog(*_state(tmp_path, [0, 1, 2, 3], [0, 1, 2, 3], complete=False))
+        changelog_files(*_state(tmp_path, [0, 1, 2, 3], [0, 1, 2, 3], complete=False))
 
 
 def test_a_changelog_of_the_old_layout_is_refused_by_name(tmp_path):
     changelog, checkpoint = _state(tmp_path, [0], [0])
     (changelog / "batch-00000001.parquet").write_text("x")
     with pytest.raises(StateError, match="earlier version of twinflow"):
-        read_changelog(changelog, checkpoint)
+        changelog_files(changelog, checkpoint)
 
 
 def test_a_missing_changelog_segment_is_an_error_not_a_result(tmp_path):
     # Spark keeps only recent commits: batches 0..4 are committed although commits/0 is gone
     with pytest.raises(StateError, match=r"micro-batch\(es\) 2 is missing .* batches 0\.\.4"):
-        read_changelog(*_state(tmp_path, [1, 2, 3, 4], [0, 1, 3, 4]))
+        changelog_files(*_state(tmp_path, [1, 2, 3, 4], [0, 1, 3, 4]))
 
 
 def test_changelog_files_the_checkpoint_never_committed_are_an_error(tmp_path):
     with pytest.raises(StateError, match=r"micro-batch\(es\) 2, 3 that the checkpoint"):
-        read_changelog(*_state(tmp_path, [0, 1], [0, 1, 2, 3]))
+        changelog_files(*_state(tmp_path, [0, 1], [0, 1, 2, 3]))
     with pytest.raises(StateError, match="never committed"):  # the checkpoint is gone
-        read_changelog(tmp_path / "changelog", tmp_path / "nowhere")
+        changelog_files(tmp_path / "changelog", tmp_path / "nowhere")
 
 
 def test_staged_files_beyond_the_manifest_are_discarded(tmp_path):

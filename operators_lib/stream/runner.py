@@ -24,10 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -35,8 +31,7 @@ from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.catalog import TableDef
 from operators_lib.errors import StateError
-from operators_lib.output import result_frame
-from operators_lib.plan import BATCH, PLACE, ROWNUM, SEQ
+from operators_lib.plan import BATCH, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
 
 CHANGELOG_LAYOUT = "changelog/2"  # a directory per micro-batch, written by the executors
@@ -156,26 +151,11 @@ def _poll(query, on_progress: Callable[[dict], None]) -> None:
             on_progress(progress)
 
 
-def read_changelog(changelog_dir: Path, checkpoint: Path, first: int = 0,
-                   upto: int | None = None) -> pd.DataFrame | None:
-    """The changelog of the micro-batches ``first`` .. ``upto`` (default: the last) that the
-    checkpoint committed, in emission order, on the driver (None without any)."""
-    parts = [p for d in changelog_files(changelog_dir, checkpoint, first, upto)
-             for p in sorted(d.glob("part-*.parquet"))]
-    if not parts:
-        return None
-    # Spark writes a TIMESTAMP (LTZ) as INT96 by default: read at microseconds, as Spark holds
-    # it (pyarrow's nanoseconds end in 2262).
-    table = pa.concat_tables([pq.read_table(p, coerce_int96_timestamp_unit="us") for p in parts],
-                             promote_options="default")
-    table = table.take(pc.sort_indices(table, sort_keys=[(c, "ascending") for c in PLACE]))
-    return result_frame(table)
-
-
 def changelog_frame(spark: SparkSession, changelog_dir: Path, checkpoint: Path,
                     first: int = 0, upto: int | None = None) -> DataFrame | None:
-    """As ``read_changelog``, as a DataFrame the executors read (unordered: order by
-    ``plan.PLACE``)."""
+    """The changelog of the micro-batches ``first`` .. ``upto`` (default: the last) that the
+    checkpoint committed, as a DataFrame the executors read (unordered: order by
+    ``plan.PLACE``); None without any."""
     dirs = changelog_files(changelog_dir, checkpoint, first, upto)
     return spark.read.parquet(*map(str, dirs)) if dirs else None
 
