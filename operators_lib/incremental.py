@@ -65,13 +65,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from operators_lib import ingest, nonfinite, result_store
 from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
-from operators_lib.changelog import ADDS
+from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import InputError, ParityError, SqlError
 from operators_lib.output import write_csv, write_csv_frame, write_json
 from operators_lib.parity import SAMPLE, compare_frames
@@ -425,27 +425,30 @@ def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: in
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
     log = result_store.changelog(spark, plan, state, first, upto)
-    kinds = {r[OP]: r["count"] for r in log.groupBy(OP).count().collect()}
-    if append_only(plan) and set(kinds) - {*ADDS, *MARKERS}:
+    # The run's late rows and (row, window end) pairs, kept: parity needs those of every run.
+    # The job that writes them counts each row kind.
+    counted = Observation()
+    log.observe(counted, *result_store.kind_counts()).where(F.col(OP).isin(LATE, LATE_WINDOW)) \
+        .select(OP, ROWNUM, F.col(EMIT_TS).alias(WEND)) \
+        .write.mode("overwrite").parquet(str(state / "late" / f"upto-{upto:08d}"))
+    kinds = counted.get
+    if append_only(plan) and any(kinds[k] for k in RETRACTS):
         raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
     changes = log.where(~F.col(OP).isin(*MARKERS))
     if append_only(plan):
         rows = _emitted(spark, plan, state, changes, replayed)
-        write_csv_frame(rows, run_dir / "stream.csv", types, columns, order=list(PLACE))
-        emitted = rows.count() if replayed else sum(kinds.get(k, 0) for k in ADDS)
+        emitted = write_csv_frame(rows, run_dir / "stream.csv", types, columns,
+                                  order=list(PLACE))["rows"]
     else:
         write_csv_frame(changes, run_dir / "changes.csv", types, [OP, *columns],
                         ["op", *columns], order=list(PLACE))
         rows = result_rows(spark, state, upto, result_store.schema(plan))
-        write_csv_frame(rows, run_dir / "stream.csv", types, columns, order=[RESULT_ORDER])
-        emitted = rows.count()
-    # The run's late rows and (row, window end) pairs, kept: parity needs those of every run.
-    log.where(F.col(OP).isin(LATE, LATE_WINDOW)).select(OP, ROWNUM, F.col(EMIT_TS).alias(WEND)) \
-        .write.mode("overwrite").parquet(str(state / "late" / f"upto-{upto:08d}"))
+        emitted = write_csv_frame(rows, run_dir / "stream.csv", types, columns,
+                                  order=[RESULT_ORDER])["rows"]
     return {"emitted_rows": emitted,
-            "changelog_rows": sum(n for k, n in kinds.items() if k not in MARKERS),
-            "late_rows": kinds.get(LATE, 0), "late_row_windows": kinds.get(LATE_WINDOW, 0),
-            "session_splits": kinds.get(SESSION_SPLIT, 0)}
+            "changelog_rows": sum(kinds[k] for k in KINDS),
+            "late_rows": kinds[LATE], "late_row_windows": kinds[LATE_WINDOW],
+            "session_splits": kinds[SESSION_SPLIT]}
 
 
 def _emitted(spark: SparkSession, plan: Node, state: Path, changes: DataFrame,

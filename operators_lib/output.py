@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
@@ -95,17 +96,23 @@ def _nested(t: FlinkType) -> Callable[[object], str]:
 
 
 def format_frame(df: pd.DataFrame, types: dict[str, FlinkType]) -> list[list[str]]:
-    cols = []
+    cols = list(format_columns(df, types).values())
+    return [list(r) for r in zip(*cols)] if cols else []
+
+
+def format_columns(df: pd.DataFrame, types: dict[str, FlinkType]) -> dict[str, list[str]]:
+    """Each column's values as Flink prints them, NULL as ''."""
+    cols = {}
     for c in df.columns:
         t = types.get(c)
         null = df[c].isna().to_numpy()
         if t is not None and t.name in _JVM_FLOATS:
             text = jvm_float_text(df[c].to_numpy(dtype="float64", na_value=0.0), t)
-            cols.append(["" if z else v for v, z in zip(text, null)])
+            cols[c] = ["" if z else v for v, z in zip(text, null)]
             continue
         f = formatter(t) if t is not None else str
-        cols.append(["" if z else f(v) for v, z in zip(df[c].tolist(), null)])
-    return [list(r) for r in zip(*cols)] if cols else []
+        cols[c] = ["" if z else f(v) for v, z in zip(df[c].tolist(), null)]
+    return cols
 
 
 # A DOUBLE or FLOAT as the JVM prints it (Double/Float.toString), as Flink prints it: Java 17
@@ -146,15 +153,19 @@ def write_csv(path: Path, df: pd.DataFrame, types: dict[str, FlinkType],
 
 def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], columns: list[str],
                     header: list[str] | None = None, order: list[Column | str] | None = None,
-                    keep: Column | None = None, metrics: list[Column] | None = None
-                    ) -> dict[str, int | None]:
+                    keep: Column | None = None, metrics: list[Column] | None = None,
+                    also: tuple[tuple[Path, list[str]], ...] = ()) -> dict[str, int | None]:
     """``write_csv`` of a DataFrame, formatted by the executors: each partition's rows become
-    CSV text (Spark's text writer), the parts are joined behind the header into ``path`` in
-    ``order`` (Spark's sort leaves its ranges in partition order), a byte copy on the driver.
-    Atomic as ``write_csv``. Returns the rows written (``rows``) and ``metrics`` (named
-    aggregates) over ``df``, observed by the same Spark job; ``keep``: the rows to write."""
+    CSV text, one value per Arrow batch (written by Spark as Parquet parts), joined behind the
+    header into ``path`` in ``order`` (Spark's sort leaves its ranges in partition order), a
+    byte copy on the driver. Atomic as ``write_csv``. ``also``: more files (path, columns)
+    written from the same rows in the same order by the same job. Returns the rows written
+    (``rows``) and ``metrics`` (named aggregates over ``df``), observed by that job; ``keep``:
+    the rows to write."""
+    files = [(path, columns, header or columns), *[(p, c, c) for p, c in also]]
+    needed = list(dict.fromkeys(c for _, cols, _ in files for c in cols))
     # A DOUBLE or FLOAT as the JVM prints it (format_frame), here by Spark's cast.
-    jvm = {c for c in columns if c in types and types[c].name in _JVM_FLOATS}
+    jvm = {c for c in needed if c in types and types[c].name in _JVM_FLOATS}
     seen, written = Observation(), Observation()
     # Observed above the sort: its sampling job (range partitioning) would count rows twice.
     rows = df.orderBy(*order) if order else df
@@ -162,28 +173,36 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
         rows = rows.observe(seen, *metrics)
     rows = (rows if keep is None else rows.where(keep)).observe(
         written, F.count(F.lit(1)).alias("rows")).select(
-        *[F.col(c).cast("string").alias(c) if c in jvm else F.col(c) for c in columns])
+        *[F.col(c).cast("string").alias(c) if c in jvm else F.col(c) for c in needed])
     types = {c: FlinkType("STRING") if c in jvm else t for c, t in types.items()}
+    names = [f"f{i}" for i in range(len(files))]
 
-    def lines(batches):
+    def texts(batches):
         for batch in batches:
             if batch.num_rows:
-                text = io.StringIO()
-                csv.writer(text, lineterminator="\n").writerows(
-                    format_frame(result_frame(pa.Table.from_batches([batch])), types))
-                yield pa.RecordBatch.from_arrays([pa.array([text.getvalue()[:-1]])], ["value"])
+                shown = format_columns(result_frame(pa.Table.from_batches([batch])), types)
+                out = []
+                for _, cols, _ in files:
+                    text = io.StringIO()
+                    csv.writer(text, lineterminator="\n").writerows(
+                        zip(*[shown[c] for c in cols]))
+                    out.append(pa.array([text.getvalue()]))
+                yield pa.RecordBatch.from_arrays(out, names)
 
     parts = path.parent / f".{path.name}.parts"
     shutil.rmtree(parts, ignore_errors=True)
-    rows.mapInArrow(lines, "value string").write.text(str(parts))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as out:
-        out.write(_header_line(header or columns))
-        for part in sorted(parts.glob("part-*")):
-            with part.open("rb") as fh:
-                shutil.copyfileobj(fh, out)
-    os.replace(tmp, path)
+    rows.mapInArrow(texts, ", ".join(f"{n} string" for n in names)).write \
+        .option("compression", "none").parquet(str(parts))
+    for name, (target, _, head) in zip(names, files):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        with os.fdopen(fd, "wb") as out:
+            out.write(_header_line(head))
+            for part in sorted(parts.glob("part-*")):
+                for chunk in pq.ParquetFile(part).iter_batches(batch_size=8, columns=[name]):
+                    for text in chunk.column(0).to_pylist():
+                        out.write(text.encode())
+        os.replace(tmp, target)
     shutil.rmtree(parts, ignore_errors=True)
     return {**(seen.get if metrics else {}), **written.get}
 

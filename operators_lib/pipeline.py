@@ -36,7 +36,7 @@ from pyspark.sql import functions as F
 from operators_lib import ingest, nonfinite, result_store
 from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
-from operators_lib.changelog import ADDS, KINDS, RETRACTS
+from operators_lib.changelog import ADDS, RETRACTS
 from operators_lib.errors import InputError
 from operators_lib.output import write_csv, write_csv_frame, write_json
 from operators_lib.parity import compare_frames
@@ -240,25 +240,26 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
                 f"written with (spark.sql.shuffle.partitions is "
                 f"{report['spark']['shuffle_partitions']} in this session)")
         log = result_store.changelog(spark, plan, state)
-        # Each row kind's count, observed while the changelog is written.
+        # Each row kind's count, observed while the changelog is written; an append-only
+        # result is the changelog's rows, written by the same job.
         kinds = write_csv_frame(
             log, pending / "changelog.csv", types, [OP, *columns], ["op", *columns],
             order=list(PLACE), keep=~F.col(OP).isin(*MARKERS),
-            metrics=[F.count(F.when(F.col(OP) == k, 1)).alias(k) for k in (*KINDS, *MARKERS)])
+            metrics=result_store.kind_counts(),
+            also=((pending / "stream.csv", columns),) if append_only(plan) else ())
         done = (state / "source").exists() and all(
             (state / "source" / k / ingest.EOF_FILE).exists() for k in tables)
         if append_only(plan):
             if any(kinds[k] for k in RETRACTS):
                 raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
-            stream_final, stream_order = log.where(F.col(OP).isin(*ADDS)), list(PLACE)
+            stream_final, stream_rows = log.where(F.col(OP).isin(*ADDS)), kinds["rows"]
         else:
             # From the whole changelog, as changelog.csv (no snapshot that could hide damage).
             stream_final = result_store.result_rows(spark, state, last_commit(
                 state / "checkpoint"), result_store.schema(plan, ttl=TTL_KEY in log.columns),
                 save=False)
-            stream_order = [RESULT_ORDER]
-        stream_rows = write_csv_frame(stream_final, pending / "stream.csv", types, columns,
-                                      order=stream_order)["rows"]
+            stream_rows = write_csv_frame(stream_final, pending / "stream.csv", types, columns,
+                                          order=[RESULT_ORDER])["rows"]
         write_json(state / RUN_RECORD, {"fingerprint": fingerprint,
                                         "status": "complete" if done else "stopped"})
         late = _late_rows(spark, log, plan, tables) if kinds[LATE] else {}

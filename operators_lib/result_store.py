@@ -27,7 +27,7 @@ from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from operators_lib.changelog import ADDS
+from operators_lib.changelog import ADDS, KINDS
 from operators_lib.errors import StateError
 from operators_lib.plan import BATCH, MARKERS, OP, PLACE, SEQ, TTL_KEY, Node
 from operators_lib.stream.planner import CHANGELOG_FIELDS
@@ -73,6 +73,12 @@ def changelog(spark: SparkSession, plan: Node, state: Path, first: int = 0,
     return spark.createDataFrame([], T.StructType(
         [*schema(plan).fields, *CHANGELOG_FIELDS,
          *[T.StructField(c, T.LongType()) for c in (BATCH, SEQ)]]))
+
+
+def kind_counts() -> list[Column]:
+    """Aggregates counting each row kind and marker of a changelog (named by the kind), for an
+    observation on a job that reads it anyway."""
+    return [F.count(F.when(F.col(OP) == k, 1)).alias(k) for k in (*KINDS, *MARKERS)]
 
 
 def schema(plan: Node, ttl: bool = False) -> T.StructType:
