@@ -151,6 +151,14 @@ def write_csv(path: Path, df: pd.DataFrame, types: dict[str, FlinkType],
     os.replace(tmp, path)
 
 
+# The CSV text of up to _TEXT_ROWS rows is one Parquet value; Parquet's writer buffers a row
+# group in the JVM's heap and checks its size every ``row.check.min`` values: both kept small,
+# so that a writer holds a few MB, not 128 MB (with a 256 MB driver heap that was an OOM).
+_TEXT_ROWS = 1000
+_TEXT_PARTS = {"compression": "none", "parquet.block.size": str(8 << 20),
+               "parquet.page.size.row.check.min": "4", "parquet.page.size.row.check.max": "16"}
+
+
 def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], columns: list[str],
                     header: list[str] | None = None, order: list[Column | str] | None = None,
                     keep: Column | None = None, metrics: list[Column] | None = None,
@@ -179,8 +187,9 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
 
     def texts(batches):
         for batch in batches:
-            if batch.num_rows:
-                shown = format_columns(result_frame(pa.Table.from_batches([batch])), types)
+            for start in range(0, batch.num_rows, _TEXT_ROWS):
+                shown = format_columns(result_frame(pa.Table.from_batches(
+                    [batch.slice(start, _TEXT_ROWS)])), types)
                 out = []
                 for _, cols, _ in files:
                     text = io.StringIO()
@@ -192,7 +201,7 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
     parts = path.parent / f".{path.name}.parts"
     shutil.rmtree(parts, ignore_errors=True)
     rows.mapInArrow(texts, ", ".join(f"{n} string" for n in names)).write \
-        .option("compression", "none").parquet(str(parts))
+        .options(**_TEXT_PARTS).parquet(str(parts))
     for name, (target, _, head) in zip(names, files):
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")

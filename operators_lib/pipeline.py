@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -287,7 +288,9 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
 
     if cfg.mode == "batch" or (cfg.mode == "both" and not proctime_windows):
         tb = time.perf_counter()
-        batch_final = batch_dataframe(spark, plan, pool).persist()
+        batch_final = batch_dataframe(spark, plan, pool)
+        if cfg.mode == "both":  # parity reads it again; on disk: heap is the driver's in local mode
+            batch_final = batch_final.persist(StorageLevel.DISK_ONLY)
         batch_rows = write_csv_frame(
             batch_final, pending / "batch.csv", types, columns,
             order=[c for c in (EMIT_TS, ROWNUM) if c in batch_final.columns])["rows"]
