@@ -474,7 +474,7 @@ def _run_result(spark: SparkSession, plan: Node, state: Path, record: dict, whol
         return result_rows(spark, state, record["last_batch"], result_store.schema(plan),
                            save=not whole)
     log = result_store.changelog(spark, plan, state, 0 if whole else record["first_batch"],
-                     record["last_batch"])
+                                 record["last_batch"])
     return _emitted(spark, plan, state, log.where(~F.col(OP).isin(*MARKERS)),
                     record["replayed"] and not whole)
 

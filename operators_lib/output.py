@@ -164,8 +164,8 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
                     keep: Column | None = None, metrics: list[Column] | None = None,
                     also: tuple[tuple[Path, list[str]], ...] = ()) -> dict[str, int | None]:
     """``write_csv`` of a DataFrame, formatted by the executors: each partition's rows become
-    CSV text, one value per Arrow batch (written by Spark as Parquet parts), joined behind the
-    header into ``path`` in ``order`` (Spark's sort leaves its ranges in partition order), a
+    CSV text, a value per ``_TEXT_ROWS`` rows (written by Spark as Parquet parts), joined behind
+    the header into ``path`` in ``order`` (Spark's sort leaves its ranges in partition order), a
     byte copy on the driver. Atomic as ``write_csv``. ``also``: more files (path, columns)
     written from the same rows in the same order by the same job. Returns the rows written
     (``rows``) and ``metrics`` (named aggregates over ``df``), observed by that job; ``keep``:

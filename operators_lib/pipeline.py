@@ -10,11 +10,12 @@ once the run has ended (a run that fails leaves the previous outputs as they wer
 
 Layout of ``--out DIR``: the result files (batch.csv, changelog.csv, stream.csv, late.csv,
 rejected.csv, report.json) and ``_state/`` (staged inputs, checkpoint, per-batch changelog,
-result snapshots, and ``run.json``: the stream run's fingerprint and how it ended). A stream
-run stopped early (``--stop-after-batches``) resumes from ``_state`` when run again with the
-same SQL, data and batch size; any other run starts from a clean ``_state``. A stream run that
-failed, or never ended, is not resumed (its state may be what failed): the next run recomputes
-from scratch and says so (``report["stream"]["recomputed_from_scratch"]`` and a warning).
+the outputs while they are written, and ``run.json``: the stream run's fingerprint and how it
+ended). A stream run stopped early (``--stop-after-batches``) resumes from ``_state`` when
+run again with the same SQL, data and batch size; any other run starts from a clean
+``_state``. A stream run that failed, or never ended, is not resumed (its state may be what
+failed): the next run recomputes from scratch and says so
+(``report["stream"]["recomputed_from_scratch"]`` and a warning).
 """
 
 from __future__ import annotations
@@ -263,7 +264,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
                                           order=[RESULT_ORDER])["rows"]
         write_json(state / RUN_RECORD, {"fingerprint": fingerprint,
                                         "status": "complete" if done else "stopped"})
-        late = _late_rows(spark, log, plan, tables) if kinds[LATE] else {}
+        late = _late_rows(log, plan, tables) if kinds[LATE] else {}
         late_count = _write_late_csv(spark, pending / "late.csv", tables, pool, late)
         late_windows = log.where(F.col(OP) == LATE_WINDOW).select(
             ROWNUM, F.col(EMIT_TS).alias(WEND)).distinct() if kinds[LATE_WINDOW] else None
@@ -429,8 +430,7 @@ def late_source(plan: Node) -> TableDef | None:
     return None
 
 
-def _late_rows(spark: SparkSession, log: DataFrame, plan: Node, tables: dict[str, TableDef]
-               ) -> dict[str, DataFrame]:
+def _late_rows(log: DataFrame, plan: Node, tables: dict[str, TableDef]) -> dict[str, DataFrame]:
     """The late rows of each table that has some (their ``ROWNUM``; a self-join reports a late
     row once per side). A query over several tables drops late rows in window operators only,
     whose markers name the table (``tw__ts``: plan.late_tag); one table's late rows are its

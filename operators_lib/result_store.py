@@ -146,12 +146,13 @@ def _save(spark: SparkSession, counted: DataFrame, state: Path, upto: int,
     final = state / "result" / f"{_PREFIX}{upto:08d}"
     tmp = state / "result" / f".{_PREFIX}{upto:08d}"
     shutil.rmtree(tmp, ignore_errors=True)
-    negative = Observation()
-    counted.observe(negative, F.count(F.when(F.col(COUNT) < 0, 1)).alias("rows")) \
+    observed = Observation()
+    counted.observe(observed, F.count(F.when(F.col(COUNT) < 0, 1)).alias("negative")) \
         .write.parquet(str(tmp))
-    if negative.get["rows"]:
+    negative = observed.get["negative"]
+    if negative:
         try:
-            _checked(spark.read.parquet(str(tmp)), columns, negative.get["rows"])
+            _checked(spark.read.parquet(str(tmp)), columns, negative)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     shutil.rmtree(final, ignore_errors=True)
