@@ -107,7 +107,7 @@ class Bench:
 
         self.spark = get_spark()
         self.paths = paths
-        self.frames: dict[str, pd.DataFrame] = {}
+        self.parsed: dict = {}  # table -> ingest.Parsed
         self.ingest_s: dict[str, float] = {}
 
     def plan(self, work: Path, ddls: list[str], query: str):
@@ -123,12 +123,13 @@ class Bench:
         plan = compile_query(load_script([sql]), self.spark)
         tables = {s.table.name.lower(): s.table for s in scans(plan)}
         for name, table in tables.items():
-            if name not in self.frames:
+            if name not in self.parsed:
                 t0 = time.perf_counter()
-                df, rejected = ingest.read_csv(table, self.paths[name])
-                assert not rejected, rejected[:3]
+                parsed = ingest.parse(self.spark, {name: (table, [self.paths[name]])},
+                                      work.parent / f"parsed_{name}")
+                assert not parsed.rejected(name)
                 self.ingest_s[name] = round(time.perf_counter() - t0, 2)
-                self.frames[name] = df
+                self.parsed[name] = parsed
         return plan, tables
 
     def stage(self, tables, work: Path, batches: int, eof: bool) -> dict[str, Path | list]:
@@ -136,9 +137,10 @@ class Bench:
 
         staged = {}
         for name, table in tables.items():
-            df = self.frames[name]
+            rows = self.parsed[name].rows(name)
             out = work / "staged" / name
-            files = ingest.stage(table, df, out, max(1, -(-len(df) // batches)))
+            files = ingest.stage(self.spark, self.parsed[name], name, out,
+                                 max(1, -(-rows // batches)))
             if eof:
                 ingest.write_eof(table, out)
             staged[name] = out if eof else files
@@ -150,7 +152,7 @@ class Bench:
         from operators_lib.stream.planner import stream_dataframe
         from operators_lib.stream.runner import run_available_now
 
-        rows = sum(len(self.frames[n]) for n in tables)
+        rows = sum(self.parsed[n].rows(n) for n in tables)
         work = work / label
         r: dict = {}
         if label == "batch":
@@ -277,7 +279,7 @@ def bench_twinflow(paths: dict[str, Path], skip_layouts: bool) -> dict:
                 m = attempt(bench.run, plan, tables, work, "stream_1_batch")
                 m["layouts"] = {"left": join_layout(join, "L")[0],
                                 "right": join_layout(join, "R")[0]}
-                m["right_rows"] = len(bench.frames[scan_name(join.right)])
+                m["right_rows"] = bench.parsed[scan_name(join.right)].rows(scan_name(join.right))
                 layouts[name] = m
                 print("layout", name, m["layouts"], *result_line(m), flush=True)
             results["layouts"] = layouts

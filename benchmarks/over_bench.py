@@ -77,13 +77,13 @@ def bench_twinflow(csv: Path, rows: int) -> dict:
         plan = compile_query(load_script([sql]), spark)
         table = plan_table(plan)
         t0 = time.perf_counter()
-        df, _ = ingest.read_csv(table, csv)
+        parsed = ingest.parse(spark, {"events": (table, [csv])}, work / "parsed")
         ingest_s = time.perf_counter() - t0
         r = {"ingest_s": round(ingest_s, 2)}
         for label, per_batch in (("batch", rows), ("stream_1_batch", rows),
                                  ("stream_10_batches", rows // 10)):
             staged = work / label / "staged"
-            files = ingest.stage(table, df, staged, per_batch)
+            files = ingest.stage(spark, parsed, "events", staged, per_batch)
             if label == "batch":
                 out = batch_dataframe(spark, plan, {"events": files})
                 t = time.perf_counter()

@@ -3,6 +3,7 @@
 A query's state directory holds everything that must survive between runs::
 
     <state>/manifest.json   input files already staged (name, rows, first row number)
+    <state>/parsed/         the new input as the executors parsed it (ingest.py), per run
     <state>/staged/<table>/ micro-batch files (N rows each), append-only
     <state>/source/<table>/ what the streaming query's file source has been offered
     <state>/checkpoint/     Spark's checkpoint (offsets, commits, RocksDB state)
@@ -35,8 +36,9 @@ streaming query with ``availableNow`` from the checkpoint: results whose event t
 watermark has passed are emitted; the rest stay in state for the next run (no end-of-input
 flush: the stream goes on). Staging is one transaction: every new file is read and checked
 first (its header; more malformed rows than the config's ``max_rejected_rows``, default 0, and
-nothing is staged: the rows are in the run's rejected.csv); then the micro-batch files are
-written and linked, and the manifest, saved last, commits them. Files that a failed run left
+nothing is staged: the rows are in the run's rejected.csv), parsed by the executors into
+``parsed/`` (ingest.py); then the micro-batch files are written and linked, and the manifest,
+saved last, commits them. Files that a failed run left
 beyond the manifest were never offered to the stream (it runs after the manifest is saved):
 they are removed, so a later run succeeds once the input is fixed. ``batch_parity`` recomputes
 the same input in batch and proves that every row the run emitted equals the batch result for
@@ -70,10 +72,9 @@ from pyspark.sql import functions as F
 
 from operators_lib import ingest, nonfinite, result_store
 from operators_lib.batch import batch_dataframe
-from operators_lib.catalog import TableDef
 from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import InputError, ParityError, SqlError
-from operators_lib.output import write_csv, write_csv_frame, write_json
+from operators_lib.output import write_csv_frame, write_json
 from operators_lib.parity import SAMPLE, compare_frames
 from operators_lib.parity_scope import cut_ms, parts_from, reach_ms, time_operator
 from operators_lib.paths import chosen_settings
@@ -172,21 +173,12 @@ def _manifest(state: Path) -> dict:
     return json.loads(path.read_text()) if path.exists() else {"tables": {}}
 
 
-@dataclass
-class NewInput:
-    """An input file not staged yet, read and checked."""
-
-    table: TableDef
-    file: Path
-    rows: pd.DataFrame
-    rejected: list[ingest.Rejected]
-
-
-def read_new_inputs(cfg: QueryConfig, plan: Node, state: Path) -> list[NewInput]:
-    """Read every input file the manifest does not list yet, writing nothing: a file whose
-    header does not match fails the run here, before anything is staged."""
+def parse_new_inputs(cfg: QueryConfig, spark: SparkSession, plan: Node, state: Path
+                     ) -> ingest.Parsed:
+    """Parse every input file the manifest does not list yet (ingest.parse, into the state's
+    ``parsed/``), staging nothing: a file whose header does not match fails the run here."""
     manifest = _manifest(state)
-    new = []
+    new = {}
     for key, table in {s.table.name.lower(): s.table for s in scans(plan)}.items():
         if table.constant:
             raise SqlError(f"query {cfg.name}: a SELECT without FROM (a constant row) is not "
@@ -195,23 +187,22 @@ def read_new_inputs(cfg: QueryConfig, plan: Node, state: Path) -> list[NewInput]
         src = cfg.inputs.get(table.name) or cfg.inputs.get(key)
         if src is None:
             raise InputError(f"query {cfg.name}: no input directory for table {table.name}")
-        files = [f for f in ingest.input_files(src) if f.name not in seen] \
-            if Path(src).is_dir() and any(Path(src).glob("*.csv")) else []
-        for f in files:
-            rows, bad = ingest.read_csv(table, f)
-            nonfinite.check(plan, {key: rows})
-            new.append(NewInput(table, f, rows, bad))
-    return new
+        new[key] = (table, [f for f in ingest.input_files(src) if f.name not in seen]
+                    if Path(src).is_dir() and any(Path(src).glob("*.csv")) else [])
+    parsed = ingest.parse(spark, new, state / "parsed")
+    nonfinite.check(plan, parsed.nonfinite())
+    return parsed
 
 
-def check_rejected(cfg: QueryConfig, new: list[NewInput], rejected_csv: Path) -> None:
+def check_rejected(cfg: QueryConfig, parsed: ingest.Parsed, rejected_csv: Path) -> None:
     """More malformed rows than ``max_rejected_rows`` in the new input: nothing is staged (the
     input is not consumed, so fixing or removing it lets the next run go on)."""
-    rejected = sum(len(n.rejected) for n in new)
+    rejected = sum(parsed.rejected(k) for k in parsed.files)
     if rejected <= cfg.max_rejected_rows:
         return
-    total = rejected + sum(len(n.rows) for n in new)
-    per_file = ", ".join(f"{n.file.name}: {len(n.rejected)}" for n in new if n.rejected)
+    total = rejected + sum(parsed.rows(k) for k in parsed.files)
+    per_file = ", ".join(f"{f.path.name}: {bad}" for k in parsed.files
+                         for f, _, bad in parsed.per_file(k) if bad)
     raise InputError(
         f"query {cfg.name}: {rejected} of {total} rows of the new input files were rejected as "
         f"malformed ({per_file}), more than max_rejected_rows = {cfg.max_rejected_rows}; they "
@@ -231,25 +222,28 @@ def discard_unstaged(state: Path) -> None:
                     f.unlink()
 
 
-def stage_new_inputs(cfg: QueryConfig, new: list[NewInput], state: Path) -> dict:
+def stage_new_inputs(cfg: QueryConfig, spark: SparkSession, parsed: ingest.Parsed, state: Path
+                     ) -> dict:
     """Stage the new input as micro-batch files offered to the stream; the manifest, saved
     last, records them. Returns {table: new rows}."""
     manifest = _manifest(state)
     added = {}
-    for n in new:
-        key = n.table.name.lower()
+    for key, table in parsed.tables.items():
+        if not parsed.files[key]:
+            continue
         entry = manifest["tables"].setdefault(key, {"files": {}, "rows": 0, "parts": 0})
-        parts = ingest.stage(n.table, n.rows, state / "staged" / key, cfg.rows_per_batch,
+        parts = ingest.stage(spark, parsed, key, state / "staged" / key, cfg.rows_per_batch,
                              first_rownum=entry["rows"], first_part=entry["parts"])
         source = state / "source" / key
         source.mkdir(parents=True, exist_ok=True)
         for p in parts:
             os.link(p, source / p.name)
-        entry["files"][n.file.name] = {"rows": len(n.rows), "rejected": len(n.rejected),
-                                       "first_row": entry["rows"]}
-        entry["rows"] += len(n.rows)
+        for f, rows, rejected in parsed.per_file(key):
+            entry["files"][f.path.name] = {"rows": rows, "rejected": rejected,
+                                           "first_row": entry["rows"]}
+            entry["rows"] += rows
         entry["parts"] += len(parts)
-        added[n.table.name] = added.get(n.table.name, 0) + len(n.rows)
+        added[table.name] = parsed.rows(key)
     state.mkdir(parents=True, exist_ok=True)
     write_json(state / "manifest.json", manifest)
     return added
@@ -356,15 +350,14 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
                                      "seconds": round(time.perf_counter() - t0, 3)}
         write_json(run_dir / "stream_report.json", report)
         return report
-    new = read_new_inputs(cfg, plan, state)
-    rejected = [r for n in new for r in n.rejected]
+    parsed = parse_new_inputs(cfg, spark, plan, state)
+    rejected = sum(parsed.rejected(k) for k in parsed.files)
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_csv(run_dir / "rejected.csv", pd.DataFrame(
-        [r.__dict__ for r in rejected], columns=["table", "file", "line", "reason", "row"]), {})
-    check_rejected(cfg, new, run_dir / "rejected.csv")
+    ingest.write_rejected(parsed, run_dir / "rejected.csv")
+    check_rejected(cfg, parsed, run_dir / "rejected.csv")
     discard_unstaged(state)
     rebuilt = bind_split(cfg, state)
-    added = {s.table.name: 0 for s in scans(plan)} | stage_new_inputs(cfg, new, state)
+    added = {s.table.name: 0 for s in scans(plan)} | stage_new_inputs(cfg, spark, parsed, state)
     sources = {s.table.name.lower(): state / "source" / s.table.name.lower()
                for s in scans(plan)}
     for d in sources.values():
@@ -391,7 +384,7 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     progress = srun.progress[-1] if srun.progress else {}
     report = {
         "query": cfg.name, "interval": run_key, "new_input_rows": added,
-        "rejected_rows": len(rejected), "max_rejected_rows": cfg.max_rejected_rows,
+        "rejected_rows": rejected, "max_rejected_rows": cfg.max_rejected_rows,
         "topn_split": cfg.topn_split, "state_rebuilt": rebuilt,
         "micro_batches": srun.micro_batches, "stream_seconds": round(srun.seconds, 3),
         **emitted,

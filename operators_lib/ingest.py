@@ -1,90 +1,128 @@
-"""Read CSV inputs, validate them against the DDL, and stage them as micro-batch files.
+"""Read CSV inputs on the executors and stage them as micro-batch files.
 
 Both modes read the same staged files, so batch and stream see exactly the same rows in the same
-arrival order (``tw__rownum``). A malformed row (wrong field count, a value that does not parse as
-its column type) is not dropped silently: it goes to ``rejected`` with file, line and reason.
+arrival order (``tw__rownum``: file order, then line). Two steps, each a Spark job; the driver
+handles files, pieces and counts, never rows:
 
-Staged layout: ``<dir>/part-00000.parquet`` ... one file per micro-batch of N rows, modification
-times increasing (Spark's file source admits files oldest first), and ``eof.parquet``: one marker
-row (``tw__rownum = -1``, every column NULL) that moves the watermark past every event time at
-end of input, as Flink does for bounded input (stream/planner.py).
+- ``parse``: the driver checks each file's header (csv_parse.read_header: a wrong header fails
+  the run before any job). The executors read the files (Spark's binaryFile source), cut each
+  into pieces that parse apart (csv_parse.chunks), parse the pieces in parallel and write one
+  row per piece into a work directory: its typed rows as one Arrow IPC value, its rejected rows
+  as rejected.csv lines, their counts and where NaN / ±Infinity first appear. The driver reads
+  back the counts.
+- ``stage``: arrival numbers are the running sums of the pieces' counts; the executors number
+  each piece's rows and write a file per micro-batch of N rows, which the driver moves to
+  ``part-000000.parquet`` ... with increasing modification times (Spark's file source admits
+  the oldest file first).
+
+``write_eof`` writes ``eof.parquet``: one marker row (``tw__rownum = -1``, every column NULL)
+that moves the watermark past every event time at end of input, as Flink does for bounded
+input (stream/planner.py).
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import json
 import math
 import os
-import re
+import shutil
+import tempfile
 import time
-from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from operators_lib.catalog import TableDef
+from operators_lib.csv_parse import (
+    chunks,
+    parse_records,
+    physical_schema,
+    read_header,
+    rejected_csv,
+)
 from operators_lib.errors import InputError
 from operators_lib.plan import ROWNUM
-from operators_lib.types import FlinkType
+from operators_lib.scan import staged_schema
 
 EOF_FILE = "eof.parquet"
-_INT_RE = r"[+-]?\d+"
-_DEC_RE = r"[+-]?(?:\d+\.?\d*|\.\d+)"
-# Java's Double.parseDouble after String.trim(), as Flink's CSV format reads FLOAT / DOUBLE:
-# NaN, Infinity, exponents, hexadecimal (0x1.8p1) and a type suffix (1.5d, 2f).
-_FLOAT_RE = (r"[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?"
-             r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+[fFdD]?)")
-_JAVA_WHITESPACE = "".join(map(chr, range(33)))  # what String.trim() strips
-_YEAR = r"(?!0000)\d{4}"  # years 0001-9999
-_TS_RE = _YEAR + r"-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?"
-_DATE_RE = _YEAR + r"-\d{2}-\d{2}"
-_TIME_RE = r"([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d{1,9}))?"
-_INVALID_BYTE = "[\udc80-\udcff]"  # a byte that was not UTF-8, decoded by surrogateescape
-_PARSE_CHUNK = 4096
-# A field is data however long it is (Python's csv module stops at 131,072 characters).
-csv.field_size_limit(2**31 - 1)
+REJECTED_COLUMNS = ["table", "file", "line", "reason", "row"]
+# A piece of a file parsed by one task (a file without quotes is cut; csv_parse.chunks).
+PIECE_BYTES = 4 << 20
+_PIECES = pa.schema([("table", pa.string()), ("file", pa.int32()), ("piece", pa.int32()),
+                     ("first_line", pa.int64()), ("data", pa.binary())])
+_PARSED = pa.schema([("table", pa.string()), ("file", pa.int32()), ("piece", pa.int32()),
+                     ("rows", pa.int64()), ("rejected", pa.int64()),
+                     ("nonfinite", pa.string()), ("data", pa.binary()), ("bad", pa.string())])
+_PART = "tw__part"
+# Staged files are internal state read back with pyarrow too (parity_scope.py): timestamps as
+# Parquet's microseconds (Spark's default INT96 has no statistics and reads as nanoseconds,
+# which end in 2262).
+_STAGED_WRITE = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
 
 
-@dataclass
-class Rejected:
+@dataclass(frozen=True)
+class InputFile:
+    table: str  # the table's lower-case name
+    index: int  # its place among the table's files (name order)
+    path: Path
+    names: tuple[str, ...]  # its header's column names, lower case
+
+
+@dataclass(frozen=True)
+class Piece:
     table: str
-    file: str
-    line: int
-    reason: str
-    row: str
+    file: int
+    piece: int
+    rows: int
+    rejected: int
+    nonfinite: dict  # {column: [first NaN, first ±Infinity]} among the piece's rows
 
 
 @dataclass
-class StagedTable:
-    table: TableDef
+class Parsed:
+    """Input files parsed by the executors (a row per piece in ``dir``), not staged yet."""
+
     dir: Path
-    data_files: list[Path]
-    rows: int
-    rejected: list[Rejected] = field(default_factory=list)
+    tables: dict[str, TableDef]
+    files: dict[str, list[InputFile]]
+    pieces: list[Piece]  # per table in arrival order
 
-    @property
-    def eof_file(self) -> Path:
-        return self.dir / EOF_FILE
+    def rows(self, key: str) -> int:
+        return sum(p.rows for p in self.pieces if p.table == key)
 
+    def rejected(self, key: str) -> int:
+        return sum(p.rejected for p in self.pieces if p.table == key)
 
-def arrow_type(t: FlinkType) -> pa.DataType:
-    return {
-        "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(), "BIGINT": pa.int64(),
-        "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(),
-        "STRING": pa.string(), "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us", tz="UTC"),
-        "TIMESTAMP_LTZ": pa.timestamp("us", tz="UTC"), "TIME": pa.time64("us"),
-    }.get(t.name) or pa.decimal128(t.precision, t.scale)
+    def per_file(self, key: str) -> list[tuple[InputFile, int, int]]:
+        """(file, accepted rows, rejected rows) of a table, in file order."""
+        return [(f, sum(p.rows for p in self.pieces if p.table == key and p.file == f.index),
+                 sum(p.rejected for p in self.pieces if p.table == key and p.file == f.index))
+                for f in self.files[key]]
 
-
-def arrow_schema(table: TableDef) -> pa.Schema:
-    return pa.schema([pa.field(c.name, arrow_type(c.type)) for c in table.physical]
-                     + [pa.field(ROWNUM, pa.int64())])
+    def nonfinite(self) -> dict[str, dict[str, list[int | None]]]:
+        """Per table, per FLOAT / DOUBLE column: the input position (0-based among the accepted
+        rows) of its first NaN and its first ±Infinity (None: none)."""
+        found: dict[str, dict[str, list[int | None]]] = {}
+        offsets: dict[str, int] = {}
+        for p in self.pieces:
+            at = offsets.get(p.table, 0)
+            for column, firsts in p.nonfinite.items():
+                seen = found.setdefault(p.table, {}).setdefault(column, [None, None])
+                for i, first in enumerate(firsts):
+                    if seen[i] is None and first is not None:
+                        seen[i] = at + first
+            offsets[p.table] = at + p.rows
+        return found
 
 
 def input_files(path: Path) -> list[Path]:
@@ -98,250 +136,156 @@ def input_files(path: Path) -> list[Path]:
     return [path]
 
 
-def read_input(table: TableDef, path: Path | None) -> tuple[pd.DataFrame, list[Rejected]]:
-    """A table's typed input rows and rejected rows: its CSV files, or the one row of a SELECT
-    without FROM (catalog.ONE_ROW)."""
-    if table.constant:
-        return pd.DataFrame(index=range(1)), []
-    return read_csv(table, path)
+def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], work: Path,
+          piece_bytes: int = PIECE_BYTES) -> Parsed:
+    """Parse the CSV files of each table (lower-case name -> (table, files in order)) on the
+    executors into ``work``, in pieces of about ``piece_bytes``. A header that does not match
+    its table raises InputError first."""
+    files = {key: [InputFile(key, i, p, read_header(table, p)) for i, p in enumerate(paths)]
+             for key, (table, paths) in inputs.items()}
+    tables = {key: table for key, (table, _) in inputs.items()}
+    shutil.rmtree(work, ignore_errors=True)
+    wanted = {(f.table, f.path.name): f for fs in files.values() for f in fs}
+    if not wanted:
+        return Parsed(work, tables, files, [])
+    raw = None
+    for key, fs in files.items():
+        if fs:
+            read = spark.read.format("binaryFile").load([_literal(f.path) for f in fs]).select(
+                F.lit(key).alias("table"), F.element_at(F.split("path", "/"), -1).alias("name"),
+                "content")
+            raw = read if raw is None else raw.unionByName(read)
+
+    def cut(batches):
+        for batch in batches:
+            for key, name, data in zip(*(batch.column(c).to_pylist() for c in batch.schema.names)):
+                f = wanted[(key, name)]
+                for k, (start, end, line) in enumerate(chunks(data, piece_bytes)):
+                    yield pa.RecordBatch.from_pylist([{
+                        "table": key, "file": f.index, "piece": k, "first_line": line,
+                        "data": data[start:end]}], _PIECES)
+
+    def parse_pieces(batches):
+        for batch in batches:
+            for row in batch.to_pylist():
+                f = files[row["table"]][row["file"]]
+                table = tables[row["table"]]
+                good, bad, nonfinite = parse_records(table, f.names, row["data"],
+                                                     row["first_line"], row["piece"] == 0)
+                sink = pa.BufferOutputStream()
+                with pa.ipc.new_stream(sink, good.schema) as writer:
+                    writer.write_table(good)
+                yield pa.RecordBatch.from_pylist([{
+                    "table": row["table"], "file": row["file"], "piece": row["piece"],
+                    "rows": good.num_rows, "rejected": len(bad),
+                    "nonfinite": json.dumps(nonfinite), "data": sink.getvalue().to_pybytes(),
+                    "bad": rejected_csv(table.name, str(f.path), bad)}], _PARSED)
+
+    pieces = raw.mapInArrow(cut, _spark_schema(_PIECES))
+    size = sum(f.path.stat().st_size for f in wanted.values())
+    if size > piece_bytes * len(wanted):  # more pieces than files: spread them over the tasks
+        pieces = pieces.repartition(min(math.ceil(size / piece_bytes),
+                                        4 * spark.sparkContext.defaultParallelism))
+    pieces.mapInArrow(parse_pieces, _spark_schema(_PARSED)).write.parquet(str(work))
+    counts = pq.read_table(work, columns=["table", "file", "piece", "rows", "rejected",
+                                          "nonfinite"]).to_pylist()
+    order = {key: i for i, key in enumerate(files)}
+    counts.sort(key=lambda r: (order[r["table"]], r["file"], r["piece"]))
+    return Parsed(work, tables, files, [
+        Piece(r["table"], r["file"], r["piece"], r["rows"], r["rejected"],
+              json.loads(r["nonfinite"])) for r in counts])
 
 
-def read_csv(table: TableDef, path: Path) -> tuple[pd.DataFrame, list[Rejected]]:
-    """Typed rows of every CSV file of ``path`` (in name order) plus the rejected rows."""
-    frames, rejected = [], []
-    for f in input_files(path):
-        frame, bad = _read_one(table, f)
-        frames.append(frame)
-        rejected.extend(bad)
-    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    return df, rejected
+def write_rejected(parsed: Parsed, path: Path, keys: list[str] | None = None) -> int:
+    """rejected.csv (table, file, line, reason, the raw row) of the tables ``keys`` (default:
+    all), in arrival order, written atomically; returns its number of rows. The rejected rows'
+    text is copied from the pieces that have some, a piece at a time."""
+    keys = list(parsed.files) if keys is None else keys
+    bad = [p for p in parsed.pieces if p.rejected and p.table in keys]
+    pieces = ds.dataset(parsed.dir, format="parquet") if bad else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+        out.write(",".join(REJECTED_COLUMNS) + "\n")
+        for p in bad:
+            [text] = pieces.to_table(columns=["bad"], filter=(pc.field("table") == p.table) & (
+                pc.field("file") == p.file) & (pc.field("piece") == p.piece)).column(0).to_pylist()
+            out.write(text)
+    os.replace(tmp, path)
+    return sum(p.rejected for p in bad)
 
 
-def _read_one(table: TableDef, path: Path) -> tuple[pd.DataFrame, list[Rejected]]:
-    physical = table.physical
-    # utf-8-sig: a byte-order mark before the header (Excel writes one) is not part of it.
-    # surrogateescape: an invalid byte rejects its row (below), not the whole file.
-    with open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            raise InputError(f"{path}: empty file (a header row is required)")
-        if any(_invalid_utf8(h) for h in header):
-            raise InputError(f"{path}: invalid UTF-8 in the header row: {_csv(header)}")
-        names = [h.strip().lower() for h in header]
-        twice = sorted(h for h, n in zip(header, names) if names.count(n) > 1)
-        if twice:
-            raise InputError(f"{path}: column(s) named more than once in the header: "
-                             f"{', '.join(twice)}")
-        wanted = {c.name.lower() for c in physical}
-        unknown = [h for h, n in zip(header, names) if n not in wanted]
-        missing = [c.name for c in physical if c.name.lower() not in names]
-        if unknown or missing:
-            raise InputError(
-                f"{path}: header does not match table {table.name}"
-                + (f"; unknown column(s): {', '.join(unknown)}" if unknown else "")
-                + (f"; missing column(s): {', '.join(missing)}" if missing else "")
-                + f" (expected: {', '.join(c.name for c in physical)})")
-        rows, lines, rejected = [], [], []
-        width = len(header)
-        line = reader.line_num
-        for rec in reader:
-            start, line = line + 1, reader.line_num
-            if not rec:
-                continue
-            if len(rec) != width:
-                rejected.append(Rejected(table.name, str(path), start,
-                                         f"expected {width} fields, got {len(rec)}", _csv(rec)))
-                continue
-            rows.append(rec)
-            lines.append(start)
-    raw = pd.DataFrame(rows, columns=names, dtype=object) if rows else pd.DataFrame(
-        {n: pd.Series([], dtype=object) for n in names})
-    out = {}
-    bad = np.zeros(len(raw), dtype=bool)
-    reasons = [""] * len(raw)
-    for c in physical:
-        text = raw[c.name.lower()]
-        for i in np.flatnonzero(text.str.contains(_INVALID_BYTE).to_numpy(dtype=bool) & ~bad):
-            reasons[i] = f"invalid UTF-8 in column {c.name}: {_invalid_utf8(text.iat[i])}"
-            bad[i] = True
-    rowtime = table.watermark.column if table.watermark else None
-    for c in physical:
-        text = raw[c.name.lower()]
-        values, invalid = _convert(text, c.type)
-        out[c.name] = values
-        for i in np.flatnonzero(invalid & ~bad):
-            reasons[i] = f"column {c.name}: {text.iat[i]!r} is not a valid {c.type.sql()}"
-        if c.name == rowtime:  # Flink fails a job on a NULL event time; reject the row instead
-            null_time = (text.astype(str).str.strip() == "").to_numpy() & ~bad & ~invalid
-            for i in np.flatnonzero(null_time):
-                reasons[i] = f"column {c.name}: NULL in the event-time (WATERMARK) column"
-            invalid |= null_time
-        bad |= invalid
-    for i in np.flatnonzero(bad):
-        rejected.append(Rejected(table.name, str(path), lines[i], reasons[i],
-                                 _csv(list(raw.iloc[i]))))
-    df = pd.DataFrame(out)[~bad].reset_index(drop=True)
-    rejected.sort(key=lambda r: r.line)
-    return df, rejected
-
-
-def _invalid_utf8(text: str) -> str:
-    """The bytes that were not UTF-8 (decoded as surrogates by ``surrogateescape``), as
-    'byte(s) 0xff, ..'; empty if there are none."""
-    found = [f"0x{ord(ch) - 0xDC00:02x}" for ch in text if "\udc80" <= ch <= "\udcff"]
-    return f"byte(s) {', '.join(found)}" if found else ""
-
-
-def _csv(fields: list[str]) -> str:
-    """A row as one CSV line; bytes that were not UTF-8 shown as U+FFFD."""
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="").writerow(fields)
-    return buf.getvalue().encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-def _convert(s: pd.Series, t: FlinkType) -> tuple[pd.Series, np.ndarray]:
-    """(typed values with None for NULL, invalid mask). An empty field is NULL."""
-    s = s.astype(str)
-    null = (s == "").to_numpy()
-    text = s.str.strip()
-    if t.name == "STRING":
-        return s.where(~null, None), np.zeros(len(s), dtype=bool)
-    if t.is_integral:
-        ok = text.str.fullmatch(_INT_RE).to_numpy(dtype=bool) | null
-        lim = 2 ** (t.integral_bits() - 1)
-        # Python ints: exact for every BIGINT (a float round trip is not).
-        nums = [int(v) if good else None for v, good in zip(text, ok & ~null)]
-        for i, v in enumerate(nums):
-            if v is not None and not -lim <= v < lim:
-                ok[i], nums[i] = False, None
-        return pd.array(nums, dtype="Int64"), ~ok
-    if t.is_floating:
-        return _floats(s, null)
-    if t.name == "DECIMAL":
-        return _decimals(text, null, t)
-    if t.name == "BOOLEAN":
-        low = text.str.lower()
-        ok = low.isin(["true", "false"]).to_numpy() | null
-        return low.map({"true": True, "false": False}).where(~null, None), ~ok
-    if t.name == "TIME":
-        return _times_of_day(text, null, t)
-    return _times(text, null, t)
-
-
-def _times_of_day(text: pd.Series, null: np.ndarray, t: FlinkType) -> tuple[pd.Series,
-                                                                            np.ndarray]:
-    """TIME values 'HH:MM:SS[.f]', cut to the type's fraction digits as Flink's CSV format
-    reads them (TIME(0) reads '10:11:12.5' as 10:11:12)."""
-    parts = text.str.extract("^" + _TIME_RE + "$")
-    ok = parts[0].notna().to_numpy() & ~null
-    h, m, sec = (pd.to_numeric(parts[i]).fillna(0).to_numpy(np.int64) for i in range(3))
-    fraction = pd.to_numeric(parts[3].fillna("").str.ljust(6, "0").str[:6]).to_numpy(np.int64)
-    unit = 10 ** (6 - t.precision)
-    micros = ((h * 3600 + m * 60 + sec) * 1_000_000 + fraction // unit * unit)
-    values = pa.array(micros, pa.time64("us"), mask=~ok).to_pandas()
-    return values, ~(ok | null)
-
-
-def _floats(s: pd.Series, null: np.ndarray) -> tuple[pd.Series, np.ndarray]:
-    """Java's ``Double.parseDouble`` (Flink's CSV format): NaN and Infinity are values, kept
-    apart from NULL (pandas' nullable Float64)."""
-    text = s.str.strip(_JAVA_WHITESPACE)
-    ok = text.str.fullmatch(_FLOAT_RE).to_numpy(dtype=bool) & ~null
-    strings = text.to_numpy(dtype=object)[ok]
-    try:
-        parsed = strings.astype(float)  # Python's float(): decimals, NaN, [+-]Infinity
-    except ValueError:  # hexadecimal or with a type suffix (0x1p3, 1.5d): one by one
-        parsed = np.array([_java_double(v) for v in strings], dtype=float)
-    values = np.zeros(len(s))
-    values[ok] = parsed
-    return pd.Series(pd.arrays.FloatingArray(values, ~ok)), ~(ok | null)
-
-
-def _java_double(text: str) -> float:
-    """``Double.parseDouble`` of a string matching ``_FLOAT_RE``."""
-    if text.endswith(("NaN", "Infinity")):
-        return float(text)
-    text = text.rstrip("fFdD")
-    return float.fromhex(text) if "x" in text.lower() else float(text)
-
-
-def _times(text: pd.Series, null: np.ndarray, t: FlinkType) -> tuple[pd.Series, np.ndarray]:
-    """DATE / TIMESTAMP values of years 0001-9999 (pandas' nanoseconds end in 2262): checked by
-    Arrow's calendar, chunk by chunk (a chunk with an invalid date value by value)."""
-    date = t.name == "DATE"
-    ok = text.str.fullmatch(_DATE_RE if date else _TS_RE).to_numpy(dtype=bool) & ~null
-    target = pa.date32() if date else pa.timestamp("us")
-    # At most microseconds: "YYYY-MM-DD HH:MM:SS." and six digits are 26 characters.
-    strings = pc.utf8_slice_codeunits(pa.array(text.where(ok, None), pa.string()), 0, 26)
-    chunks = []
-    for start in range(0, len(strings), _PARSE_CHUNK):
-        chunk = strings.slice(start, _PARSE_CHUNK)
-        try:
-            chunks.append(chunk.cast(target))
-        except pa.ArrowInvalid:
-            chunks.append(pa.array([_parse_one(v, target) for v in chunk.to_pylist()], target))
-    parsed = pa.chunked_array(chunks, target)
-    ok &= ~parsed.is_null().to_numpy(zero_copy_only=False)
-    if date:
-        return parsed.to_pandas(date_as_object=True), ~(ok | null)
-    utc = parsed.cast(pa.timestamp("us", tz="UTC")).to_pandas(coerce_temporal_nanoseconds=False)
-    return utc, ~(ok | null)
-
-
-def _parse_one(value: str | None, target: pa.DataType):
-    try:
-        return None if value is None else pa.array([value]).cast(target)[0].as_py()
-    except pa.ArrowInvalid:
-        return None
-
-
-def _decimals(text: pd.Series, null: np.ndarray, t: FlinkType) -> tuple[pd.Series, np.ndarray]:
-    quantum = Decimal(1).scaleb(-t.scale)
-    limit = Decimal(10) ** (t.precision - t.scale)
-    values, ok = [], np.ones(len(text), dtype=bool)
-    for i, v in enumerate(text):
-        if null[i]:
-            values.append(None)
-            continue
-        try:
-            d = Decimal(v).quantize(quantum, rounding=ROUND_HALF_UP) if re.fullmatch(
-                _DEC_RE, v) else None
-        except InvalidOperation:
-            d = None
-        if d is None or abs(d) >= limit:
-            ok[i] = False
-            values.append(None)
-        else:
-            values.append(d)
-    return pd.Series(values, dtype=object), ~ok
-
-
-def stage(table: TableDef, df: pd.DataFrame, out_dir: Path, rows_per_batch: int,
+def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per_batch: int,
           first_rownum: int = 0, first_part: int = 0) -> list[Path]:
-    """Write ``df`` as micro-batch files of ``rows_per_batch`` rows; returns the data files."""
+    """Write table ``key``'s parsed rows as micro-batch files of ``rows_per_batch`` rows,
+    numbered from ``first_rownum`` (files from ``first_part``); returns the files in order."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    schema = arrow_schema(table)
-    df = df.copy()
-    df[ROWNUM] = np.arange(first_rownum, first_rownum + len(df), dtype=np.int64)
-    n_parts = max(1, math.ceil(len(df) / rows_per_batch)) if len(df) else 0
-    files = []
-    now = time.time()
-    for k in range(n_parts):
-        chunk = df.iloc[k * rows_per_batch:(k + 1) * rows_per_batch]
-        path = out_dir / f"part-{first_part + k:06d}.parquet"
-        pq.write_table(pa.Table.from_pandas(chunk, schema=schema, preserve_index=False), path)
+    pieces = [p for p in parsed.pieces if p.table == key and p.rows]
+    total = sum(p.rows for p in pieces)
+    if not total:
+        return []
+    starts, at = {}, first_rownum
+    for p in pieces:
+        starts[(p.file, p.piece)] = at
+        at += p.rows
+    table = parsed.tables[key]
+    # Spark takes no TIME from Arrow: it crosses as microseconds of the day.
+    times = {c.name: c.type.spark() for c in table.physical if c.type.name == "TIME"}
+    numbered = pa.schema([pa.field(f.name, pa.int64() if f.name in times else f.type)
+                          for f in physical_schema(table)]
+                         + [pa.field(ROWNUM, pa.int64()), pa.field(_PART, pa.int32())])
+
+    def number(batches):
+        for batch in batches:
+            for file, piece, data in zip(*(batch.column(c).to_pylist() for c in
+                                           ("file", "piece", "data"))):
+                rows = pa.ipc.open_stream(data).read_all()
+                nums = np.arange(starts[(file, piece)], starts[(file, piece)] + rows.num_rows)
+                yield from pa.table([*rows.columns, pa.array(nums),
+                                     pa.array((nums - first_rownum) // rows_per_batch,
+                                              pa.int32())], schema=numbered).to_batches()
+
+    parts = math.ceil(total / rows_per_batch)
+    staged = staged_schema(table)
+    schema = T.StructType([T.StructField(f.name, T.LongType()) if f.name in times else f
+                           for f in staged.fields] + [T.StructField(_PART, T.IntegerType())])
+    tmp = out_dir.parent / f".{out_dir.name}.staging"
+    shutil.rmtree(tmp, ignore_errors=True)
+    rows = spark.read.parquet(str(parsed.dir)).where(
+        (F.col("table") == key) & (F.col("rows") > 0)).select("file", "piece", "data") \
+        .mapInArrow(number, schema) \
+        .select(*[F.time_from_micros(c).cast(times[c]).alias(c) if c in times else F.col(c)
+                  for c in schema.names]) \
+        .repartition(min(parts, 4 * spark.sparkContext.defaultParallelism), _PART) \
+        .sortWithinPartitions(_PART, ROWNUM)
+    with _session_conf(spark, _STAGED_WRITE):
+        # One task holds each part: one file per part (whatever maxRecordsPerFile says).
+        rows.write.option("maxRecordsPerFile", 0).partitionBy(_PART).parquet(str(tmp))
+    files, now = [], time.time()
+    for k in range(parts):
+        [written] = (tmp / f"{_PART}={k}").glob("*.parquet")
+        target = out_dir / f"part-{first_part + k:06d}.parquet"
+        os.replace(written, target)
         # Spark's file source admits the oldest files first: make the order explicit.
         stamp = now - 10_000 + first_part + k
-        os.utime(path, (stamp, stamp))
-        files.append(path)
+        os.utime(target, (stamp, stamp))
+        files.append(target)
+    shutil.rmtree(tmp)
     return files
+
+
+def stage_constant(out_dir: Path) -> list[Path]:
+    """The one row of a SELECT without FROM (catalog.ONE_ROW): no column, arrival number 0."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "part-000000.parquet"
+    pq.write_table(pa.table({ROWNUM: pa.array([0], pa.int64())}), path)
+    return [path]
 
 
 def write_eof(table: TableDef, out_dir: Path) -> Path:
     """The end-of-input marker: one row, every column NULL, ``tw__rownum = -1``. It carries no
     data value: the stream planner gives it an event time past every valid one."""
-    schema = arrow_schema(table)
+    schema = pa.schema([*physical_schema(table), pa.field(ROWNUM, pa.int64())])
     row = {f.name: [None] for f in schema}
     row[ROWNUM] = [-1]
     path = out_dir / EOF_FILE
@@ -349,3 +293,31 @@ def write_eof(table: TableDef, out_dir: Path) -> Path:
     stamp = time.time()
     os.utime(path, (stamp, stamp))
     return path
+
+
+def _literal(path: Path) -> str:
+    """A path as Spark's file sources take it: glob characters escaped (a file is named, not a
+    pattern)."""
+    return "".join(f"\\{c}" if c in "*?[]{}\\" else c for c in str(path))
+
+
+def _spark_schema(schema: pa.Schema) -> T.StructType:
+    spark_types = {pa.string(): T.StringType(), pa.int32(): T.IntegerType(),
+                   pa.int64(): T.LongType(), pa.binary(): T.BinaryType()}
+    return T.StructType([T.StructField(f.name, spark_types[f.type]) for f in schema])
+
+
+@contextmanager
+def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """Session settings for the duration of a block (restored after)."""
+    before = {k: spark.conf.get(k, None) for k in settings}
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)

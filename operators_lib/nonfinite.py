@@ -18,8 +18,6 @@ they do not, the run stops before anything runs (exit 2), naming the column and 
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 from sqlglot import exp, parse_one
 
 from operators_lib.errors import InputError
@@ -44,13 +42,18 @@ _SUMS = ("SUM", "AVG")
 Origins = dict[str, str]  # lower-case column -> the input column its NaN / Infinity is from
 
 
-def check(plan: Node, inputs: dict[str, pd.DataFrame]) -> None:
-    """Raise InputError where NaN or ±Infinity of ``inputs`` (accepted rows by lower-case
-    table name) reach a construct listed in the module docstring."""
+# Per lower-case table name, per FLOAT / DOUBLE column: the input position of its first NaN and
+# its first ±Infinity, None where it has none (ingest.Parsed.nonfinite).
+Found = dict[str, dict[str, list[int | None]]]
+
+
+def check(plan: Node, inputs: Found) -> None:
+    """Raise InputError where NaN or ±Infinity of ``inputs`` reach a construct listed in the
+    module docstring."""
     _walk(plan, inputs)
 
 
-def _walk(node: Node, inputs: dict[str, pd.DataFrame]) -> tuple[Origins, Origins]:
+def _walk(node: Node, inputs: Found) -> tuple[Origins, Origins]:
     """(columns of ``node`` that may hold NaN, columns that may hold ±Infinity)."""
     if isinstance(node, Scan):
         return _scan(node, inputs)
@@ -102,19 +105,17 @@ def _walk(node: Node, inputs: dict[str, pd.DataFrame]) -> tuple[Origins, Origins
     return {}, out_inf
 
 
-def _scan(node: Scan, inputs: dict[str, pd.DataFrame]) -> tuple[Origins, Origins]:
+def _scan(node: Scan, inputs: Found) -> tuple[Origins, Origins]:
     table = node.table
-    df = inputs.get(table.name.lower())
+    found = inputs.get(table.name.lower(), {})
     nan, inf = {}, {}
     for c in table.physical:
-        if df is None or not c.type.is_floating or c.name not in df:
-            continue
-        values = df[c.name].to_numpy(dtype=float, na_value=0.0)
+        first_nan, first_inf = found.get(c.name, [None, None])
         where = f"table {table.name}, column {c.name}"
-        if np.isnan(values).any():
-            nan[c.name.lower()] = f"{where} (input row {int(np.flatnonzero(np.isnan(values))[0])})"
-        if np.isinf(values).any():
-            inf[c.name.lower()] = f"{where} (input row {int(np.flatnonzero(np.isinf(values))[0])})"
+        if first_nan is not None:
+            nan[c.name.lower()] = f"{where} (input row {first_nan})"
+        if first_inf is not None:
+            inf[c.name.lower()] = f"{where} (input row {first_inf})"
     for c in table.columns:
         if c.expr is not None:
             origin = next((o for n, o in {**inf, **nan}.items() if n in _columns(c.expr)), None)

@@ -23,7 +23,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from operators_lib.plan import Filter, Node, Over, Project, Scan, WindowAggregate
@@ -75,7 +74,14 @@ def time_operator(plan: Node) -> Node:
 
 
 def _bound(part: Path, time_col: str, which: str) -> int | None:
-    """The earliest or latest event time (epoch ms) in a staged part, None if it has none."""
-    column = pq.read_table(part, columns=[time_col]).column(0)
-    value = (pc.min if which == "min" else pc.max)(column).as_py()
-    return None if value is None else pd.Timestamp(value).value // 1_000_000
+    """The earliest or latest event time (epoch ms) in a staged part, None if it has none: from
+    the Parquet statistics of its row groups (ingest.stage writes microseconds), no row read."""
+    meta = pq.ParquetFile(part).metadata
+    index = meta.schema.to_arrow_schema().get_field_index(time_col)
+    stats = [meta.row_group(g).column(index).statistics for g in range(meta.num_row_groups)]
+    if any(s is None or (not s.has_min_max and s.null_count != meta.row_group(g).num_rows)
+           for g, s in enumerate(stats)):
+        raise RuntimeError(f"{part}: no statistics for {time_col}")  # a bug (ingest.stage)
+    values = [(s.min_raw if which == "min" else s.max_raw) // 1000 for s in stats
+              if s.has_min_max]
+    return (min if which == "min" else max)(values) if values else None

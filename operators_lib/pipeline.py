@@ -1,9 +1,10 @@
 """``twinflow run``: one query over bounded inputs, in batch, stream or both, with a parity report.
 
 Order of work, so that bad input fails before anything is written (exit 2, nothing half-written):
-parse + plan the SQL, check every input file and header, validate rows; then stage micro-batch
-files, run the modes, compare. The row work after staging is Spark's, on the executors, as in
-a scheduled run (incremental.py): the changelog is read where the stream wrote it, an updating
+parse + plan the SQL, check every input file and header, parse the rows on the executors
+(ingest.py, into ``_state/parsed``) and check them; then stage micro-batch files, run the
+modes, compare. All row work is Spark's, on the executors, as in a scheduled run
+(incremental.py): the changelog is read where the stream wrote it, an updating
 result is materialized as signed row counts (result_store.py), parity is a Spark job, and each
 output file is formatted by the executors into ``_state/pending/``; the files move into place
 once the run has ended (a run that fails leaves the previous outputs as they were).
@@ -87,6 +88,7 @@ from operators_lib.stream.runner import (
 from operators_lib.topn_split import split_topn, splittable
 
 MAX_DEFAULT_BATCH = 100_000
+PARSED = "parsed"  # in _state: the input as the executors parsed it (ingest.py)
 RUN_RECORD = "run.json"  # in _state: {"fingerprint": .., "status": running | stopped | complete}
 LATE_ROW = "input_row"  # late.csv: the row's 0-based position in its table's (valid) input
 # Called after each step ("ingest", "stream", "batch", "parity") with the report so far, and
@@ -164,23 +166,24 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
     if missing:
         raise InputError(f"no --data given for table(s) the query reads: {', '.join(missing)}")
 
-    inputs, rejected = {}, []
-    for name, table in tables.items():
-        df, bad = ingest.read_input(table, given.get(name))
-        inputs[name] = df
-        rejected.extend(bad)
-    nonfinite.check(plan, inputs)
-    n = cfg.rows_per_batch or default_rows_per_batch(max((len(d) for d in inputs.values()),
-                                                         default=0))
     state = cfg.out / "_state"
-    fingerprint = _fingerprint(cfg, n)
+    fingerprint = _fingerprint(cfg)
     resume, discarded = resume_decision(state / RUN_RECORD, fingerprint, cfg.mode)
-    if not resume:
-        shutil.rmtree(state, ignore_errors=True)
+    # Parsed first (a bad header or a NaN the query cannot take fails the run here), then the
+    # state is reset or resumed.
+    parsed = ingest.parse(spark, {k: (t, ingest.input_files(Path(given[k])))
+                                  for k, t in tables.items() if not t.constant},
+                          state / PARSED)
+    nonfinite.check(plan, parsed.nonfinite())
+    n = cfg.rows_per_batch or default_rows_per_batch(max(
+        (parsed.rows(k) for k in parsed.files), default=0))
     state.mkdir(parents=True, exist_ok=True)
-    pool = {}
-    for name, table in tables.items():
-        pool[name] = ingest.stage(table, inputs[name], state / "staged" / name, n)
+    if not resume:
+        for entry in state.iterdir():
+            if entry.name != PARSED:
+                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    pool = {k: ingest.stage_constant(state / "staged" / k) if t.constant else
+            ingest.stage(spark, parsed, k, state / "staged" / k, n) for k, t in tables.items()}
     ingest_s = time.perf_counter() - t0
 
     over = find(plan, Over)
@@ -191,10 +194,11 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
     report: dict = {
         "sql": [str(p) for p in cfg.sql], "mode": cfg.mode, "rows_per_batch": n,
         "topn_split": cfg.topn_split,
-        "tables": {t.name: {"input_rows": len(inputs[k]) + sum(
-            1 for r in rejected if r.table == t.name), "accepted_rows": len(inputs[k]),
-            "rejected_rows": sum(1 for r in rejected if r.table == t.name),
-            "micro_batch_files": len(pool[k])} for k, t in tables.items() if not t.constant},
+        "tables": {t.name: {"input_rows": parsed.rows(k) + parsed.rejected(k),
+                            "accepted_rows": parsed.rows(k),
+                            "rejected_rows": parsed.rejected(k),
+                            "micro_batch_files": len(pool[k])}
+                   for k, t in tables.items() if not t.constant},
         "columns": [{"name": f.name, "type": f.type.sql()} for f in plan.fields],
         "warnings": plan_warnings(plan) + ([
             f"{discarded}: its state in {state} was discarded and "
@@ -332,10 +336,8 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
     if batch_final is not None:
         batch_final.unpersist()
 
-    write_csv(pending / "rejected.csv", pd.DataFrame(
-        [r.__dict__ for r in rejected], columns=["table", "file", "line", "reason", "row"]), {})
     report["late_rows"] = report.get("stream", {}).get("late_rows", 0)
-    report["rejected_rows"] = len(rejected)
+    report["rejected_rows"] = ingest.write_rejected(parsed, pending / "rejected.csv")
     report["timings_s"]["total"] = round(time.perf_counter() - t0, 3)
     report["outputs"] = {name: str(cfg.out / name)
                          for name in [*written, "rejected.csv", "report.json"]}
@@ -501,7 +503,7 @@ def _progress_summary(progress: list[dict]) -> dict:
     }
 
 
-def _fingerprint(cfg: RunConfig, n: int) -> str:
+def _fingerprint(cfg: RunConfig) -> str:
     h = hashlib.sha256()
     for p in cfg.sql:
         h.update(Path(p).read_bytes())
@@ -509,7 +511,9 @@ def _fingerprint(cfg: RunConfig, n: int) -> str:
         for f in ingest.input_files(Path(cfg.data[name])):
             h.update(f"{name}:{f.name}:{f.stat().st_size}".encode())
             h.update(f.read_bytes())
-    h.update(f"{n}:{cfg.topn_split}".encode())  # the split changes the state layout
+    # The batch size as given (by default it follows from the data); the split changes the
+    # state layout.
+    h.update(f"{cfg.rows_per_batch}:{cfg.topn_split}".encode())
     h.update(CHANGELOG_LAYOUT.encode())  # a stopped run of another layout starts afresh
     return h.hexdigest()
 

@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from operators_lib import ingest
 from operators_lib.catalog import TableDef
 from operators_lib.errors import InputError, StateError
-from operators_lib.incremental import NewInput, QueryConfig, check_rejected, discard_unstaged
-from operators_lib.ingest import Rejected
+from operators_lib.incremental import QueryConfig, check_rejected, discard_unstaged
 from operators_lib.pipeline import resume_decision
 from operators_lib.plan import BATCH, EMIT_TS, OP, PLACE, ROWNUM, SEQ
 from operators_lib.stream.runner import changelog_files, changelog_frame
@@ -119,16 +118,16 @@ def test_staged_files_beyond_the_manifest_are_discarded(tmp_path):
             "part-000000.parquet", "part-000001.parquet"]
 
 
-def _new_input(name: str, good: int, bad: int) -> NewInput:
-    rejected = [Rejected("t", name, 2 + i, "column v: 'x' is not a valid INT", "a,x")
-                for i in range(bad)]
-    return NewInput(TableDef("t", ()), Path(name), pd.DataFrame({"v": range(good)}),
-                    rejected)
+def _parsed(*files: tuple[str, int, int]) -> ingest.Parsed:
+    """Parsed input of table t: (file name, accepted rows, rejected rows) per file."""
+    return ingest.Parsed(Path("parsed"), {"t": TableDef("t", ())}, {"t": [
+        ingest.InputFile("t", i, Path(name), ()) for i, (name, _, _) in enumerate(files)]}, [
+        ingest.Piece("t", i, 0, good, bad, {}) for i, (_, good, bad) in enumerate(files)])
 
 
 def test_more_rejected_rows_than_allowed_stop_the_run(tmp_path):
     cfg = QueryConfig("q", [], {}, "suite")
-    new = [_new_input("a.csv", 3, 0), _new_input("b.csv", 4, 6)]
+    new = _parsed(("a.csv", 3, 0), ("b.csv", 4, 6))
     with pytest.raises(InputError) as err:
         check_rejected(cfg, new, tmp_path / "rejected.csv")
     message = str(err.value)
