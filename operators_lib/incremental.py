@@ -233,7 +233,8 @@ def stage_new_inputs(cfg: QueryConfig, spark: SparkSession, parsed: ingest.Parse
             continue
         entry = manifest["tables"].setdefault(key, {"files": {}, "rows": 0, "parts": 0})
         parts = ingest.stage(spark, parsed, key, state / "staged" / key, cfg.rows_per_batch,
-                             first_rownum=entry["rows"], first_part=entry["parts"])
+                             first_rownum=entry["rows"], first_part=entry["parts"],
+                             file_batches=True)
         source = state / "source" / key
         source.mkdir(parents=True, exist_ok=True)
         for p in parts:

@@ -216,18 +216,26 @@ def write_rejected(parsed: Parsed, path: Path, keys: list[str] | None = None) ->
 
 
 def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per_batch: int,
-          first_rownum: int = 0, first_part: int = 0) -> list[Path]:
+          first_rownum: int = 0, first_part: int = 0, file_batches: bool = False
+          ) -> list[Path]:
     """Write table ``key``'s parsed rows as micro-batch files of ``rows_per_batch`` rows,
-    numbered from ``first_rownum`` (files from ``first_part``); returns the files in order."""
+    numbered from ``first_rownum`` (files from ``first_part``); returns the files in order.
+    ``file_batches``: each input file starts a micro-batch (a scheduled run's landed files are
+    read one after the other, the watermark moving between them), else they run on."""
     out_dir.mkdir(parents=True, exist_ok=True)
     pieces = [p for p in parsed.pieces if p.table == key and p.rows]
-    total = sum(p.rows for p in pieces)
-    if not total:
+    if not pieces:
         return []
-    starts, at = {}, first_rownum
-    for p in pieces:
-        starts[(p.file, p.piece)] = at
+    # Per piece: its first arrival number, its first row's place in its run of rows (its file,
+    # or all files) and that run's first part.
+    starts, at, run_start, parts = {}, first_rownum, first_rownum, 0
+    for i, p in enumerate(pieces):
+        if file_batches and i and p.file != pieces[i - 1].file:
+            parts += math.ceil((at - run_start) / rows_per_batch)
+            run_start = at
+        starts[(p.file, p.piece)] = (at, at - run_start, parts)
         at += p.rows
+    parts += math.ceil((at - run_start) / rows_per_batch)
     table = parsed.tables[key]
     # Spark takes no TIME from Arrow: it crosses as microseconds of the day.
     times = {c.name: c.type.spark() for c in table.physical if c.type.name == "TIME"}
@@ -240,12 +248,12 @@ def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per
             for file, piece, data in zip(*(batch.column(c).to_pylist() for c in
                                            ("file", "piece", "data"))):
                 rows = pa.ipc.open_stream(data).read_all()
-                nums = np.arange(starts[(file, piece)], starts[(file, piece)] + rows.num_rows)
-                yield from pa.table([*rows.columns, pa.array(nums),
-                                     pa.array((nums - first_rownum) // rows_per_batch,
-                                              pa.int32())], schema=numbered).to_batches()
+                first, place, part = starts[(file, piece)]
+                at = np.arange(rows.num_rows)
+                yield from pa.table([*rows.columns, pa.array(first + at),
+                                     pa.array(part + (place + at) // rows_per_batch, pa.int32())],
+                                    schema=numbered).to_batches()
 
-    parts = math.ceil(total / rows_per_batch)
     staged = staged_schema(table)
     schema = T.StructType([T.StructField(f.name, T.LongType()) if f.name in times else f
                            for f in staged.fields] + [T.StructField(_PART, T.IntegerType())])

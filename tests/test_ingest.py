@@ -173,7 +173,7 @@ def test_a_file_without_quotes_is_cut_at_newlines_with_its_line_numbers():
 def test_pieces_and_files_are_numbered_in_file_then_line_order(spark, tmp_path):
     """A table given as a directory of files, cut into pieces parsed by different tasks: arrival
     numbers follow file order, then line, rejected rows keep their file and line, and each
-    micro-batch file holds the next N accepted rows."""
+    micro-batch file holds the next N accepted rows (or of its input file)."""
     src = tmp_path / "in"
     src.mkdir()
     expected, bad = [], []
@@ -210,6 +210,11 @@ def test_pieces_and_files_are_numbered_in_file_then_line_order(spark, tmp_path):
     rows = pa.concat_tables(staged)
     assert rows[ROWNUM].to_pylist() == list(range(100, 100 + len(expected)))
     assert rows["k"].to_pylist() == expected
+    # A scheduled run's files each start a micro-batch.
+    files = ingest.stage(spark, parsed, "t", tmp_path / "by_file", 9, file_batches=True)
+    assert [pq.read_metadata(f).num_rows for f in files] == [9, 9, 9, 7, 3, 9, 9, 4]
+    assert pa.concat_tables(map(pq.read_table, files))[ROWNUM].to_pylist() == list(
+        range(len(expected)))
 
 
 def test_the_driver_does_no_row_work(spark, tmp_path):
