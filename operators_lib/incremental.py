@@ -76,7 +76,13 @@ from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import InputError, ParityError, SqlError
 from operators_lib.output import write_csv_frame, write_json
 from operators_lib.parity import SAMPLE, compare_frames
-from operators_lib.parity_scope import cut_ms, parts_from, reach_ms, time_operator
+from operators_lib.parity_scope import (
+    cut_ms,
+    key_scope,
+    parts_from,
+    reach_ms,
+    time_operator,
+)
 from operators_lib.paths import chosen_settings
 from operators_lib.pipeline import late_source, plan_query
 from operators_lib.plan import (
@@ -101,6 +107,7 @@ from operators_lib.plan import (
 )
 from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER, result_rows
+from operators_lib.scan import staged_schema
 from operators_lib.sql import load_script
 from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.runner import (
@@ -548,6 +555,8 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
     types = {f.name: f.type for f in plan.fields}
     stream = _run_result(spark, plan, state, record, whole)
     input_rows = sum(record["rows"].get(t, 0) for t in tables)
+    scope = None if whole else _touched(spark, plan, state, record, files, stream, waits)
+    keep = None if scope is None else scope[0]
     if waits:
         key = tables[0]
         late, late_windows = _late_so_far(spark, state, record["last_batch"])
@@ -558,7 +567,7 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
         # Batch over the on-time input: the stream dropped the late rows (and left rows out
         # of windows that had fired) by Flink's rules.
         full = batch_dataframe(spark, plan, files, None if late is None else {key: late},
-                               late_windows).persist()
+                               late_windows, keep).persist()
         try:
             ids = stream.select(*identity).distinct()
             # batch.csv: the batch's version of the run's output
@@ -579,7 +588,8 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
         report = {"verdict": "equal_for_emitted_rows" if diff.equal else "failed",
                   "late_rows": late_count, "parity_input": {
                       "from_event_time": None if cut is None else
-                      str(pd.Timestamp(cut, unit="ms")), "staged_parts": len(files[key])}}
+                      str(pd.Timestamp(cut, unit="ms")), "staged_parts": len(files[key]),
+                      **({} if scope is None else scope[2])}}
         total = record["report"]["emitted_rows_total"]
         emitted = total if whole else record["report"]["emitted_rows"]
         if len(identity) > 1:  # a window's row stands for its key's window, not an input row
@@ -601,13 +611,17 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
                                  "had fired and started a new session (as in Flink); batch "
                                  "semantics merge them, so the results differ by definition")
     else:
-        batch = batch_dataframe(spark, plan, files).persist()
+        if scope is not None:  # the result of the keys the run touched (the others kept theirs)
+            stream = scope[1]
+        batch = batch_dataframe(spark, plan, files, keep_keys=keep).persist()
         try:
             diff = compare_frames(batch, stream, types, columns)
             if not whole:
                 write_csv_frame(batch, out / "batch.csv", types, columns,
                                 order=[c for c in (EMIT_TS, ROWNUM) if c in batch.columns])
             report = {"verdict": "equal" if diff.equal else "failed", "rows": diff.batch_rows}
+            if scope is not None:
+                report["parity_input"] = scope[2]
         finally:
             batch.unpersist()
     report.update(input_rows=input_rows, **diff.summary())
@@ -622,6 +636,38 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
                              f"{report['unemitted_behind_watermark']['sample'][:3]}"
                              if lost else ""))
     return report
+
+
+def _touched(spark: SparkSession, plan: Node, state: Path, record: dict,
+             files: dict[str, list[Path]], stream: DataFrame, waits: bool
+             ) -> tuple[dict[str, DataFrame], DataFrame, dict] | None:
+    """A run's parity over the keys it touched (parity_scope.key_scope): per table the key
+    values whose rows batch reads, the run's result restricted to them, and what the report
+    says of them; None where all input is compared (no key scope, the first run, a replay)."""
+    scope = key_scope(plan)
+    previous = _previous_record(state, record["report"]["interval"])
+    if scope is None or previous is None or record["replayed"]:
+        return None
+    names = [f"tw__key{i}" for i in range(len(scope.output))]
+    if waits:  # the keys of the rows it emitted (some arrived in earlier runs)
+        touched = stream.select(*[stream[c].alias(n) for c, n in zip(scope.output, names)])
+    else:  # the keys of its new input rows
+        touched = None
+        tables = {s.table.name.lower(): s.table for s in scans(plan)}
+        for table, cols in scope.inputs.items():
+            new = [str(p) for p in files[table][previous["parts"].get(table, 0):]]
+            if new:
+                keys = spark.read.schema(staged_schema(tables[table])).parquet(*new).select(
+                    *[F.col(f"`{c}`").alias(n) for c, n in zip(cols, names)])
+                touched = keys if touched is None else touched.unionByName(keys)
+        if touched is None:  # no new input: every result row is as before
+            touched = stream.select(*[stream[c].alias(n) for c, n in zip(scope.output, names)]
+                                    ).limit(0)
+    touched = touched.distinct()
+    shown = stream.join(touched, [stream[c].eqNullSafe(touched[n])
+                                  for c, n in zip(scope.output, names)], "left_semi")
+    keep = {table: touched.toDF(*cols) for table, cols in scope.inputs.items()}
+    return keep, shown, {"touched_keys": touched.count(), "key": list(scope.output)}
 
 
 def _report(out: Path, whole: bool, report: dict) -> None:

@@ -14,18 +14,39 @@ the recent input only (rows at or after a cut), not over all history:
 
 Staged files (micro-batch parts) whose latest event time is before the cut are left out; the
 rest may hold earlier rows too, which only form windows (or frames) the run does not compare.
-Everything else (ROWS frames, UNBOUNDED frames, SESSION windows, deduplication, a first run
-without a watermark) reads all retained input.
+
+A query whose one stateful operator is keyed by input columns the result shows (``key_scope``:
+OVER PARTITION BY, GROUP BY, TopN and deduplication PARTITION BY, an INNER / LEFT / SEMI / ANTI
+equi-join of two tables) needs batch over the rows of the keys the run touched only: a key's
+results depend on its own rows. The touched keys are those of the rows the run emitted (OVER,
+keep-first deduplication: a row emitted now may have arrived before) or of the run's new input
+(updating results: a key without new rows keeps its result). The batch reads every staged
+file and keeps those keys' rows (a semi-join on the executors): it computes the operator over
+the touched keys' history only. Everything else (SESSION windows, cascades, joins of joins, a
+first run without a previous one) compares all retained input; the audit DAG compares all of
+it for every query.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
+from sqlglot import exp, parse_one
 
-from operators_lib.plan import Filter, Node, Over, Project, Scan, WindowAggregate
+from operators_lib.plan import (
+    Aggregate,
+    Filter,
+    Join,
+    Node,
+    Over,
+    Project,
+    Rank,
+    Scan,
+    WindowAggregate,
+)
 
 
 def reach_ms(plan: Node) -> int | None:
@@ -85,3 +106,74 @@ def _bound(part: Path, time_col: str, which: str) -> int | None:
     values = [(s.min_raw if which == "min" else s.max_raw) // 1000 for s in stats
               if s.has_min_max]
     return (min if which == "min" else max)(values) if values else None
+
+
+@dataclass(frozen=True)
+class KeyScope:
+    """The key of a query's one stateful operator: its input columns per table (lower-case
+    name) and the result columns that show it, in the same order."""
+
+    inputs: dict[str, tuple[str, ...]]
+    output: tuple[str, ...]
+
+
+def key_scope(plan: Node) -> KeyScope | None:
+    """The query's key scope (module docstring), or None where results are not keyed so."""
+    above, node = [], plan
+    while isinstance(node, (Filter, Project)):
+        above.append(node)
+        node = node.child
+    if isinstance(node, Over) or (isinstance(node, Rank) and node.windowed is None):
+        sides = [(node.child, node.partition_by)]
+    elif isinstance(node, Aggregate):
+        sides = [(node.child, node.group_by)]
+    elif isinstance(node, Join) and node.kind in ("INNER", "LEFT", "SEMI", "ANTI") and \
+            node.left_keys and node.windowed is None and node.interval is None and \
+            node.temporal is None and \
+            [f.name for f in node.fields[:len(node.left.fields)]] == \
+            [f.name for f in node.left.fields]:
+        sides = [(node.left, node.left_keys), (node.right, node.right_keys)]
+    else:
+        return None
+    inputs = {}
+    for child, keys in sides:
+        found = _scan_columns(child, keys)
+        if not keys or found is None or found[0] in inputs:  # a self-join: two keys, one table
+            return None
+        inputs[found[0]] = found[1]
+    output = tuple(sides[0][1])
+    if any(k.lower() not in {f.name.lower() for f in node.fields} for k in output):
+        return None
+    for project in reversed(above):  # the key's names in the result
+        if isinstance(project, Project):
+            shown = {}
+            for name, sql in project.exprs:
+                shown.setdefault(_column(sql), name)
+            output = tuple(shown.get(c.lower()) for c in output)
+            if None in output:
+                return None
+    return KeyScope(inputs, output)
+
+
+def _scan_columns(node: Node, cols: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+    """(table, its physical columns) that ``cols`` of ``node`` are, unchanged, through Filters
+    and Projects; None if they are computed."""
+    while not isinstance(node, Scan):
+        if isinstance(node, Project):
+            given = {name.lower(): _column(sql) for name, sql in node.exprs}
+            cols = tuple(given.get(c.lower()) for c in cols)
+            if None in cols:
+                return None
+        elif not isinstance(node, Filter):
+            return None
+        node = node.child
+    physical = {c.name.lower(): c.name for c in node.table.physical}
+    if any(c.lower() not in physical for c in cols):
+        return None
+    return node.table.name.lower(), tuple(physical[c.lower()] for c in cols)
+
+
+def _column(sql: str) -> str | None:
+    """The lower-case column a Spark SQL expression is, if it is a plain column."""
+    tree = parse_one(sql, read="spark")
+    return tree.name.lower() if isinstance(tree, exp.Column) else None

@@ -159,6 +159,40 @@ def test_join_and_group_by_retract_across_runs_in_parity(spark, tmp_path):
     assert (report["verdict"], report["interval"], report["rows"]) == ("equal", "run11", 3)
 
 
+def test_parity_of_a_later_run_compares_the_keys_it_touched(spark, tmp_path):
+    """Keyed results (parity_scope.key_scope): a later run's parity is batch over the rows of
+    the keys the run touched. GROUP BY url: run 2's new rows touch /a and the NULL url, so
+    parity compares their two result rows (/b keeps its result); OVER PARTITION BY user_id:
+    the keys of the rows run 2 emitted, only u1's (one pending since run 1, one new: u2's new
+    row waits behind the watermark)."""
+    (tmp_path / "g").mkdir()
+    counts = _page_views_query(tmp_path / "g", "SELECT url, COUNT(*) AS n FROM page_views "
+                               "GROUP BY url", 100)
+    for run, lines in {1: ["u1,/a,2024-01-01 10:00:00", "u2,/b,2024-01-01 10:00:01"],
+                       2: ["u3,/a,2024-01-01 10:00:02", "u4,,2024-01-01 10:00:03"]}.items():
+        (counts.inputs["page_views"] / f"{run}.csv").write_text(
+            "\n".join(["user_id,url,ts", *lines]) + "\n")
+        run_dir = tmp_path / "g" / f"run{run}"
+        stream_increment(counts, spark, tmp_path / "g" / "state", run_dir)
+        parity = batch_parity(counts, spark, tmp_path / "g" / "state", run_dir)
+    assert (parity["verdict"], parity["rows"], parity["parity_input"]) == (
+        "equal", 2, {"touched_keys": 2, "key": ["url"]})
+    assert sorted((run_dir / "batch.csv").read_text().splitlines()) == [",1", "/a,2", "url,n"]
+    assert len((run_dir / "stream.csv").read_text().splitlines()) == 4  # the whole result
+
+    (tmp_path / "o").mkdir()
+    over = _page_views_query(tmp_path / "o", "SELECT user_id, ts, COUNT(*) OVER (PARTITION BY "
+                             "user_id ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) "
+                             "AS n FROM page_views", 100)
+    _increment(over, spark, tmp_path / "o", 1, [
+        "u1,/a,2024-01-01 10:00:00", "u2,/a,2024-01-01 10:00:30", "u3,/a,2024-01-01 10:00:40",
+        "u1,/a,2024-01-01 10:00:50"])  # watermark 10:00:45: u1's second row waits
+    rows, parity = _increment(over, spark, tmp_path / "o", 2, [
+        "u1,/a,2024-01-01 10:01:00", "u2,/a,2024-01-01 10:01:30"])  # watermark 10:01:25
+    assert sorted(rows) == ["u1,2024-01-01 10:00:50.000,2", "u1,2024-01-01 10:01:00.000,2"]
+    assert (parity["emitted_rows"], parity["parity_input"]["touched_keys"]) == (2, 1)
+
+
 def test_a_file_with_a_wrong_header_fails_the_run_before_anything_is_staged(spark, tmp_path):
     """Under the DAG this fails stream_increment, and so the run (tests/test_dags.py shows a
     failed step publishing nothing); without the file the next run stages the good one once."""
@@ -246,3 +280,35 @@ def test_the_audit_finds_a_row_no_run_emitted_and_a_row_emitted_twice(spark, tmp
     pq.write_table(rows, part.with_name("part-99999-copy.parquet"), **as_spark)  # rows twice
     with pytest.raises(ParityError, match=r"'only_in_stream': [1-9]"):
         audit(cfg, spark, state, tmp_path / "audit")
+
+
+@pytest.mark.parametrize("query, scope", [
+    ("SELECT o.cust_id AS who, o.amount, c.name FROM orders o LEFT JOIN customers c "
+     "ON o.cust_id = c.cust_id", ({"orders": ("cust_id",), "customers": ("cust_id",)},
+                                  ("who",))),
+    ("SELECT region, COUNT(*) AS n FROM customers GROUP BY region HAVING COUNT(*) > 1",
+     ({"customers": ("region",)}, ("region",))),
+    ("SELECT * FROM (SELECT cust_id AS c, amount, ROW_NUMBER() OVER (PARTITION BY cust_id "
+     "ORDER BY amount DESC) AS rn FROM orders) WHERE rn <= 2",
+     ({"orders": ("cust_id",)}, ("c",))),
+    # not keyed so: a key computed, not shown, a LEFT join showing the right key (NULL when
+    # padded), a RIGHT join, a self-join, an aggregate of a join
+    ("SELECT c.cust_id, o.amount FROM orders o LEFT JOIN customers c ON o.cust_id = c.cust_id",
+     None),
+    ("SELECT UPPER(region) AS r, COUNT(*) AS n FROM customers GROUP BY UPPER(region)", None),
+    ("SELECT COUNT(*) AS n FROM customers GROUP BY region", None),
+    ("SELECT o.amount, c.name FROM orders o RIGHT JOIN customers c ON o.cust_id = c.cust_id",
+     None),
+    ("SELECT a.order_id FROM orders a JOIN orders b ON a.cust_id = b.cust_id", None),
+    ("SELECT c.region, COUNT(*) AS n FROM orders o JOIN customers c ON o.cust_id = c.cust_id "
+     "GROUP BY c.region", None),
+])
+def test_which_results_are_keyed_by_input_columns(spark, tmp_path, query, scope):
+    from operators_lib.parity_scope import KeyScope, key_scope
+    from operators_lib.sql import load_script
+    from operators_lib.sql.planner import compile_query
+
+    (tmp_path / "q.sql").write_text(query)
+    plan = compile_query(load_script([REPO / "examples" / "shop" / "shop.sql",
+                                      tmp_path / "q.sql"]), spark)
+    assert key_scope(plan) == (scope and KeyScope(*scope))

@@ -46,11 +46,14 @@ from operators_lib.scan import staged_schema, with_columns
 
 def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[Path]],
                     drop_rows: dict[str, DataFrame] | None = None,
-                    drop_windows: DataFrame | None = None) -> DataFrame:
+                    drop_windows: DataFrame | None = None,
+                    keep_keys: dict[str, DataFrame] | None = None) -> DataFrame:
     """``files``: staged data files per table (lower-case name); ``drop_rows``: input rows to
     leave out per table (their ``ROWNUM``: the rows a stream run found late); ``drop_windows``:
     (``ROWNUM``, ``WEND``) pairs a window aggregate leaves out (windows that had fired when the
-    row arrived). Both are left out by anti-joins on the executors."""
+    row arrived). Both are left out by anti-joins on the executors. ``keep_keys``: per table,
+    the key values (a DataFrame of input columns) whose rows alone are read (NULL matches
+    NULL: a semi-join)."""
 
     def scan(node: Scan) -> DataFrame:
         name = node.table.name.lower()
@@ -61,6 +64,12 @@ def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[P
         drop = (drop_rows or {}).get(name)
         if drop is not None:
             df = df.join(drop.select(ROWNUM).distinct(), ROWNUM, "left_anti")
+        keys = (keep_keys or {}).get(name)
+        if keys is not None:
+            # Renamed apart: the key values may come from a read of the same files.
+            named = keys.distinct().toDF(*[f"tw__key{i}" for i in range(len(keys.columns))])
+            df = df.join(named, [df[c].eqNullSafe(named[f"tw__key{i}"])
+                                 for i, c in enumerate(keys.columns)], "left_semi")
         return with_columns(df, node.table)
 
     return build(plan, scan, {Over: over_batch, Join: join_batch, Aggregate: aggregate_batch,
