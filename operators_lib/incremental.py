@@ -44,9 +44,11 @@ they are removed, so a later run succeeds once the input is fixed. ``batch_parit
 the same input in batch and proves that every row the run emitted equals the batch result for
 that row (append-only results), or that the result equals the batch result (updating ones); the
 counts show every input row emitted, late (dropped, with its reason) or still pending behind the
-watermark. The batch reads the staged input the run's results can reach: from a cut for OVER
-RANGE INTERVAL and TUMBLE/HOP/CUMULATE windows (parity_scope.py), all of it otherwise (a cost
-that grows with the retained input).
+watermark. The batch reads the staged input the run's results can reach (parity_scope.py):
+from a cut for OVER RANGE INTERVAL and TUMBLE/HOP/CUMULATE windows; the rows of the keys the
+run touched where the one stateful operator is keyed by columns the result shows (an updating
+result is then compared for those keys); all of it otherwise (a cost that grows with the
+retained input).
 
 Runs are keyed by their data interval (the run directory's name, the DAG's ``ts_nodash``). An
 interval's first run records what it covered; clearing the run in Airflow (or a retry after its
