@@ -64,10 +64,9 @@ case "${1:-demo}" in
   test)
     shift || true
     .venv/bin/ruff check .
-    # Four test processes on two cores: the tests wait more than they compute (Spark job
-    # scheduling, Python workers starting, JVMs and subprocesses starting; with two processes
-    # the suite used a third of the CPU). The slowest 15 are listed: the suite has a
-    # 15-minute budget.
-    exec .venv/bin/python -m pytest -q -n 4 --dist worksteal --durations=15 "$@" ;;
+    # Two test processes: the DAG and CLI tests spend much of their time starting JVMs and
+    # waiting on subprocesses, while the case tests keep a core busy. The slowest 15 are
+    # listed: the suite has a 15-minute budget.
+    exec .venv/bin/python -m pytest -q -n 2 --dist worksteal --durations=15 "$@" ;;
   *) echo "usage: $0 {demo|test|setup}" >&2; exit 2 ;;
 esac
