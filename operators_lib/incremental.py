@@ -3,7 +3,7 @@
 A query's state directory holds everything that must survive between runs::
 
     <state>/manifest.json   input files already staged (name, rows, first row number)
-    <state>/parsed/         the new input as the executors parsed it (ingest.py), per run
+    <state>/parsed/         the new input as the executors parsed it (ingest.py), until staged
     <state>/staged/<table>/ micro-batch files (N rows each), append-only
     <state>/source/<table>/ what the streaming query's file source has been offered
     <state>/checkpoint/     Spark's checkpoint (offsets, commits, RocksDB state)
@@ -368,6 +368,7 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     discard_unstaged(state)
     rebuilt = bind_split(cfg, state)
     added = {s.table.name: 0 for s in scans(plan)} | stage_new_inputs(cfg, spark, parsed, state)
+    shutil.rmtree(parsed.dir, ignore_errors=True)  # staged: the parsed copy is not needed
     sources = {s.table.name.lower(): state / "source" / s.table.name.lower()
                for s in scans(plan)}
     for d in sources.values():

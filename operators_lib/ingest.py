@@ -259,13 +259,15 @@ def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per
                            for f in staged.fields] + [T.StructField(_PART, T.IntegerType())])
     tmp = out_dir.parent / f".{out_dir.name}.staging"
     shutil.rmtree(tmp, ignore_errors=True)
-    rows = spark.read.parquet(str(parsed.dir)).where(
+    rows = spark.read.schema(_spark_schema(_PARSED)).parquet(str(parsed.dir)).where(
         (F.col("table") == key) & (F.col("rows") > 0)).select("file", "piece", "data") \
         .mapInArrow(number, schema) \
         .select(*[F.time_from_micros(c).cast(times[c]).alias(c) if c in times else F.col(c)
-                  for c in schema.names]) \
-        .repartition(min(parts, 4 * spark.sparkContext.defaultParallelism), _PART) \
-        .sortWithinPartitions(_PART, ROWNUM)
+                  for c in schema.names])
+    # One piece is one task already (no shuffle); else a part's rows may come from two pieces.
+    rows = rows.coalesce(1) if len(pieces) == 1 else rows.repartition(
+        min(parts, 4 * spark.sparkContext.defaultParallelism), _PART)
+    rows = rows.sortWithinPartitions(_PART, ROWNUM)
     with _session_conf(spark, _STAGED_WRITE):
         # One task holds each part: one file per part (whatever maxRecordsPerFile says).
         rows.write.option("maxRecordsPerFile", 0).partitionBy(_PART).parquet(str(tmp))

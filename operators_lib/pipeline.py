@@ -338,6 +338,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
 
     report["late_rows"] = report.get("stream", {}).get("late_rows", 0)
     report["rejected_rows"] = ingest.write_rejected(parsed, pending / "rejected.csv")
+    shutil.rmtree(parsed.dir, ignore_errors=True)  # staged: the parsed copy is not needed
     report["timings_s"]["total"] = round(time.perf_counter() - t0, 3)
     report["outputs"] = {name: str(cfg.out / name)
                          for name in [*written, "rejected.csv", "report.json"]}
