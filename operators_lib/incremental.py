@@ -206,10 +206,10 @@ def parse_new_inputs(cfg: QueryConfig, spark: SparkSession, plan: Node, state: P
 def check_rejected(cfg: QueryConfig, parsed: ingest.Parsed, rejected_csv: Path) -> None:
     """More malformed rows than ``max_rejected_rows`` in the new input: nothing is staged (the
     input is not consumed, so fixing or removing it lets the next run go on)."""
-    rejected = sum(parsed.rejected(k) for k in parsed.files)
+    rejected = parsed.rejected()
     if rejected <= cfg.max_rejected_rows:
         return
-    total = rejected + sum(parsed.rows(k) for k in parsed.files)
+    total = rejected + parsed.rows()
     per_file = ", ".join(f"{f.path.name}: {bad}" for k in parsed.files
                          for f, _, bad in parsed.per_file(k) if bad)
     raise InputError(
@@ -361,7 +361,7 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
         write_json(run_dir / "stream_report.json", report)
         return report
     parsed = parse_new_inputs(cfg, spark, plan, state)
-    rejected = sum(parsed.rejected(k) for k in parsed.files)
+    rejected = parsed.rejected()
     run_dir.mkdir(parents=True, exist_ok=True)
     ingest.write_rejected(parsed, run_dir / "rejected.csv")
     check_rejected(cfg, parsed, run_dir / "rejected.csv")
@@ -652,8 +652,9 @@ def _touched(spark: SparkSession, plan: Node, state: Path, record: dict,
     if scope is None or previous is None or record["replayed"]:
         return None
     names = [f"tw__key{i}" for i in range(len(scope.output))]
+    shown_keys = stream.select(*[stream[c].alias(n) for c, n in zip(scope.output, names)])
     if waits:  # the keys of the rows it emitted (some arrived in earlier runs)
-        touched = stream.select(*[stream[c].alias(n) for c, n in zip(scope.output, names)])
+        touched = shown_keys
     else:  # the keys of its new input rows
         touched = None
         tables = {s.table.name.lower(): s.table for s in scans(plan)}
@@ -664,8 +665,7 @@ def _touched(spark: SparkSession, plan: Node, state: Path, record: dict,
                     *[F.col(f"`{c}`").alias(n) for c, n in zip(cols, names)])
                 touched = keys if touched is None else touched.unionByName(keys)
         if touched is None:  # no new input: every result row is as before
-            touched = stream.select(*[stream[c].alias(n) for c, n in zip(scope.output, names)]
-                                    ).limit(0)
+            touched = shown_keys.limit(0)
     touched = touched.distinct()
     shown = stream.join(touched, [stream[c].eqNullSafe(touched[n])
                                   for c, n in zip(scope.output, names)], "left_semi")

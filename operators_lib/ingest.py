@@ -28,8 +28,6 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +39,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from operators_lib.catalog import TableDef
 from operators_lib.csv_parse import (
@@ -53,6 +52,7 @@ from operators_lib.csv_parse import (
 from operators_lib.errors import InputError
 from operators_lib.plan import ROWNUM
 from operators_lib.scan import staged_schema
+from operators_lib.spark import session_conf
 
 EOF_FILE = "eof.parquet"
 REJECTED_COLUMNS = ["table", "file", "line", "reason", "row"]
@@ -97,11 +97,13 @@ class Parsed:
     files: dict[str, list[InputFile]]
     pieces: list[Piece]  # per table in arrival order
 
-    def rows(self, key: str) -> int:
-        return sum(p.rows for p in self.pieces if p.table == key)
+    def rows(self, key: str | None = None) -> int:
+        """Accepted rows of table ``key`` (default: of all tables)."""
+        return sum(p.rows for p in self.pieces if key in (None, p.table))
 
-    def rejected(self, key: str) -> int:
-        return sum(p.rejected for p in self.pieces if p.table == key)
+    def rejected(self, key: str | None = None) -> int:
+        """Rejected rows of table ``key`` (default: of all tables)."""
+        return sum(p.rejected for p in self.pieces if key in (None, p.table))
 
     def per_file(self, key: str) -> list[tuple[InputFile, int, int]]:
         """(file, accepted rows, rejected rows) of a table, in file order."""
@@ -181,12 +183,12 @@ def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], w
                     "nonfinite": json.dumps(nonfinite), "data": sink.getvalue().to_pybytes(),
                     "bad": rejected_csv(table.name, str(f.path), bad)}], _PARSED)
 
-    pieces = raw.mapInArrow(cut, _spark_schema(_PIECES))
+    pieces = raw.mapInArrow(cut, from_arrow_schema(_PIECES))
     size = sum(f.path.stat().st_size for f in wanted.values())
     if size > piece_bytes * len(wanted):  # more pieces than files: spread them over the tasks
         pieces = pieces.repartition(min(math.ceil(size / piece_bytes),
                                         4 * spark.sparkContext.defaultParallelism))
-    pieces.mapInArrow(parse_pieces, _spark_schema(_PARSED)).write.parquet(str(work))
+    pieces.mapInArrow(parse_pieces, from_arrow_schema(_PARSED)).write.parquet(str(work))
     counts = pq.read_table(work, columns=["table", "file", "piece", "rows", "rejected",
                                           "nonfinite"]).to_pylist()
     order = {key: i for i, key in enumerate(files)}
@@ -196,12 +198,11 @@ def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], w
               json.loads(r["nonfinite"])) for r in counts])
 
 
-def write_rejected(parsed: Parsed, path: Path, keys: list[str] | None = None) -> int:
-    """rejected.csv (table, file, line, reason, the raw row) of the tables ``keys`` (default:
-    all), in arrival order, written atomically; returns its number of rows. The rejected rows'
-    text is copied from the pieces that have some, a piece at a time."""
-    keys = list(parsed.files) if keys is None else keys
-    bad = [p for p in parsed.pieces if p.rejected and p.table in keys]
+def write_rejected(parsed: Parsed, path: Path) -> int:
+    """rejected.csv (table, file, line, reason, the raw row), in arrival order, written
+    atomically; returns its number of rows. The rejected rows' text is copied from the pieces
+    that have some, a piece at a time."""
+    bad = [p for p in parsed.pieces if p.rejected]
     pieces = ds.dataset(parsed.dir, format="parquet") if bad else None
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -259,7 +260,7 @@ def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per
                            for f in staged.fields] + [T.StructField(_PART, T.IntegerType())])
     tmp = out_dir.parent / f".{out_dir.name}.staging"
     shutil.rmtree(tmp, ignore_errors=True)
-    rows = spark.read.schema(_spark_schema(_PARSED)).parquet(str(parsed.dir)).where(
+    rows = spark.read.schema(from_arrow_schema(_PARSED)).parquet(str(parsed.dir)).where(
         (F.col("table") == key) & (F.col("rows") > 0)).select("file", "piece", "data") \
         .mapInArrow(number, schema) \
         .select(*[F.time_from_micros(c).cast(times[c]).alias(c) if c in times else F.col(c)
@@ -268,7 +269,7 @@ def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per
     rows = rows.coalesce(1) if len(pieces) == 1 else rows.repartition(
         min(parts, 4 * spark.sparkContext.defaultParallelism), _PART)
     rows = rows.sortWithinPartitions(_PART, ROWNUM)
-    with _session_conf(spark, _STAGED_WRITE):
+    with session_conf(spark, _STAGED_WRITE):
         # One task holds each part: one file per part (whatever maxRecordsPerFile says).
         rows.write.option("maxRecordsPerFile", 0).partitionBy(_PART).parquet(str(tmp))
     files, now = [], time.time()
@@ -309,25 +310,3 @@ def _literal(path: Path) -> str:
     """A path as Spark's file sources take it: glob characters escaped (a file is named, not a
     pattern)."""
     return "".join(f"\\{c}" if c in "*?[]{}\\" else c for c in str(path))
-
-
-def _spark_schema(schema: pa.Schema) -> T.StructType:
-    spark_types = {pa.string(): T.StringType(), pa.int32(): T.IntegerType(),
-                   pa.int64(): T.LongType(), pa.binary(): T.BinaryType()}
-    return T.StructType([T.StructField(f.name, spark_types[f.type]) for f in schema])
-
-
-@contextmanager
-def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
-    """Session settings for the duration of a block (restored after)."""
-    before = {k: spark.conf.get(k, None) for k in settings}
-    for k, v in settings.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)

@@ -180,8 +180,10 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
     state.mkdir(parents=True, exist_ok=True)
     if not resume:
         for entry in state.iterdir():
-            if entry.name != PARSED:
-                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+            if entry.is_dir() and entry.name != PARSED:
+                shutil.rmtree(entry)
+            elif entry.is_file():
+                entry.unlink()
     pool = {k: ingest.stage_constant(state / "staged" / k) if t.constant else
             ingest.stage(spark, parsed, k, state / "staged" / k, n) for k, t in tables.items()}
     ingest_s = time.perf_counter() - t0

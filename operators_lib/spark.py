@@ -106,6 +106,22 @@ def _ship_code(spark: SparkSession) -> None:
 
 
 @contextmanager
+def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """Session settings for the duration of a block; what was set before is restored after."""
+    before = {k: spark.conf.get(k, None) for k in settings}
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+
+
+@contextmanager
 def engine_failures() -> Iterator[None]:
     """Report the death of the driver JVM as an EngineError (exit 3, what to change) instead of
     the py4j error of whichever call noticed it first."""

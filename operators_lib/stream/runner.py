@@ -33,6 +33,7 @@ from operators_lib.catalog import TableDef
 from operators_lib.errors import StateError
 from operators_lib.plan import BATCH, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
+from operators_lib.spark import session_conf
 
 CHANGELOG_LAYOUT = "changelog/2"  # a directory per micro-batch, written by the executors
 _WM = "tw__wm"
@@ -109,20 +110,16 @@ def run_available_now(df: DataFrame, checkpoint: Path, changelog_dir: Path,
         write_changelog_batch(batch.where(f"{ROWNUM} >= 0"), changelog_dir, batch_id)
 
     start = time.perf_counter()
-    conf = df.sparkSession.conf
     # Spark pushes filters below the watermark operator; then rows a WHERE drops (and the
     # end-of-input marker) would not advance the watermark. Flink assigns watermarks at the
     # source, before any filter: keep that order for the streaming query.
-    conf.set(_EXCLUDED_RULES, _PUSH_DOWN)
-    try:
+    with session_conf(df.sparkSession, {_EXCLUDED_RULES: _PUSH_DOWN}):
         query = (df.writeStream.foreachBatch(sink).trigger(availableNow=True)
                  .option("checkpointLocation", str(checkpoint)).start())
         if on_progress is None:
             query.awaitTermination()
         else:
             _poll(query, on_progress)
-    finally:
-        conf.unset(_EXCLUDED_RULES)
     seconds = time.perf_counter() - start
     progress = [p for p in query.recentProgress if p]
     batches = len({p["batchId"] for p in progress})
