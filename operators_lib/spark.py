@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pyspark is imported when a session is made: DAG files impor
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 # Warnings and errors only. A JVM option: it must be there when the driver JVM starts (pyspark
 # passes builder options to the JVM it launches; spark-submit needs it on its command line).
-LOG4J2 = Path(__file__).with_name("log4j2.properties")
+LOG4J2 = Path(__file__).resolve().with_name("log4j2.properties")  # absolute also in a zip
 # Driver JVM options as defaults (spark.driver.defaultJavaOptions), so that a user's
 # spark.driver.extraJavaOptions come after them and win: end a driver out of heap at once
 # instead of hanging, and the log configuration.
