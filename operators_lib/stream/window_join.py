@@ -107,7 +107,7 @@ def join_windows(batches: Iterator[pa.RecordBatch], spec: WindowJoinSpec
                               lambda c: right[c].to_numpy(zero_copy_only=False)))
     lrows, rrows = left.take(pa.array(li, mask=li < 0)), right.take(pa.array(ri, mask=ri < 0))
     out = {c: (lrows if c in spec.left else rrows)[c] for c in spec.output}
-    out[OP] = pa.array(["+I"] * len(li))
+    out[OP] = pa.array(["+I"] * len(li), table[OP].type)  # typed also without pairs
     for c in (EMIT_TS, ROWNUM, *spec.carried):  # of the left row, else of the right one
         out[c] = pc.coalesce(lrows[c], rrows[c])
     joined = pa.table(out)
