@@ -37,7 +37,8 @@ from pyspark.sql import functions as F
 
 from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError
-from operators_lib.incremental import QueryConfig, plan_for, staged_files
+from operators_lib.incremental import QueryConfig, plan_for
+from operators_lib.lifecycle import staged_files
 from operators_lib.paths import chosen_settings, home
 from operators_lib.plan import quote, scans
 from operators_lib.topn_split import splittable

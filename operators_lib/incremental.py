@@ -1,14 +1,9 @@
 """Incremental (scheduled) runs of one query: the state lifecycle behind the Airflow DAGs.
 
-A query's state directory holds everything that must survive between runs::
+A query's state directory (``$TWINFLOW_HOME/state/<query>``) has the layout every run shares
+(lifecycle.py: manifest, parsed, staged, source, checkpoint, changelog, result); scheduled runs
+add::
 
-    <state>/manifest.json   input files already staged (name, rows, first row number)
-    <state>/parsed/         the new input as the executors parsed it (ingest.py), until staged
-    <state>/staged/<table>/ micro-batch files (N rows each), append-only
-    <state>/source/<table>/ what the streaming query's file source has been offered
-    <state>/checkpoint/     Spark's checkpoint (offsets, commits, RocksDB state)
-    <state>/changelog/      the changelog, a directory per micro-batch id (stream/runner.py)
-    <state>/result/         an updating query's result as signed row counts (result_store.py)
     <state>/late/           the late rows each run's micro-batches dropped (for parity)
     <state>/retired/        the previous checkpoint, changelog, result, late rows and source
                             after a rebuild
@@ -37,10 +32,11 @@ watermark has passed are emitted; the rest stay in state for the next run (no en
 flush: the stream goes on). Staging is one transaction: every new file is read and checked
 first (its header; more malformed rows than the config's ``max_rejected_rows``, default 0, and
 nothing is staged: the rows are in the run's rejected.csv), parsed by the executors into
-``parsed/`` (ingest.py); then the micro-batch files are written and linked, and the manifest,
-saved last, commits them. Files that a failed run left
-beyond the manifest were never offered to the stream (it runs after the manifest is saved):
-they are removed, so a later run succeeds once the input is fixed. ``batch_parity`` recomputes
+``parsed/`` (ingest.py); then the micro-batch files are written and the manifest, saved
+last, commits them (lifecycle.stage); every staged file is then offered to the stream. Files
+that a failed run left beyond the manifest were never offered to the stream (it runs after the
+manifest is saved): they are removed, so a later run succeeds once the input is fixed.
+``batch_parity`` recomputes
 the same input in batch and proves that every row the run emitted equals the batch result for
 that row (append-only results), or that the result equals the batch result (updating ones); the
 counts show every input row emitted, late (dropped, with its reason) or still pending behind the
@@ -72,7 +68,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from operators_lib import ingest, nonfinite, result_store
+from operators_lib import ingest, lifecycle, nonfinite, result_store
 from operators_lib.batch import batch_dataframe
 from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import InputError, ParityError, SqlError
@@ -111,12 +107,10 @@ from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER, result_rows
 from operators_lib.scan import staged_schema
 from operators_lib.sql import load_script
-from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.runner import (
     changelog_frame,
     checkpoint_shuffle_partitions,
     last_commit,
-    run_available_now,
 )
 
 
@@ -172,21 +166,11 @@ def plan_for(cfg: QueryConfig, spark: SparkSession, split: int | None = None) ->
     return plan
 
 
-def staged_files(state: Path, table: str) -> list[Path]:
-    """A table's staged micro-batch files, oldest first."""
-    return sorted((state / "staged" / table).glob("part-*.parquet"))
-
-
-def _manifest(state: Path) -> dict:
-    path = state / "manifest.json"
-    return json.loads(path.read_text()) if path.exists() else {"tables": {}}
-
-
 def parse_new_inputs(cfg: QueryConfig, spark: SparkSession, plan: Node, state: Path
                      ) -> ingest.Parsed:
     """Parse every input file the manifest does not list yet (ingest.parse, into the state's
     ``parsed/``), staging nothing: a file whose header does not match fails the run here."""
-    manifest = _manifest(state)
+    manifest = lifecycle.manifest(state)
     new = {}
     for key, table in {s.table.name.lower(): s.table for s in scans(plan)}.items():
         if table.constant:
@@ -219,51 +203,22 @@ def check_rejected(cfg: QueryConfig, parsed: ingest.Parsed, rejected_csv: Path) 
         "remove those rows, or raise max_rejected_rows in the query's config")
 
 
-def discard_unstaged(state: Path) -> None:
-    """Remove micro-batch files and source links that a failed run wrote beyond what the
-    manifest records. The stream never saw them: it only runs after the manifest is saved."""
-    manifest = _manifest(state)
-    for key in {d.name for d in (state / "staged").glob("*")}:
-        parts = manifest["tables"].get(key, {}).get("parts", 0)
-        for d in (state / "staged" / key, state / "source" / key):
-            for f in d.glob("part-*.parquet"):
-                if int(f.stem.removeprefix("part-")) >= parts:
-                    f.unlink()
-
-
 def stage_new_inputs(cfg: QueryConfig, spark: SparkSession, parsed: ingest.Parsed, state: Path
                      ) -> dict:
-    """Stage the new input as micro-batch files offered to the stream; the manifest, saved
-    last, records them. Returns {table: new rows}."""
-    manifest = _manifest(state)
-    added = {}
-    for key, table in parsed.tables.items():
-        if not parsed.files[key]:
-            continue
-        entry = manifest["tables"].setdefault(key, {"files": {}, "rows": 0, "parts": 0})
-        parts = ingest.stage(spark, parsed, key, state / "staged" / key, cfg.rows_per_batch,
-                             first_rownum=entry["rows"], first_part=entry["parts"],
-                             file_batches=True)
-        source = state / "source" / key
-        source.mkdir(parents=True, exist_ok=True)
-        for p in parts:
-            os.link(p, source / p.name)
-        for f, rows, rejected in parsed.per_file(key):
-            entry["files"][f.path.name] = {"rows": rows, "rejected": rejected,
-                                           "first_row": entry["rows"]}
-            entry["rows"] += rows
-        entry["parts"] += len(parts)
-        added[table.name] = parsed.rows(key)
-    state.mkdir(parents=True, exist_ok=True)
-    write_json(state / "manifest.json", manifest)
-    return added
+    """Stage the new input (each landed file starts a micro-batch) and offer every staged file
+    to the stream (also those a run that failed after staging did not offer); returns
+    {table: new rows}."""
+    added = lifecycle.stage(spark, parsed, state, cfg.rows_per_batch, file_batches=True)
+    for key in lifecycle.manifest(state)["tables"]:
+        lifecycle.offer(state, key, lifecycle.staged_files(state, key))
+    return {parsed.tables[key].name: parsed.rows(key) for key in added}
 
 
 def bind_split(cfg: QueryConfig, state: Path) -> dict | None:
     """Bind the state to the config's TopN split factor: on a change, retire the checkpoint
     and changelog and offer every staged file to a new one (see the module docstring). Each
     step can be repeated after a crash: the checkpoint moves last, the manifest is saved last."""
-    manifest = _manifest(state)
+    manifest = lifecycle.manifest(state)
     old, new = int(manifest.get("topn_split", 1)), cfg.topn_split
     if old == new:
         return None
@@ -278,16 +233,11 @@ def bind_split(cfg: QueryConfig, state: Path) -> dict | None:
         shutil.rmtree(retired, ignore_errors=True)
         os.replace(retiring, retired)
     for table in manifest["tables"]:
-        source = state / "source" / table
-        source.mkdir(parents=True, exist_ok=True)
-        for part in staged_files(state, table):
-            if not (source / part.name).exists():
-                os.link(part, source / part.name)
+        lifecycle.offer(state, table, lifecycle.staged_files(state, table))
     manifest["topn_split"] = new
     # Runs recorded before refer to the retired changelog (stream_increment's run records).
     manifest["generation"] = manifest.get("generation", 0) + 1
-    state.mkdir(parents=True, exist_ok=True)
-    write_json(state / "manifest.json", manifest)
+    lifecycle.save_manifest(state, manifest)
     replayed = sum(t["rows"] for t in manifest["tables"].values())
     if not replayed:
         return None  # nothing staged yet: the first run starts with the new factor
@@ -323,7 +273,7 @@ def _check_interval(state: Path, run_key: str) -> dict | None:
     for a new interval, which must come after every recorded one: the stream's state has
     moved past an older interval and cannot process input as of then."""
     record = run_record(state, run_key)
-    generation = _manifest(state).get("generation", 0)
+    generation = lifecycle.manifest(state).get("generation", 0)
     if record is not None:
         if record["generation"] != generation:
             raise InputError(
@@ -365,24 +315,19 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     ingest.write_rejected(parsed, run_dir / "rejected.csv")
     check_rejected(cfg, parsed, run_dir / "rejected.csv")
-    discard_unstaged(state)
+    lifecycle.discard_unstaged(state)
     rebuilt = bind_split(cfg, state)
     added = {s.table.name: 0 for s in scans(plan)} | stage_new_inputs(cfg, spark, parsed, state)
     shutil.rmtree(parsed.dir, ignore_errors=True)  # staged: the parsed copy is not needed
-    sources = {s.table.name.lower(): state / "source" / s.table.name.lower()
-               for s in scans(plan)}
-    for d in sources.values():
-        d.mkdir(parents=True, exist_ok=True)
     # The run covers every micro-batch since the last recorded run, also those of a run that
     # failed after its stream step (they were never published), or, when the state was
     # replaced since (a rebuild), the new state's from its first.
     previous = _previous_record(state, run_key)
-    generation = _manifest(state).get("generation", 0)
+    generation = lifecycle.manifest(state).get("generation", 0)
     replayed = previous is not None and previous["generation"] != generation
     first_batch = previous["last_batch"] + 1 if previous and not replayed else 0
-    srun = run_available_now(stream_dataframe(spark, plan, sources, cfg.rows_per_batch),
-                             state / "checkpoint",
-                             state / "changelog")
+    srun = lifecycle.stream(spark, plan, state, sorted({s.table.name.lower() for s in scans(plan)}),
+                            cfg.rows_per_batch)
     last_batch = last_commit(state / "checkpoint")
     emitted = _emit(spark, plan, state, run_dir, first_batch, last_batch, replayed)
     before = previous["report"] if previous else {}
@@ -391,7 +336,7 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     # A replay emits the split markers of all the input again.
     emitted["session_splits_total"] = emitted["session_splits"] + (
         0 if replayed else before.get("session_splits_total", 0))
-    manifest = _manifest(state)
+    manifest = lifecycle.manifest(state)
     progress = srun.progress[-1] if srun.progress else {}
     report = {
         "query": cfg.name, "interval": run_key, "new_input_rows": added,
@@ -553,7 +498,7 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
                          "for single-table queries")
     tables = sorted({s.table.name.lower() for s in scans(plan)})
     # The input as of the interval's run (a later run may have staged more).
-    files = {t: staged_files(state, t)[:record["parts"].get(t, 0)] for t in tables}
+    files = {t: lifecycle.staged_files(state, t)[:record["parts"].get(t, 0)] for t in tables}
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
     stream = _run_result(spark, plan, state, record, whole)

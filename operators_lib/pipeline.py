@@ -10,12 +10,13 @@ output file is formatted by the executors into ``_state/pending/``; the files mo
 once the run has ended (a run that fails leaves the previous outputs as they were).
 
 Layout of ``--out DIR``: the result files (batch.csv, changelog.csv, stream.csv, late.csv,
-rejected.csv, report.json) and ``_state/`` (staged inputs, checkpoint, per-batch changelog,
-the outputs while they are written, and ``run.json``: the stream run's fingerprint and how it
-ended). A stream run stopped early (``--stop-after-batches``) resumes from ``_state`` when
-run again with the same SQL, data and batch size; any other run starts from a clean
-``_state``. A stream run that failed, or never ended, is not resumed (its state may be what
-failed): the next run recomputes from scratch and says so
+rejected.csv, report.json) and ``_state/``, a query state directory as scheduled runs keep it
+(lifecycle.py: manifest, staged input, source, checkpoint, per-batch changelog), plus the
+outputs while they are written (``pending/``); the manifest's ``run`` holds the stream run's
+fingerprint and how it ended. A stream run stopped early (``--stop-after-batches``) resumes
+from ``_state`` when run again with the same SQL, data and batch size; any other run starts
+from a clean ``_state``. A stream run that failed, or never ended, is not resumed (its state
+may be what failed): the next run recomputes from scratch and says so
 (``report["stream"]["recomputed_from_scratch"]`` and a warning).
 """
 
@@ -36,7 +37,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from operators_lib import ingest, nonfinite, result_store
+from operators_lib import ingest, lifecycle, nonfinite, result_store
 from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
 from operators_lib.changelog import ADDS, RETRACTS
@@ -77,7 +78,6 @@ from operators_lib.scan import staged_schema
 from operators_lib.spark import engine_failures
 from operators_lib.sql import Script, load_script
 from operators_lib.sql.planner import compile_query
-from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.runner import (
     CHANGELOG_LAYOUT,
     SPARK,
@@ -89,7 +89,6 @@ from operators_lib.topn_split import split_topn, splittable
 
 MAX_DEFAULT_BATCH = 100_000
 PARSED = "parsed"  # in _state: the input as the executors parsed it (ingest.py)
-RUN_RECORD = "run.json"  # in _state: {"fingerprint": .., "status": running | stopped | complete}
 LATE_ROW = "input_row"  # late.csv: the row's 0-based position in its table's (valid) input
 # Called after each step ("ingest", "stream", "batch", "parity") with the report so far, and
 # while the stream runs with ("stream_progress", {"micro_batch": id, "input_read": 0..1}).
@@ -168,7 +167,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
 
     state = cfg.out / "_state"
     fingerprint = _fingerprint(cfg)
-    resume, discarded = resume_decision(state / RUN_RECORD, fingerprint, cfg.mode)
+    resume, discarded = resume_decision(state, fingerprint, cfg.mode)
     # Parsed first (a bad header or a NaN the query cannot take fails the run here), then the
     # state is reset or resumed.
     parsed = ingest.parse(spark, {k: (t, ingest.input_files(Path(given[k])))
@@ -178,14 +177,15 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
     n = cfg.rows_per_batch or default_rows_per_batch(max(
         (parsed.rows(k) for k in parsed.files), default=0))
     state.mkdir(parents=True, exist_ok=True)
-    if not resume:
+    if not resume:  # a fresh state: the input staged as one run of micro-batches
         for entry in state.iterdir():
             if entry.is_dir() and entry.name != PARSED:
                 shutil.rmtree(entry)
             elif entry.is_file():
                 entry.unlink()
+        lifecycle.stage(spark, parsed, state, n, file_batches=False)
     pool = {k: ingest.stage_constant(state / "staged" / k) if t.constant else
-            ingest.stage(spark, parsed, k, state / "staged" / k, n) for k, t in tables.items()}
+            lifecycle.staged_files(state, k) for k, t in tables.items()}
     ingest_s = time.perf_counter() - t0
 
     over = find(plan, Over)
@@ -221,23 +221,15 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
 
     if cfg.mode == "stream" or (cfg.mode == "both" and not batch_ordered):
         # Until the stream has ended and its changelog checked, the state is not resumable.
-        write_json(state / RUN_RECORD, {"fingerprint": fingerprint, "status": "running"})
+        _record_run(state, fingerprint, "running")
         source = {}
         for name, table in tables.items():
-            src = state / "source" / name
-            src.mkdir(parents=True, exist_ok=True)
-            files = pool[name]
-            if cfg.stop_after_batches is not None:
-                files = files[: cfg.stop_after_batches]
-            for f in files:
-                if not (src / f.name).exists():
-                    os.link(f, src / f.name)
+            files = pool[name][:cfg.stop_after_batches]  # None: all of them
+            source[name] = lifecycle.offer(state, name, files)
             if cfg.stop_after_batches is None or cfg.stop_after_batches >= len(pool[name]) + 1:
-                ingest.write_eof(table, src)
-            source[name] = src
-        sdf = stream_dataframe(spark, plan, source, n, runtime)
-        srun = runtime.run(sdf, state / "checkpoint", state / "changelog",
-                           _input_read(source, listen) if listen else None)
+                ingest.write_eof(table, source[name])
+        srun = lifecycle.stream(spark, plan, state, list(tables), n, runtime,
+                                _input_read(source, listen) if listen else None)
         report["timings_s"]["stream"] = round(srun.seconds, 3)
         kept = checkpoint_shuffle_partitions(state / "checkpoint")
         if kept is not None and kept != report["spark"]["shuffle_partitions"]:
@@ -268,8 +260,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
                 save=False)
             stream_rows = write_csv_frame(stream_final, pending / "stream.csv", types, columns,
                                           order=[RESULT_ORDER])["rows"]
-        write_json(state / RUN_RECORD, {"fingerprint": fingerprint,
-                                        "status": "complete" if done else "stopped"})
+        _record_run(state, fingerprint, "complete" if done else "stopped")
         late = _late_rows(log, plan, tables) if kinds[LATE] else {}
         late_count = _write_late_csv(spark, pending / "late.csv", tables, pool, late)
         late_windows = log.where(F.col(OP) == LATE_WINDOW).select(
@@ -513,7 +504,9 @@ def _fingerprint(cfg: RunConfig) -> str:
     for name in sorted(cfg.data):
         for f in ingest.input_files(Path(cfg.data[name])):
             h.update(f"{name}:{f.name}:{f.stat().st_size}".encode())
-            h.update(f.read_bytes())
+            with open(f, "rb") as fh:  # in 1 MB reads: the driver holds no input file
+                while chunk := fh.read(1 << 20):
+                    h.update(chunk)
     # The batch size as given (by default it follows from the data); the split changes the
     # state layout.
     h.update(f"{cfg.rows_per_batch}:{cfg.topn_split}".encode())
@@ -521,13 +514,20 @@ def _fingerprint(cfg: RunConfig) -> str:
     return h.hexdigest()
 
 
-def resume_decision(record_path: Path, fingerprint: str, mode: str) -> tuple[bool, str | None]:
+def _record_run(state: Path, fingerprint: str, status: str) -> None:
+    """The stream run's fingerprint and status in the state's manifest."""
+    manifest = lifecycle.manifest(state)
+    manifest["run"] = {"fingerprint": fingerprint, "status": status}
+    lifecycle.save_manifest(state, manifest)
+
+
+def resume_decision(state: Path, fingerprint: str, mode: str) -> tuple[bool, str | None]:
     """(resume the stream state?, why an unfinished stream's state is discarded, if it is).
 
     Only a stream stopped by ``--stop-after-batches`` resumes, and only with the same fingerprint
     (SQL, data, batch size, split). A run that failed or was killed left its record at
     "running": its checkpoint may be what failed, so it is recomputed, never silently."""
-    record = json.loads(record_path.read_text()) if record_path.exists() else {}
+    record = lifecycle.manifest(state).get("run", {})
     status = record.get("status")
     if status == "stopped" and record.get("fingerprint") == fingerprint and mode != "batch":
         return True, None
@@ -536,6 +536,6 @@ def resume_decision(record_path: Path, fingerprint: str, mode: str) -> tuple[boo
                        else "the stopped stream run was for other SQL, data or arguments")
     if status == "running":
         return False, "the previous stream run did not finish (it failed or was interrupted)"
-    if not record and (record_path.parent / "checkpoint").exists():
+    if not record and (state / "checkpoint").exists():
         return False, "the stream state has no record of how its run ended"
     return False, None

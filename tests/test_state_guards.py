@@ -13,16 +13,17 @@ import pytest
 from operators_lib import ingest
 from operators_lib.catalog import TableDef
 from operators_lib.errors import InputError, StateError
-from operators_lib.incremental import QueryConfig, check_rejected, discard_unstaged
+from operators_lib.incremental import QueryConfig, check_rejected
+from operators_lib.lifecycle import discard_unstaged
 from operators_lib.pipeline import resume_decision
 from operators_lib.plan import BATCH, EMIT_TS, OP, PLACE, ROWNUM, SEQ
 from operators_lib.stream.runner import changelog_files, changelog_frame
 
 
 def _record(tmp: Path, **record) -> Path:
-    path = tmp / "run.json"
-    path.write_text(json.dumps(record))
-    return path
+    """A state directory whose manifest records a stream run."""
+    (tmp / "manifest.json").write_text(json.dumps({"tables": {}, "run": record}))
+    return tmp
 
 
 @pytest.mark.parametrize("record, mode, expected", [
@@ -42,9 +43,9 @@ def test_only_a_stopped_stream_resumes(tmp_path, record, mode, expected):
 
 
 def test_state_without_a_record_is_not_resumed_silently(tmp_path):
-    assert resume_decision(tmp_path / "run.json", "f", "both") == (False, None)
+    assert resume_decision(tmp_path, "f", "both") == (False, None)
     (tmp_path / "checkpoint").mkdir()
-    assert resume_decision(tmp_path / "run.json", "f", "both") == (
+    assert resume_decision(tmp_path, "f", "both") == (
         False, "the stream state has no record of how its run ended")
 
 

@@ -1,0 +1,112 @@
+"""A query's state directory and the steps over it that every run takes: ``twinflow run``
+(its ``--out DIR/_state``, pipeline.py) and the scheduled runs of the DAGs
+(``$TWINFLOW_HOME/state/<query>``, incremental.py). One layout, one manifest::
+
+    manifest.json    what is staged: per table its input files (rows, rejected rows, first row
+                     number), its rows and its micro-batch files; the TopN split the state was
+                     built with and its generation (incremental.bind_split); for a bounded run
+                     (twinflow run) its fingerprint and how its stream ended (``run``)
+    parsed/          the new input as the executors parsed it (ingest.py), until staged
+    staged/<table>/  micro-batch files (part-NNNNNN.parquet), append-only
+    source/<table>/  the staged files offered to the streaming query's file source so far (and,
+                     once a bounded input is all offered, its end-of-input marker)
+    checkpoint/      Spark's checkpoint (offsets, commits, RocksDB state)
+    changelog/       the changelog, a directory per micro-batch id (stream/runner.py)
+    result/          an updating query's result as signed row counts (result_store.py)
+    late/, retired/, runs/<key>.json   what scheduled runs keep (incremental.py)
+
+Staging is one transaction: ``stage`` writes micro-batch files after those the manifest
+records and saves the manifest last, which commits them. Files that a failed run left beyond
+the manifest were never offered to the stream (it runs after the manifest is saved):
+``discard_unstaged`` removes them, so the next run succeeds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from operators_lib import ingest
+from operators_lib.output import write_json
+from operators_lib.plan import Node
+from operators_lib.stream.planner import stream_dataframe
+from operators_lib.stream.runner import SPARK, SparkRuntime, StreamRun
+
+MANIFEST = "manifest.json"
+
+
+def manifest(state: Path) -> dict:
+    path = state / MANIFEST
+    return json.loads(path.read_text()) if path.exists() else {"tables": {}}
+
+
+def save_manifest(state: Path, record: dict) -> None:
+    state.mkdir(parents=True, exist_ok=True)
+    write_json(state / MANIFEST, record)
+
+
+def staged_files(state: Path, table: str) -> list[Path]:
+    """A table's staged micro-batch files, oldest first."""
+    return sorted((state / "staged" / table).glob("part-*.parquet"))
+
+
+def discard_unstaged(state: Path) -> None:
+    """Remove micro-batch files and source links that a failed run wrote beyond what the
+    manifest records (module docstring)."""
+    tables = manifest(state)["tables"]
+    for key in {d.name for d in (state / "staged").glob("*")}:
+        parts = tables.get(key, {}).get("parts", 0)
+        for d in (state / "staged" / key, state / "source" / key):
+            for f in d.glob("part-*.parquet"):
+                if int(f.stem.removeprefix("part-")) >= parts:
+                    f.unlink()
+
+
+def stage(spark: SparkSession, parsed: ingest.Parsed, state: Path, rows_per_batch: int,
+          file_batches: bool) -> dict[str, list[Path]]:
+    """Stage the parsed input after what the manifest records, as micro-batch files of
+    ``rows_per_batch`` rows (``file_batches``: each input file starts one); the manifest, saved
+    last, records them. Returns each table's new files."""
+    record = manifest(state)
+    added = {}
+    for key in parsed.tables:
+        if not parsed.files[key]:
+            continue
+        entry = record["tables"].setdefault(key, {"files": {}, "rows": 0, "parts": 0})
+        added[key] = ingest.stage(spark, parsed, key, state / "staged" / key, rows_per_batch,
+                                  first_rownum=entry["rows"], first_part=entry["parts"],
+                                  file_batches=file_batches)
+        for f, rows, rejected in parsed.per_file(key):
+            entry["files"][f.path.name] = {"rows": rows, "rejected": rejected,
+                                           "first_row": entry["rows"]}
+            entry["rows"] += rows
+        entry["parts"] += len(added[key])
+    save_manifest(state, record)
+    return added
+
+
+def offer(state: Path, table: str, parts: list[Path]) -> Path:
+    """Offer staged files to the stream's file source (hard links: the source lists what it
+    has been offered, the staged files stay whole); returns the source directory."""
+    source = state / "source" / table
+    source.mkdir(parents=True, exist_ok=True)
+    for part in parts:
+        if not (source / part.name).exists():
+            os.link(part, source / part.name)
+    return source
+
+
+def stream(spark: SparkSession, plan: Node, state: Path, tables: list[str],
+           rows_per_batch: int, runtime: SparkRuntime = SPARK,
+           on_progress: Callable[[dict], None] | None = None) -> StreamRun:
+    """Run the streaming query over what its tables' sources have been offered, from the
+    state's checkpoint to the end of that input (``availableNow``)."""
+    sources = {t: state / "source" / t for t in tables}
+    for d in sources.values():
+        d.mkdir(parents=True, exist_ok=True)
+    return runtime.run(stream_dataframe(spark, plan, sources, rows_per_batch, runtime),
+                       state / "checkpoint", state / "changelog", on_progress)
