@@ -91,10 +91,13 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path],
     # Processing-time windows: the stream's watermark is processing time (stream/runner.py).
     proctime = bool(processing_time_windows(plan))
 
+    # Every source before any operator: the watermark is the query's, the least of its
+    # tables' (the operator harness computes it when an operator is planned).
+    opened = {id(node): runtime.source(spark, node.table, dirs[node.table.name.lower()],
+                                       proctime) for node in scans(plan)}
+
     def scan(node: Scan) -> DataFrame:
-        table = node.table
-        return with_columns(runtime.source(spark, table, dirs[table.name.lower()], proctime),
-                            table)
+        return with_columns(opened[id(node)], node.table)
 
     prefilter = runtime.per_batch_stages and (
         rows_per_batch is None or rows_per_batch >= PREFILTER_ROWS)

@@ -101,8 +101,8 @@ def join_windows(batches: Iterator[pa.RecordBatch], spec: WindowJoinSpec
     side = table[SIDE].to_numpy()
     left = table.filter(pa.array(data & (side == 0)))
     right = table.filter(pa.array(data & (side == 1)))
-    li, ri = _pairs(left.select(list(spec.keys)).to_pandas(),
-                    right.select(list(spec.keys)).to_pandas(), spec.kind,
+    on = [*spec.keys, *spec.carried]  # the harness's rows join within their micro-batch
+    li, ri = _pairs(left.select(on).to_pandas(), right.select(on).to_pandas(), spec.kind,
                     pair_test(spec, lambda c: left[c].to_numpy(zero_copy_only=False),
                               lambda c: right[c].to_numpy(zero_copy_only=False)))
     lrows, rrows = left.take(pa.array(li, mask=li < 0)), right.take(pa.array(ri, mask=ri < 0))
