@@ -10,10 +10,11 @@ driver (its JVM, and its Python process), sampled every 0.1 s.
 
 Queries: ``over`` (MAX OVER ROWS 2 PRECEDING per item, 1,000 items, an append-only result),
 ``over_range`` (the same over RANGE INTERVAL '2' MINUTE: parity reads only what its frames
-reach, operators_lib/parity_scope.py) and ``join`` (examples/shop: customers LEFT JOIN orders,
-GROUP BY region, an updating result; each run 10% new customers, 90% orders of customers seen
-so far). Data is generated into benchmarks/data/ (not committed); event times rise from run to
-run.
+reach, operators_lib/parity_scope.py), ``over_local`` (OVER ROWS, each run's rows on 100
+partitions of its own: parity reads only the keys a run touched) and ``join`` (examples/shop:
+customers LEFT JOIN orders, GROUP BY region, an updating result; each run 10% new customers,
+90% orders of customers seen so far). Data is generated into benchmarks/data/ (not
+committed); event times rise from run to run.
 """
 
 from __future__ import annotations
@@ -44,11 +45,13 @@ RANGE_SQL = """SELECT itemID, itemType, onSellTime, price,
 FROM tmall_item"""
 
 
-def over_file(run: int, rows: int, folder: Path) -> None:
+def over_file(run: int, rows: int, folder: Path, local: bool = False) -> None:
+    """``local``: the run's rows fall on 100 of the 1,000 partitions (the run's own)."""
     rng = np.random.default_rng(run)
     start = pd.Timestamp("2024-01-01") + pd.Timedelta(hours=run)
     ts = start + pd.to_timedelta(np.sort(rng.integers(0, 3_600_000, rows)), unit="ms")
-    item = rng.integers(0, 1000, rows)
+    item = (run * 100 + rng.integers(0, 100, rows)) % 1000 if local else \
+        rng.integers(0, 1000, rows)
     pd.DataFrame({"itemID": [f"ITEM{i:04d}" for i in item],
                   "itemType": [f"type{i % 1000}" for i in item],
                   "onSellTime": ts.strftime("%Y-%m-%d %H:%M:%S.%f").str[:-3],
@@ -138,7 +141,8 @@ def main() -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--rows", type=int, default=100_000)
-    ap.add_argument("--query", choices=["over", "over_range", "join"], action="append")
+    ap.add_argument("--query", choices=["over", "over_range", "over_local", "join"],
+                    action="append")
     args = ap.parse_args()
     results = {}
     for query in args.query or ["over", "over_range", "join"]:
@@ -149,7 +153,7 @@ def main() -> None:
         rows = []
         for run in range(args.runs):
             if query.startswith("over"):
-                over_file(run, args.rows, inputs["tmall_item"])
+                over_file(run, args.rows, inputs["tmall_item"], query == "over_local")
             else:
                 join_files(run, args.rows, inputs)
             run_dir = work / "home" / "runs" / f"20240101T{run:02d}0000"  # one run an hour
@@ -159,7 +163,8 @@ def main() -> None:
             row = {"run": run + 1, "stream_s": s["seconds"], "parity_s": p["seconds"],
                    "jvm_mb": max(s["jvm_mb"], p["jvm_mb"]),
                    "python_mb": max(s["python_mb"], p["python_mb"]),
-                   "verdict": parity["verdict"], "input_rows": parity["input_rows"]}
+                   "verdict": parity["verdict"], "input_rows": parity["input_rows"],
+                   "parity_input": parity.get("parity_input")}
             rows.append(row)
             print(query, json.dumps(row), flush=True)
         results[query] = rows
