@@ -215,9 +215,10 @@ def stage_new_inputs(cfg: QueryConfig, spark: SparkSession, parsed: ingest.Parse
 
 
 def bind_split(cfg: QueryConfig, state: Path) -> dict | None:
-    """Bind the state to the config's TopN split factor: on a change, retire the checkpoint
-    and changelog and offer every staged file to a new one (see the module docstring). Each
-    step can be repeated after a crash: the checkpoint moves last, the manifest is saved last."""
+    """Bind the state to the config's TopN split factor: on a change, retire the checkpoint,
+    changelog and source (see the module docstring); ``stage_new_inputs`` then offers every
+    staged file to the new one. Each step can be repeated after a crash: the checkpoint moves
+    last, the manifest is saved last."""
     manifest = lifecycle.manifest(state)
     old, new = int(manifest.get("topn_split", 1)), cfg.topn_split
     if old == new:
@@ -232,8 +233,6 @@ def bind_split(cfg: QueryConfig, state: Path) -> dict | None:
     if retiring.exists():  # the previous generation goes only once this one is complete
         shutil.rmtree(retired, ignore_errors=True)
         os.replace(retiring, retired)
-    for table in manifest["tables"]:
-        lifecycle.offer(state, table, lifecycle.staged_files(state, table))
     manifest["topn_split"] = new
     # Runs recorded before refer to the retired changelog (stream_increment's run records).
     manifest["generation"] = manifest.get("generation", 0) + 1
