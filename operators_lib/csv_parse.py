@@ -1,8 +1,8 @@
 """Parsing a table's CSV text: the header checks, record splitting, typed values, rejected rows.
 
 No Spark here: the driver calls ``read_header`` once per file (a file whose header does not
-match its table fails the run before anything runs); the executors call ``chunks`` and
-``parse_records`` on the files' bytes (ingest.py). A malformed row (wrong field count, invalid
+match its table fails the run before anything runs); the executors call
+``parse_records`` on the files' pieces (ingest.py). A malformed row (wrong field count, invalid
 UTF-8, a value that does not parse as its column type, a NULL event time) is not dropped
 silently: it comes back with its line and the reason.
 
@@ -92,21 +92,6 @@ def read_header(table: TableDef, path: Path) -> tuple[str, ...]:
             + (f"; missing column(s): {', '.join(missing)}" if missing else "")
             + f" (expected: {', '.join(c.name for c in table.physical)})")
     return tuple(names)
-
-
-def chunks(data: bytes, size: int) -> list[tuple[int, int, int]]:
-    """(start, end, first line) of pieces of about ``size`` bytes that end at a record's end, so
-    that they parse apart. Only a file without quotes or bare carriage returns is cut (at a
-    newline): a quoted field may hold a newline, which only a sequential read can tell."""
-    if len(data) <= size or b'"' in data or data.count(b"\r") != data.count(b"\r\n"):
-        return [(0, len(data), 1)]
-    out, start = [], 0
-    while start < len(data):
-        cut = data.find(b"\n", start + size)
-        end = len(data) if cut < 0 else cut + 1
-        out.append((start, end, 1 + data.count(b"\n", 0, start)))
-        start = end
-    return out
 
 
 def parse_records(table: TableDef, names: tuple[str, ...], data: bytes, first_line: int,

@@ -5,11 +5,13 @@ arrival order (``tw__rownum``: file order, then line). Two steps, each a Spark j
 handles files, pieces and counts, never rows:
 
 - ``parse``: the driver checks each file's header (csv_parse.read_header: a wrong header fails
-  the run before any job). The executors read the files (Spark's binaryFile source), cut each
-  into pieces that parse apart (csv_parse.chunks), parse the pieces in parallel and write one
-  row per piece into a work directory: its typed rows as one Arrow IPC value, its rejected rows
-  as rejected.csv lines, their counts and where NaN / ±Infinity first appear. The driver reads
-  back the counts.
+  the run before any job) and splits a file larger than a piece into byte ranges; tasks scan
+  the ranges for where the file may be cut (csv_split.py: a small job, only for such files).
+  Then each task reads its pieces' bytes itself (no task holds more than a piece, whatever the
+  file's size; a quoted file is one piece), parses them and writes one row per piece into a
+  work directory: its typed rows as one Arrow IPC value, its rejected rows as rejected.csv
+  lines, their counts and where NaN / ±Infinity first appear. The driver reads back the
+  counts.
 - ``stage``: arrival numbers are the running sums of the pieces' counts; the executors number
   each piece's rows and write a file per micro-batch of N rows, which the driver moves to
   ``part-000000.parquet`` ... with increasing modification times (Spark's file source admits
@@ -35,15 +37,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from operators_lib import csv_split
 from operators_lib.catalog import TableDef
 from operators_lib.csv_parse import (
-    chunks,
     parse_records,
     physical_schema,
     read_header,
@@ -56,10 +59,9 @@ from operators_lib.spark import session_conf
 
 EOF_FILE = "eof.parquet"
 REJECTED_COLUMNS = ["table", "file", "line", "reason", "row"]
-# A piece of a file parsed by one task (a file without quotes is cut; csv_parse.chunks).
+# A piece of a file parsed by one task (a file without quotes is cut: csv_split.py).
 PIECE_BYTES = 4 << 20
-_PIECES = pa.schema([("table", pa.string()), ("file", pa.int32()), ("piece", pa.int32()),
-                     ("first_line", pa.int64()), ("data", pa.binary())])
+_SCANS = pa.schema([("at", pa.int64()), ("scan", pa.string())])
 _PARSED = pa.schema([("table", pa.string()), ("file", pa.int32()), ("piece", pa.int32()),
                      ("rows", pa.int64()), ("rejected", pa.int64()),
                      ("nonfinite", pa.string()), ("data", pa.binary()), ("bad", pa.string())])
@@ -147,48 +149,51 @@ def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], w
              for key, (table, paths) in inputs.items()}
     tables = {key: table for key, (table, _) in inputs.items()}
     shutil.rmtree(work, ignore_errors=True)
-    wanted = {(f.table, f.path.name): f for fs in files.values() for f in fs}
-    if not wanted:
+    table_files = [f for fs in files.values() for f in fs]
+    if not table_files:
         return Parsed(work, tables, files, [])
-    raw = None
-    for key, fs in files.items():
-        if fs:
-            read = spark.read.format("binaryFile").load([_literal(f.path) for f in fs]).select(
-                F.lit(key).alias("table"), F.element_at(F.split("path", "/"), -1).alias("name"),
-                "content")
-            raw = read if raw is None else raw.unionByName(read)
+    sizes = [f.path.stat().st_size for f in table_files]
+    plans = [[csv_split.Piece(0, size, 1)] if size <= piece_bytes else None for size in sizes]
+    spread = [(i, s, e) for i, size in enumerate(sizes) if plans[i] is None
+              for s, e in csv_split.ranges(size, piece_bytes)]
+    if spread:  # files of several ranges: where they may be cut (a small Spark job)
+        paths = [str(f.path.resolve()) for f in table_files]
 
-    def cut(batches):
-        for batch in batches:
-            for key, name, data in zip(*(batch.column(c).to_pylist() for c in batch.schema.names)):
-                f = wanted[(key, name)]
-                for k, (start, end, line) in enumerate(chunks(data, piece_bytes)):
-                    yield pa.RecordBatch.from_pylist([{
-                        "table": key, "file": f.index, "piece": k, "first_line": line,
-                        "data": data[start:end]}], _PIECES)
+        def scan(batches):
+            for batch in batches:
+                for at in batch.column(0).to_pylist():
+                    i, start, end = spread[at]
+                    yield pa.RecordBatch.from_pylist([{"at": at, "scan": json.dumps(
+                        csv_split.scan_range(_read(paths[i], max(start - 1, 0), end), start,
+                                             end))}], _SCANS)
+
+        scans: dict[int, list[csv_split.Scan]] = {}
+        for r in sorted(_tasks(spark, len(spread)).mapInArrow(scan, from_arrow_schema(_SCANS))
+                        .collect()):
+            scans.setdefault(spread[r["at"]][0], []).append(csv_split.Scan(*json.loads(r["scan"])))
+        for i, file_scans in scans.items():
+            plans[i] = csv_split.plan_pieces(sizes[i], file_scans)
+    pieces = [(f, k, p) for f, plan in zip(table_files, plans) for k, p in enumerate(plan)]
 
     def parse_pieces(batches):
         for batch in batches:
-            for row in batch.to_pylist():
-                f = files[row["table"]][row["file"]]
-                table = tables[row["table"]]
-                good, bad, nonfinite = parse_records(table, f.names, row["data"],
-                                                     row["first_line"], row["piece"] == 0)
+            for at in batch.column(0).to_pylist():
+                f, k, piece = pieces[at]
+                table = tables[f.table]
+                good, bad, nonfinite = parse_records(
+                    table, f.names, _read(str(f.path.resolve()), piece.start, piece.end),
+                    piece.first_line, k == 0)
                 sink = pa.BufferOutputStream()
                 with pa.ipc.new_stream(sink, good.schema) as writer:
                     writer.write_table(good)
                 yield pa.RecordBatch.from_pylist([{
-                    "table": row["table"], "file": row["file"], "piece": row["piece"],
+                    "table": f.table, "file": f.index, "piece": k,
                     "rows": good.num_rows, "rejected": len(bad),
                     "nonfinite": json.dumps(nonfinite), "data": sink.getvalue().to_pybytes(),
                     "bad": rejected_csv(table.name, str(f.path), bad)}], _PARSED)
 
-    pieces = raw.mapInArrow(cut, from_arrow_schema(_PIECES))
-    size = sum(f.path.stat().st_size for f in wanted.values())
-    if size > piece_bytes * len(wanted):  # more pieces than files: spread them over the tasks
-        pieces = pieces.repartition(min(math.ceil(size / piece_bytes),
-                                        4 * spark.sparkContext.defaultParallelism))
-    pieces.mapInArrow(parse_pieces, from_arrow_schema(_PARSED)).write.parquet(str(work))
+    _tasks(spark, len(pieces)).mapInArrow(parse_pieces, from_arrow_schema(_PARSED)) \
+        .write.parquet(str(work))
     counts = pq.read_table(work, columns=["table", "file", "piece", "rows", "rejected",
                                           "nonfinite"]).to_pylist()
     order = {key: i for i, key in enumerate(files)}
@@ -306,7 +311,15 @@ def write_eof(table: TableDef, out_dir: Path) -> Path:
     return path
 
 
-def _literal(path: Path) -> str:
-    """A path as Spark's file sources take it: glob characters escaped (a file is named, not a
-    pattern)."""
-    return "".join(f"\\{c}" if c in "*?[]{}\\" else c for c in str(path))
+def _tasks(spark: SparkSession, n: int):
+    """A DataFrame of the numbers 0..n-1 spread over up to 4 tasks per core: the work items a
+    function looks up by number (the driver ships their descriptions, never data)."""
+    return spark.range(0, n, 1, max(1, min(n, 4 * spark.sparkContext.defaultParallelism)))
+
+
+def _read(path: str, start: int, end: int) -> bytes:
+    """Bytes [start, end) of a file, read where the task runs (pyarrow's file systems: a local
+    path or a URI such as hdfs:// or s3://)."""
+    fs, where = pafs.FileSystem.from_uri(path)
+    with fs.open_input_file(where) as fh:
+        return fh.read_at(end - start, start)

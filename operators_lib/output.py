@@ -208,12 +208,25 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
         with os.fdopen(fd, "wb") as out:
             out.write(_header_line(head))
             for part in sorted(parts.glob("part-*")):
-                for chunk in pq.ParquetFile(part).iter_batches(batch_size=8, columns=[name]):
-                    for text in chunk.column(0).to_pylist():
-                        out.write(text.encode())
+                # A row group (8 MB) at a time, its text copied from Arrow's buffer (no Python
+                # string), the memory handed back after each part: the driver does not grow
+                # with the output (read as Python strings, it grew by 300 MB for a 534 MB
+                # batch.csv).
+                with pq.ParquetFile(part) as texts_of_part:
+                    for group in range(texts_of_part.num_row_groups):
+                        for text in texts_of_part.read_row_group(
+                                group, columns=[name]).column(0).chunks:
+                            out.write(_utf8_bytes(text))
+                        pa.default_memory_pool().release_unused()
         os.replace(tmp, target)
     shutil.rmtree(parts, ignore_errors=True)
     return {**(seen.get if metrics else {}), **written.get}
+
+
+def _utf8_bytes(texts: pa.StringArray) -> memoryview:
+    """The values of a string array without NULLs, concatenated: its data buffer's slice."""
+    offsets = np.frombuffer(texts.buffers()[1], np.int32)[texts.offset:]
+    return memoryview(texts.buffers()[2])[offsets[0]:offsets[len(texts)]]
 
 
 def _header_line(names: list[str]) -> bytes:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import csv
 import math
+import random
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from operators_lib import csv_parse, ingest
+from operators_lib import csv_parse, csv_split, ingest
 from operators_lib.catalog import Column, TableDef, Watermark
 from operators_lib.errors import InputError
 from operators_lib.output import format_frame, result_frame
@@ -158,16 +159,24 @@ def test_time_and_timestamp_ltz_values_are_read_staged_and_shown_as_flink_does(s
                      ["23:59:59", "00:00:00.0", "", ""]]
 
 
-def test_a_file_without_quotes_is_cut_at_newlines_with_its_line_numbers():
-    data = b"k,v\n" + b"".join(b"a,%d\n" % i for i in range(30))
-    pieces = csv_parse.chunks(data, 20)
-    assert b"".join(data[s:e] for s, e, _ in pieces) == data
-    assert all(data[e - 1:e] == b"\n" for _, e, _ in pieces)
-    assert [line for *_, line in pieces] == [1 + data.count(b"\n", 0, s) for s, _, _ in pieces]
-    assert len(pieces) > 3
-    # A quote may hide a newline and a bare carriage return ends a line: read as one piece.
-    for other in (data + b'a,"1\n2"\n', data.replace(b"\n", b"\r")):
-        assert csv_parse.chunks(other, 20) == [(0, len(other), 1)]
+def test_a_file_is_cut_at_newlines_after_its_ranges_starts_with_its_line_numbers():
+    """Random files read in random range sizes: the pieces cover the file, each starts after a
+    newline, with the right line number; a quote or a bare carriage return: one piece."""
+    rng = random.Random(7)
+    for trial in range(2000):
+        alphabet = [b"a", b",", b"\n", b"\n", b"\r\n"] + [b'"'] * (trial % 5 == 0) + [
+            b"\r"] * (trial % 7 == 0)
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 300)))
+        size = rng.randint(1, 40)
+        scans = [csv_split.scan_range(data[max(s - 1, 0):e], s, e)
+                 for s, e in csv_split.ranges(len(data), size)]
+        pieces = csv_split.plan_pieces(len(data), scans)
+        assert b"".join(data[p.start:p.end] for p in pieces) == data
+        assert all(p.start == 0 or data[p.start - 1] == ord("\n") for p in pieces)
+        assert [p.first_line for p in pieces] == [1 + data.count(b"\n", 0, p.start)
+                                                   for p in pieces]
+        if b'"' in data or data.count(b"\r") != data.count(b"\r\n"):
+            assert len(pieces) == 1
 
 
 def test_pieces_and_files_are_numbered_in_file_then_line_order(spark, tmp_path):
