@@ -102,6 +102,7 @@ from operators_lib.plan import (
     processing_time_joins,
     processing_time_windows,
     scans,
+    source_tables,
 )
 from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER, result_rows
@@ -172,7 +173,7 @@ def parse_new_inputs(cfg: QueryConfig, spark: SparkSession, plan: Node, state: P
     ``parsed/``), staging nothing: a file whose header does not match fails the run here."""
     manifest = lifecycle.manifest(state)
     new = {}
-    for key, table in {s.table.name.lower(): s.table for s in scans(plan)}.items():
+    for key, table in source_tables(plan).items():
         if table.constant:
             raise SqlError(f"query {cfg.name}: a SELECT without FROM (a constant row) is not "
                            "supported in scheduled runs yet; run it with twinflow run")
@@ -325,7 +326,7 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     generation = lifecycle.manifest(state).get("generation", 0)
     replayed = previous is not None and previous["generation"] != generation
     first_batch = previous["last_batch"] + 1 if previous and not replayed else 0
-    srun = lifecycle.stream(spark, plan, state, sorted({s.table.name.lower() for s in scans(plan)}),
+    srun = lifecycle.stream(spark, plan, state, sorted(source_tables(plan)),
                             cfg.rows_per_batch)
     last_batch = last_commit(state / "checkpoint")
     emitted = _emit(spark, plan, state, run_dir, first_batch, last_batch, replayed)
@@ -495,7 +496,7 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
     if waits and len(scans(plan)) != 1:
         raise InputError("incremental parity for OVER / keep-first deduplication is implemented "
                          "for single-table queries")
-    tables = sorted({s.table.name.lower() for s in scans(plan)})
+    tables = sorted(source_tables(plan))
     # The input as of the interval's run (a later run may have staged more).
     files = {t: lifecycle.staged_files(state, t)[:record["parts"].get(t, 0)] for t in tables}
     columns = [f.name for f in plan.fields]
@@ -601,7 +602,7 @@ def _touched(spark: SparkSession, plan: Node, state: Path, record: dict,
         touched = shown_keys
     else:  # the keys of its new input rows
         touched = None
-        tables = {s.table.name.lower(): s.table for s in scans(plan)}
+        tables = source_tables(plan)
         for table, cols in scope.inputs.items():
             new = [str(p) for p in files[table][previous["parts"].get(table, 0):]]
             if new:

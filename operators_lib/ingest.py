@@ -24,6 +24,7 @@ input (stream/planner.py).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -64,7 +65,8 @@ PIECE_BYTES = 4 << 20
 _SCANS = pa.schema([("at", pa.int64()), ("scan", pa.string())])
 _PARSED = pa.schema([("table", pa.string()), ("file", pa.int32()), ("piece", pa.int32()),
                      ("rows", pa.int64()), ("rejected", pa.int64()),
-                     ("nonfinite", pa.string()), ("data", pa.binary()), ("bad", pa.string())])
+                     ("nonfinite", pa.string()), ("digest", pa.string()), ("data", pa.binary()),
+                     ("bad", pa.string())])
 _PART = "tw__part"
 # Staged files are internal state read back with pyarrow too (parity_scope.py): timestamps as
 # Parquet's microseconds (Spark's default INT96 has no statistics and reads as nanoseconds,
@@ -88,6 +90,7 @@ class Piece:
     rows: int
     rejected: int
     nonfinite: dict  # {column: [first NaN, first ±Infinity]} among the piece's rows
+    digest: str  # SHA-256 of its bytes
 
 
 @dataclass
@@ -112,6 +115,17 @@ class Parsed:
         return [(f, sum(p.rows for p in self.pieces if p.table == key and p.file == f.index),
                  sum(p.rejected for p in self.pieces if p.table == key and p.file == f.index))
                 for f in self.files[key]]
+
+    def digest(self) -> str:
+        """SHA-256 of every table's files (names and the digests of their pieces, in order),
+        computed from what the tasks read: the driver reads no input byte for it."""
+        h = hashlib.sha256()
+        for key, files in sorted(self.files.items()):
+            for f in files:
+                h.update(f"{key}:{f.path.name}:".encode())
+                h.update("".join(p.digest for p in self.pieces
+                                 if p.table == key and p.file == f.index).encode())
+        return h.hexdigest()
 
     def nonfinite(self) -> dict[str, dict[str, list[int | None]]]:
         """Per table, per FLOAT / DOUBLE column: the input position (0-based among the accepted
@@ -180,27 +194,29 @@ def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], w
             for at in batch.column(0).to_pylist():
                 f, k, piece = pieces[at]
                 table = tables[f.table]
-                good, bad, nonfinite = parse_records(
-                    table, f.names, _read(str(f.path.resolve()), piece.start, piece.end),
-                    piece.first_line, k == 0)
+                data = _read(str(f.path.resolve()), piece.start, piece.end)
+                good, bad, nonfinite = parse_records(table, f.names, data, piece.first_line,
+                                                     k == 0)
                 sink = pa.BufferOutputStream()
                 with pa.ipc.new_stream(sink, good.schema) as writer:
                     writer.write_table(good)
                 yield pa.RecordBatch.from_pylist([{
                     "table": f.table, "file": f.index, "piece": k,
                     "rows": good.num_rows, "rejected": len(bad),
-                    "nonfinite": json.dumps(nonfinite), "data": sink.getvalue().to_pybytes(),
+                    "nonfinite": json.dumps(nonfinite),
+                    "digest": hashlib.sha256(data).hexdigest(),
+                    "data": sink.getvalue().to_pybytes(),
                     "bad": rejected_csv(table.name, str(f.path), bad)}], _PARSED)
 
     _tasks(spark, len(pieces)).mapInArrow(parse_pieces, from_arrow_schema(_PARSED)) \
         .write.parquet(str(work))
     counts = pq.read_table(work, columns=["table", "file", "piece", "rows", "rejected",
-                                          "nonfinite"]).to_pylist()
+                                          "nonfinite", "digest"]).to_pylist()
     order = {key: i for i, key in enumerate(files)}
     counts.sort(key=lambda r: (order[r["table"]], r["file"], r["piece"]))
     return Parsed(work, tables, files, [
         Piece(r["table"], r["file"], r["piece"], r["rows"], r["rejected"],
-              json.loads(r["nonfinite"])) for r in counts])
+              json.loads(r["nonfinite"]), r["digest"]) for r in counts])
 
 
 def write_rejected(parsed: Parsed, path: Path) -> int:

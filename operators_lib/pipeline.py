@@ -70,7 +70,7 @@ from operators_lib.plan import (
     late_tag,
     processing_time_joins,
     processing_time_windows,
-    scans,
+    source_tables,
 )
 from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER
@@ -159,21 +159,21 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
                          f"{proctime_windows[0].window.kind} over a PROCTIME() column), which "
                          "exists only in stream mode (Flink's batch mode refuses it too); "
                          "run it with --mode stream")
-    tables = {s.table.name.lower(): s.table for s in scans(plan)}
+    tables = source_tables(plan)
     given = {k.lower(): v for k, v in cfg.data.items()}
     missing = sorted(k for k, t in tables.items() if k not in given and not t.constant)
     if missing:
         raise InputError(f"no --data given for table(s) the query reads: {', '.join(missing)}")
 
     state = cfg.out / "_state"
-    fingerprint = _fingerprint(cfg)
-    resume, discarded = resume_decision(state, fingerprint, cfg.mode)
     # Parsed first (a bad header or a NaN the query cannot take fails the run here), then the
     # state is reset or resumed.
     parsed = ingest.parse(spark, {k: (t, ingest.input_files(Path(given[k])))
                                   for k, t in tables.items() if not t.constant},
                           state / PARSED)
     nonfinite.check(plan, parsed.nonfinite())
+    fingerprint = _fingerprint(cfg, parsed)
+    resume, discarded = resume_decision(state, fingerprint, cfg.mode)
     n = cfg.rows_per_batch or default_rows_per_batch(max(
         (parsed.rows(k) for k in parsed.files), default=0))
     state.mkdir(parents=True, exist_ok=True)
@@ -497,16 +497,13 @@ def _progress_summary(progress: list[dict]) -> dict:
     }
 
 
-def _fingerprint(cfg: RunConfig) -> str:
+def _fingerprint(cfg: RunConfig, parsed: ingest.Parsed) -> str:
+    """What a stopped stream run may resume with: the same SQL, input (its digest, from the
+    tasks that read it), batch size and split."""
     h = hashlib.sha256()
     for p in cfg.sql:
         h.update(Path(p).read_bytes())
-    for name in sorted(cfg.data):
-        for f in ingest.input_files(Path(cfg.data[name])):
-            h.update(f"{name}:{f.name}:{f.stat().st_size}".encode())
-            with open(f, "rb") as fh:  # in 1 MB reads: the driver holds no input file
-                while chunk := fh.read(1 << 20):
-                    h.update(chunk)
+    h.update(parsed.digest().encode())
     # The batch size as given (by default it follows from the data); the split changes the
     # state layout.
     h.update(f"{cfg.rows_per_batch}:{cfg.topn_split}".encode())

@@ -356,6 +356,11 @@ def scans(node: Node) -> list[Scan]:
     return [s for c in children(node) for s in scans(c)]
 
 
+def source_tables(node: Node) -> dict[str, TableDef]:
+    """The tables a plan reads, by lower-case name (a self-join's table once), in scan order."""
+    return {s.table.name.lower(): s.table for s in scans(node)}
+
+
 def find(node: Node, kind: type) -> list[Node]:
     found = [node] if isinstance(node, kind) else []
     return found + [n for c in children(node) for n in find(c, kind)]

@@ -246,3 +246,21 @@ def test_the_driver_does_no_row_work(spark, tmp_path):
         tracemalloc.stop()
     assert parsed.rows("t") == 200_000 and len(files) == 4
     assert peak < 1 << 20, f"the driver allocated {peak:,} bytes"
+
+
+def test_the_input_digest_is_the_tasks_and_follows_every_byte(spark, tmp_path):
+    """A stopped stream resumes only on the same input (pipeline._fingerprint): the digest the
+    tasks compute of what they read changes with one byte of a file cut in pieces."""
+    path = tmp_path / "t.csv"
+    rows = [b"key%d,%d.5,1.5,2024-01-01,2024-01-01 00:00:01\n" % (i, i) for i in range(40)]
+    path.write_bytes(HEADER + b"".join(rows))
+
+    def digest() -> tuple[str, int]:
+        parsed = ingest.parse(spark, {"t": (TABLE, [path])}, tmp_path / "parsed",
+                              piece_bytes=300)
+        return parsed.digest(), len(parsed.pieces)
+
+    first, pieces = digest()
+    assert pieces > 3 and digest()[0] == first
+    path.write_bytes(HEADER + b"".join(rows).replace(b"key17,", b"key18,"))
+    assert digest()[0] != first

@@ -123,7 +123,7 @@ def _parsed(*files: tuple[str, int, int]) -> ingest.Parsed:
     """Parsed input of table t: (file name, accepted rows, rejected rows) per file."""
     return ingest.Parsed(Path("parsed"), {"t": TableDef("t", ())}, {"t": [
         ingest.InputFile("t", i, Path(name), ()) for i, (name, _, _) in enumerate(files)]}, [
-        ingest.Piece("t", i, 0, good, bad, {}) for i, (_, good, bad) in enumerate(files)])
+        ingest.Piece("t", i, 0, good, bad, {}, "") for i, (_, good, bad) in enumerate(files)])
 
 
 def test_more_rejected_rows_than_allowed_stop_the_run(tmp_path):
