@@ -1,14 +1,13 @@
 """Incremental (scheduled) runs of one query: the state lifecycle behind the Airflow DAGs.
 
 A query's state directory (``$TWINFLOW_HOME/state/<query>``) has the layout every run shares
-(lifecycle.py: manifest, parsed, staged, source, checkpoint, changelog, result); scheduled runs
-add::
+(lifecycle.py: manifest, parsed, staged, source, checkpoint, changelog, result, and a record
+per run, ``runs/<key>.json``, here keyed by the run's data interval: a re-run of the interval
+rebuilds the same outputs from it); scheduled runs add::
 
     <state>/late/           the late rows each run's micro-batches dropped (for parity)
     <state>/retired/        the previous checkpoint, changelog, result, late rows and source
                             after a rebuild
-    <state>/runs/<key>.json what the run of data interval <key> covered (staged parts, its
-                            micro-batches): a re-run of the interval rebuilds the same outputs
 
 A run reads only its own micro-batches' changelog, on the executors (Spark jobs: the driver
 holds counts, not rows). Its output (``stream.csv``): for an
@@ -255,24 +254,11 @@ def result_identity(plan: Node) -> list[str]:
     return [ROWNUM, EMIT_TS] if isinstance(plan, WindowAggregate) else [ROWNUM]
 
 
-def run_record(state: Path, run_key: str) -> dict | None:
-    """What the run of ``run_key`` (its data interval) covered: the staged parts and rows per
-    table, the last micro-batch, the state generation and its stream report."""
-    path = state / "runs" / f"{run_key}.json"
-    return json.loads(path.read_text()) if path.exists() else None
-
-
-def _previous_record(state: Path, run_key: str) -> dict | None:
-    """The record of the newest interval before ``run_key`` (None for the first)."""
-    keys = [p.stem for p in (state / "runs").glob("*.json") if p.stem < run_key]
-    return run_record(state, max(keys)) if keys else None
-
-
 def _check_interval(state: Path, run_key: str) -> dict | None:
     """The record of an interval that ran before (its re-run rebuilds that result), or None
     for a new interval, which must come after every recorded one: the stream's state has
     moved past an older interval and cannot process input as of then."""
-    record = run_record(state, run_key)
+    record = lifecycle.run_record(state, run_key)
     generation = lifecycle.manifest(state).get("generation", 0)
     if record is not None:
         if record["generation"] != generation:
@@ -281,7 +267,7 @@ def _check_interval(state: Path, run_key: str) -> dict | None:
                 "changed), so its result cannot be rebuilt from the new state; its published "
                 "version stands")
         return record
-    newest = max((p.stem for p in (state / "runs").glob("*.json")), default=None)
+    newest = max((p.stem for p in (state / lifecycle.RUNS).glob("*.json")), default=None)
     if newest is not None and run_key < newest:
         raise InputError(
             f"interval {run_key} comes before interval {newest}, which the query's stream has "
@@ -322,7 +308,7 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     # The run covers every micro-batch since the last recorded run, also those of a run that
     # failed after its stream step (they were never published), or, when the state was
     # replaced since (a rebuild), the new state's from its first.
-    previous = _previous_record(state, run_key)
+    previous = lifecycle.previous_record(state, run_key)
     generation = lifecycle.manifest(state).get("generation", 0)
     replayed = previous is not None and previous["generation"] != generation
     first_batch = previous["last_batch"] + 1 if previous and not replayed else 0
@@ -352,14 +338,8 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
         "seconds": round(time.perf_counter() - t0, 3),
     }
     write_json(run_dir / "stream_report.json", report)
-    tables = manifest["tables"]
-    (state / "runs").mkdir(parents=True, exist_ok=True)
-    write_json(state / "runs" / f"{run_key}.json", {
-        "parts": {t: e["parts"] for t, e in tables.items()},
-        "rows": {t: e["rows"] for t, e in tables.items()},
-        "first_batch": first_batch, "last_batch": last_batch, "replayed": replayed,
-        "generation": generation,
-        "topn_split": cfg.topn_split, "report": report})
+    lifecycle.record_run(state, run_key, first_batch, last_batch, report, replayed=replayed,
+                         topn_split=cfg.topn_split)
     return report
 
 
@@ -431,7 +411,7 @@ def _run_result(spark: SparkSession, plan: Node, state: Path, record: dict, whol
 def _parity_cut(plan: Node, state: Path, record: dict, table: str, parts: list[Path]
                 ) -> int | None:
     """The earliest event time the run's parity needs (parity_scope.py); None: all input."""
-    previous = _previous_record(state, record["report"]["interval"])
+    previous = lifecycle.previous_record(state, record["report"]["interval"])
     if previous is None or record["replayed"] or reach_ms(plan) is None:
         return None
     time_col = scans(plan)[0].table.watermark.column
@@ -460,7 +440,7 @@ def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Pa
     batch result over the same input. A window aggregate emits each key's window once, when it
     fires: every emitted window must equal its batch row over the input without the late rows
     (and (row, window) pairs); the other batch rows are windows still pending."""
-    record = run_record(state, run_dir.name)
+    record = lifecycle.run_record(state, run_dir.name)
     if record is None:
         raise InputError(f"query {cfg.name}: interval {run_dir.name} has no completed stream "
                          "step (stream_increment) to check")
@@ -474,7 +454,7 @@ def audit(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path) -> dict
     event time) an on-time row or window the watermark has passed that no run emitted. It
     reads only what the newest recorded run committed, so it may run while a query run
     streams. Writes ``out``/audit.json."""
-    records = sorted((state / "runs").glob("*.json"))
+    records = sorted((state / lifecycle.RUNS).glob("*.json"))
     if not records:
         raise InputError(f"query {cfg.name}: no run to audit yet")
     return _check(cfg, spark, state, json.loads(records[-1].read_text()), out, whole=True)
@@ -593,7 +573,7 @@ def _touched(spark: SparkSession, plan: Node, state: Path, record: dict,
     values whose rows batch reads, the run's result restricted to them, and what the report
     says of them; None where all input is compared (no key scope, the first run, a replay)."""
     scope = key_scope(plan)
-    previous = _previous_record(state, record["report"]["interval"])
+    previous = lifecycle.previous_record(state, record["report"]["interval"])
     if scope is None or previous is None or record["replayed"]:
         return None
     names = [f"tw__key{i}" for i in range(len(scope.output))]

@@ -13,7 +13,11 @@
     checkpoint/      Spark's checkpoint (offsets, commits, RocksDB state)
     changelog/       the changelog, a directory per micro-batch id (stream/runner.py)
     result/          an updating query's result as signed row counts (result_store.py)
-    late/, retired/, runs/<key>.json   what scheduled runs keep (incremental.py)
+    runs/<key>.json  what each run covered (``record_run``): the staged parts and rows per
+                     table, its first and last micro-batch, the state generation, its report;
+                     a scheduled run's key is its data interval, a ``twinflow run``'s the UTC
+                     time it started (a stopped run resumed: one record per invocation)
+    late/, retired/  what scheduled runs keep (incremental.py)
 
 Staging is one transaction: ``stage`` writes micro-batch files after those the manifest
 records and saves the manifest last, which commits them. Files that a failed run left beyond
@@ -37,6 +41,7 @@ from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.runner import SPARK, SparkRuntime, StreamRun
 
 MANIFEST = "manifest.json"
+RUNS = "runs"
 
 
 def manifest(state: Path) -> dict:
@@ -87,6 +92,31 @@ def stage(spark: SparkSession, parsed: ingest.Parsed, state: Path, rows_per_batc
         entry["parts"] += len(added[key])
     save_manifest(state, record)
     return added
+
+
+def record_run(state: Path, key: str, first_batch: int, last_batch: int, report: dict,
+               replayed: bool = False, topn_split: int = 1) -> None:
+    """Record what the run ``key`` covered (module docstring), after its stream step."""
+    record = manifest(state)
+    tables = record["tables"]
+    (state / RUNS).mkdir(parents=True, exist_ok=True)
+    write_json(state / RUNS / f"{key}.json", {
+        "parts": {t: e["parts"] for t, e in tables.items()},
+        "rows": {t: e["rows"] for t, e in tables.items()},
+        "first_batch": first_batch, "last_batch": last_batch, "replayed": replayed,
+        "generation": record.get("generation", 0), "topn_split": topn_split, "report": report})
+
+
+def run_record(state: Path, key: str) -> dict | None:
+    """What the run ``key`` covered (``record_run``), None if it has no record."""
+    path = state / RUNS / f"{key}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def previous_record(state: Path, key: str) -> dict | None:
+    """The record of the newest run before ``key`` (None for the first)."""
+    keys = [p.stem for p in (state / RUNS).glob("*.json") if p.stem < key]
+    return run_record(state, max(keys)) if keys else None
 
 
 def offer(state: Path, table: str, parts: list[Path]) -> Path:

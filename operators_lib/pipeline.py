@@ -30,6 +30,7 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -145,6 +146,7 @@ def run(cfg: RunConfig, spark: SparkSession, listen: Listener | None = None,
 def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
          runtime: SparkRuntime) -> Result:
     t0 = time.perf_counter()
+    run_key = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%f")  # its record in _state/runs
     notify = listen or (lambda step, info: None)
     script = check_config(cfg)
     plan = plan_query(script, spark, cfg.topn_split)
@@ -279,6 +281,13 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
         written += ["changelog.csv", "stream.csv", "late.csv"]
         if discarded:
             report["stream"]["recomputed_from_scratch"] = discarded
+        previous = lifecycle.previous_record(state, run_key)  # a resumed run's first part
+        lifecycle.record_run(
+            state, run_key, previous["last_batch"] + 1 if previous else 0,
+            last_commit(state / "checkpoint"),
+            {"interval": run_key, "watermark": report["stream"]["last_progress"].get("watermark"),
+             **{k: v for k, v in report["stream"].items() if k != "last_progress"}},
+            topn_split=cfg.topn_split)
         if not done:
             report["stream"]["note"] = (f"stopped after {cfg.stop_after_batches} micro-batch(es); "
                                         "run again with the same arguments to resume")

@@ -126,6 +126,14 @@ def assert_resumes(case: Case, spark, out: Path, rows_per_batch: int, stop_after
     assert second.report["stream"]["complete"]
     assert second.report["parity"]["verdict"] == case.meta.get("parity", "equal")
     assert_final(case, out, "stream.csv", "stream_final.csv")
+    # Each invocation is one run of the state's records (lifecycle.record_run), the resumed
+    # one from the micro-batch after the stopped one's last.
+    runs = [json.loads(p.read_text()) for p in sorted((out / "_state" / "runs").glob("*.json"))]
+    assert [(r["report"]["complete"], r["first_batch"]) for r in runs] == [
+        (False, 0), (True, runs[0]["last_batch"] + 1)]
+    assert runs[0]["last_batch"] >= stop_after - 1  # (and a batch that only moves the watermark)
+    assert runs[1]["report"]["micro_batches_this_run"] == runs[1]["last_batch"] - runs[0][
+        "last_batch"]
 
 
 def as_multiset(rows: list[tuple]) -> list[tuple]:
