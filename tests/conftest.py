@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
+from tests.cluster import JVM_OPTS
+
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-# Every driver JVM the tests start (the session's, the DAG steps' spark-submit) is short-lived on
-# two busy cores: the C2 JIT's compile threads cost more CPU than they give back (one test file:
-# 139 s -> 118 s). JIT tiers and GC only, no semantics.
-os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+# The driver JVMs the tests start: the session's, the DAG steps' spark-submit.
+os.environ.setdefault("SPARK_SUBMIT_OPTS", JVM_OPTS)
 
 # Modules whose tests each take a minute or more (a cluster, DAG runs and CLI runs start JVMs).
 SLOW_FIRST = ("test_cluster.py", "test_dags.py", "test_console.py")

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from tests.caselib import CASES, Case, assert_final
-from tests.cluster import StandaloneCluster
+from tests.cluster import JVM_OPTS, StandaloneCluster
 from tests.test_dags import SEED, _config, _latest, _run, _task_states
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,6 +29,11 @@ CLUSTER_CASES = ["over/seed_rows_max", "join/join_then_aggregate", "topn/nested_
 
 
 def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster(airflow_env, tmp_path):
+    # The executors' JVM options, as spark-defaults.conf gives them to every driver here.
+    conf_dir = tmp_path / "spark_conf"
+    conf_dir.mkdir()
+    (conf_dir / "spark-defaults.conf").write_text(f"spark.executor.extraJavaOptions {JVM_OPTS}\n")
+    airflow_env.setenv("SPARK_CONF_DIR", str(conf_dir))
     with StandaloneCluster(tmp_path / "cluster") as master:
         out = tmp_path / "cases"
         proc = subprocess.run(
