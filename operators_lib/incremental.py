@@ -267,7 +267,7 @@ def _check_interval(state: Path, run_key: str) -> dict | None:
                 "changed), so its result cannot be rebuilt from the new state; its published "
                 "version stands")
         return record
-    newest = max((p.stem for p in (state / lifecycle.RUNS).glob("*.json")), default=None)
+    newest = max(lifecycle.run_keys(state), default=None)
     if newest is not None and run_key < newest:
         raise InputError(
             f"interval {run_key} comes before interval {newest}, which the query's stream has "
@@ -454,10 +454,10 @@ def audit(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path) -> dict
     event time) an on-time row or window the watermark has passed that no run emitted. It
     reads only what the newest recorded run committed, so it may run while a query run
     streams. Writes ``out``/audit.json."""
-    records = sorted((state / lifecycle.RUNS).glob("*.json"))
-    if not records:
+    keys = lifecycle.run_keys(state)
+    if not keys:
         raise InputError(f"query {cfg.name}: no run to audit yet")
-    return _check(cfg, spark, state, json.loads(records[-1].read_text()), out, whole=True)
+    return _check(cfg, spark, state, lifecycle.run_record(state, keys[-1]), out, whole=True)
 
 
 def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out: Path,

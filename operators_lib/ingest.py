@@ -167,12 +167,11 @@ def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], w
     if not table_files:
         return Parsed(work, tables, files, [])
     sizes = [f.path.stat().st_size for f in table_files]
+    paths = [str(f.path.resolve()) for f in table_files]  # as the tasks open them
     plans = [[csv_split.Piece(0, size, 1)] if size <= piece_bytes else None for size in sizes]
     spread = [(i, s, e) for i, size in enumerate(sizes) if plans[i] is None
               for s, e in csv_split.ranges(size, piece_bytes)]
     if spread:  # files of several ranges: where they may be cut (a small Spark job)
-        paths = [str(f.path.resolve()) for f in table_files]
-
         def scan(batches):
             for batch in batches:
                 for at in batch.column(0).to_pylist():
@@ -187,14 +186,14 @@ def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], w
             scans.setdefault(spread[r["at"]][0], []).append(csv_split.Scan(*json.loads(r["scan"])))
         for i, file_scans in scans.items():
             plans[i] = csv_split.plan_pieces(sizes[i], file_scans)
-    pieces = [(f, k, p) for f, plan in zip(table_files, plans) for k, p in enumerate(plan)]
+    pieces = [(i, k, p) for i, plan in enumerate(plans) for k, p in enumerate(plan)]
 
     def parse_pieces(batches):
         for batch in batches:
             for at in batch.column(0).to_pylist():
-                f, k, piece = pieces[at]
-                table = tables[f.table]
-                data = _read(str(f.path.resolve()), piece.start, piece.end)
+                i, k, piece = pieces[at]
+                f, table = table_files[i], tables[table_files[i].table]
+                data = _read(paths[i], piece.start, piece.end)
                 good, bad, nonfinite = parse_records(table, f.names, data, piece.first_line,
                                                      k == 0)
                 sink = pa.BufferOutputStream()

@@ -107,6 +107,11 @@ def record_run(state: Path, key: str, first_batch: int, last_batch: int, report:
         "generation": record.get("generation", 0), "topn_split": topn_split, "report": report})
 
 
+def run_keys(state: Path) -> list[str]:
+    """The keys of the recorded runs, oldest first."""
+    return sorted(p.stem for p in (state / RUNS).glob("*.json"))
+
+
 def run_record(state: Path, key: str) -> dict | None:
     """What the run ``key`` covered (``record_run``), None if it has no record."""
     path = state / RUNS / f"{key}.json"
@@ -115,8 +120,8 @@ def run_record(state: Path, key: str) -> dict | None:
 
 def previous_record(state: Path, key: str) -> dict | None:
     """The record of the newest run before ``key`` (None for the first)."""
-    keys = [p.stem for p in (state / RUNS).glob("*.json") if p.stem < key]
-    return run_record(state, max(keys)) if keys else None
+    keys = [k for k in run_keys(state) if k < key]
+    return run_record(state, keys[-1]) if keys else None
 
 
 def offer(state: Path, table: str, parts: list[Path]) -> Path:

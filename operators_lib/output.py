@@ -209,7 +209,7 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
             out.write(_header_line(head))
             for part in sorted(parts.glob("part-*")):
                 # A row group (8 MB) at a time, its text copied from Arrow's buffer (no Python
-                # string), the memory handed back after each part: the driver does not grow
+                # string), the memory handed back after each: the driver does not grow
                 # with the output (read as Python strings, it grew by 300 MB for a 534 MB
                 # batch.csv).
                 with pq.ParquetFile(part) as texts_of_part:

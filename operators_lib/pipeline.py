@@ -223,7 +223,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
 
     if cfg.mode == "stream" or (cfg.mode == "both" and not batch_ordered):
         # Until the stream has ended and its changelog checked, the state is not resumable.
-        _record_run(state, fingerprint, "running")
+        _set_run_status(state, fingerprint, "running")
         source = {}
         for name, table in tables.items():
             files = pool[name][:cfg.stop_after_batches]  # None: all of them
@@ -233,6 +233,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
         srun = lifecycle.stream(spark, plan, state, list(tables), n, runtime,
                                 _input_read(source, listen) if listen else None)
         report["timings_s"]["stream"] = round(srun.seconds, 3)
+        last_batch = last_commit(state / "checkpoint")
         kept = checkpoint_shuffle_partitions(state / "checkpoint")
         if kept is not None and kept != report["spark"]["shuffle_partitions"]:
             # A resumed stream keeps the partitioning its state was written with.
@@ -257,12 +258,12 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
             stream_final, stream_rows = log.where(F.col(OP).isin(*ADDS)), kinds["rows"]
         else:
             # From the whole changelog, as changelog.csv (no snapshot that could hide damage).
-            stream_final = result_store.result_rows(spark, state, last_commit(
-                state / "checkpoint"), result_store.schema(plan, ttl=TTL_KEY in log.columns),
+            stream_final = result_store.result_rows(
+                spark, state, last_batch, result_store.schema(plan, ttl=TTL_KEY in log.columns),
                 save=False)
             stream_rows = write_csv_frame(stream_final, pending / "stream.csv", types, columns,
                                           order=[RESULT_ORDER])["rows"]
-        _record_run(state, fingerprint, "complete" if done else "stopped")
+        _set_run_status(state, fingerprint, "complete" if done else "stopped")
         late = _late_rows(log, plan, tables) if kinds[LATE] else {}
         late_count = _write_late_csv(spark, pending / "late.csv", tables, pool, late)
         late_windows = log.where(F.col(OP) == LATE_WINDOW).select(
@@ -283,8 +284,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
             report["stream"]["recomputed_from_scratch"] = discarded
         previous = lifecycle.previous_record(state, run_key)  # a resumed run's first part
         lifecycle.record_run(
-            state, run_key, previous["last_batch"] + 1 if previous else 0,
-            last_commit(state / "checkpoint"),
+            state, run_key, previous["last_batch"] + 1 if previous else 0, last_batch,
             {"interval": run_key, "watermark": report["stream"]["last_progress"].get("watermark"),
              **{k: v for k, v in report["stream"].items() if k != "last_progress"}},
             topn_split=cfg.topn_split)
@@ -520,8 +520,9 @@ def _fingerprint(cfg: RunConfig, parsed: ingest.Parsed) -> str:
     return h.hexdigest()
 
 
-def _record_run(state: Path, fingerprint: str, status: str) -> None:
-    """The stream run's fingerprint and status in the state's manifest."""
+def _set_run_status(state: Path, fingerprint: str, status: str) -> None:
+    """The stream run's fingerprint and status in the state's manifest (what
+    ``resume_decision`` reads; the run's record is lifecycle.record_run's)."""
     manifest = lifecycle.manifest(state)
     manifest["run"] = {"fingerprint": fingerprint, "status": status}
     lifecycle.save_manifest(state, manifest)
