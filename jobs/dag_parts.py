@@ -11,7 +11,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import DAG, task
 
 from operators_lib.paths import home
-from operators_lib.spark import DRIVER_JAVA_OPTIONS
+from operators_lib.spark import driver_java_options
 
 JOB = str(Path(__file__).resolve().parent / "twinflow_job.py")
 # The zip of twinflow's code that ``ship_code`` wrote (operators_lib/shipping.py).
@@ -43,7 +43,7 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: di
         # on the spark-submit command line: the JVM starts before the job's Python code. A
         # query's "spark_conf" comes last and wins.
         conf={"spark.sql.session.timeZone": "UTC",
-              "spark.driver.defaultJavaOptions": DRIVER_JAVA_OPTIONS,
+              "spark.driver.defaultJavaOptions": driver_java_options(),
               **cfg.get("spark_conf", {})})
 
 

@@ -30,8 +30,10 @@ def main() -> None:
     ap.add_argument("cases", nargs="+")
     args = ap.parse_args()
     from operators_lib.spark import get_spark
+    from tests.cluster import JVM_OPTS
 
-    spark = get_spark(args.master, app="twinflow-cluster-cases")
+    spark = get_spark(args.master, app="twinflow-cluster-cases",
+                      conf={"spark.executor.extraJavaOptions": JVM_OPTS})
     executors = spark.sparkContext.parallelize(range(4), 4).map(_imported_from).collect()
     results = {}
     for case_id in args.cases:

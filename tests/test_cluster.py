@@ -29,11 +29,6 @@ CLUSTER_CASES = ["over/seed_rows_max", "join/join_then_aggregate", "topn/nested_
 
 
 def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster(airflow_env, tmp_path):
-    # The executors' JVM options, as spark-defaults.conf gives them to every driver here.
-    conf_dir = tmp_path / "spark_conf"
-    conf_dir.mkdir()
-    (conf_dir / "spark-defaults.conf").write_text(f"spark.executor.extraJavaOptions {JVM_OPTS}\n")
-    airflow_env.setenv("SPARK_CONF_DIR", str(conf_dir))
     with StandaloneCluster(tmp_path / "cluster") as master:
         out = tmp_path / "cases"
         proc = subprocess.run(
@@ -59,6 +54,9 @@ def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster(airflow_env, tmp_pat
 
         airflow_env.setenv("AIRFLOW_CONN_SPARK_DEFAULT", master)
         config = _config(tmp_path, "tmall_max_price")
+        cfg = json.loads(config.read_text())  # the executors' JVM options, as cluster_cases'
+        config.write_text(json.dumps(
+            cfg | {"spark_conf": {"spark.executor.extraJavaOptions": JVM_OPTS}}))
         shutil.copy(SEED / "incoming" / "tmall_item" / "2017-11-11T10.csv",
                     tmp_path / "incoming")
         run = _run(airflow_env, config, 10)
