@@ -21,6 +21,7 @@ from pathlib import Path
 
 from jobs.console import Console, engine_output_to
 from operators_lib.errors import TwinflowError
+from operators_lib.locations import local_path
 
 
 def _data_arg(text: str) -> tuple[str, Path]:
@@ -89,6 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         return demo(args.out, args.verbose)
     if args.command == "jvm-archive":
         return _jvm_archive(args.rebuild)
+    try:  # before anything is written there
+        local_path(args.out, "--out")
+    except TwinflowError as e:
+        print(f"twinflow: error: {e}", file=sys.stderr)
+        return e.exit_code
     log = None if args.verbose else args.out / "engine.log"
     created = not args.out.exists()
     with engine_output_to(log) as (out, err):

@@ -25,7 +25,8 @@ from pathlib import Path
 from operators_lib.errors import TwinflowError
 from operators_lib.hotspot import measure_skew
 from operators_lib.incremental import QueryConfig, audit, batch_parity, stream_increment
-from operators_lib.paths import state_dir
+from operators_lib.locations import check_shared, local_path
+from operators_lib.paths import home, state_dir
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,7 +40,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         cfg = QueryConfig.load(args.config)
+        local_path(home(), "TWINFLOW_HOME")
         spark = get_spark(app=f"twinflow-{cfg.name}-{args.step}")
+        check_shared(spark, home())
         state = state_dir(cfg.name)
         with engine_failures():
             if args.step == "measure-skew":

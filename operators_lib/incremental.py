@@ -71,6 +71,7 @@ from operators_lib import ingest, lifecycle, nonfinite, result_store
 from operators_lib.batch import batch_dataframe
 from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import InputError, ParityError, SqlError
+from operators_lib.locations import local_path
 from operators_lib.output import write_csv_frame, write_json
 from operators_lib.parity import SAMPLE, compare_frames
 from operators_lib.parity_scope import (
@@ -149,7 +150,8 @@ class QueryConfig:
                              f"{limit!r}")
         return QueryConfig(
             raw["name"], [base / p for p in raw["sql"]],
-            {t: base / p for t, p in raw["inputs"].items()}, raw["expectations"],
+            {t: base / local_path(p, f"{path}: input of {t}") for t, p in raw["inputs"].items()},
+            raw["expectations"],
             int(raw.get("rows_per_batch", 1000)), raw.get("schedule"), limit,
             {k: v for k, v in raw.items() if k not in {
                 "name", "sql", "inputs", "expectations", "rows_per_batch", "schedule",

@@ -43,6 +43,7 @@ from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
 from operators_lib.changelog import ADDS, RETRACTS
 from operators_lib.errors import InputError
+from operators_lib.locations import check_shared, local_path
 from operators_lib.output import write_csv, write_csv_frame, write_json
 from operators_lib.parity import compare_frames
 from operators_lib.plan import (
@@ -124,6 +125,9 @@ def check_config(cfg: RunConfig) -> Script:
     mistake is reported in a second): the SQL parses, every --data names a declared table,
     the options are in range."""
     script = load_script(cfg.sql)
+    local_path(cfg.out, "--out")
+    for name, path in cfg.data.items():
+        local_path(path, f"--data {name}")
     declared = set(script.catalog.tables)
     unknown = sorted({k.lower() for k in cfg.data} - declared)
     if unknown:
@@ -168,6 +172,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
         raise InputError(f"no --data given for table(s) the query reads: {', '.join(missing)}")
 
     state = cfg.out / "_state"
+    check_shared(spark, cfg.out)
     # Parsed first (a bad header or a NaN the query cannot take fails the run here), then the
     # state is reset or resumed.
     parsed = ingest.parse(spark, {k: (t, ingest.input_files(Path(given[k])))

@@ -1,0 +1,61 @@
+"""Where twinflow reads and writes (operators_lib/locations.py): local paths only, and on a
+cluster only where every executor sees what the driver sees; anything else is exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from operators_lib.errors import InputError
+from operators_lib.incremental import QueryConfig
+from operators_lib.locations import blind_hosts, check_shared, local_path
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = REPO / "examples" / "seed"
+
+
+@pytest.mark.parametrize("uri", ["s3a://bucket/out", "hdfs://namenode:8020/twinflow",
+                                 "file:///tmp/out", Path("gs://bucket/x")])
+def test_a_uri_is_refused_as_given(uri):
+    with pytest.raises(InputError, match="is a URI") as err:
+        local_path(uri, "--out")
+    assert str(uri if not isinstance(uri, Path) else "gs://bucket/x") in str(err.value)
+
+
+@pytest.mark.parametrize("path", ["/tmp/out", "runs/demo", "a:b", "./x:/y"])
+def test_local_paths_pass(path):
+    assert local_path(path, "--out") == Path(path)
+
+
+def test_twinflow_run_refuses_a_uri_and_writes_nothing(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "jobs.cli", "run", "--sql", str(SEED / "tmall_item.sql"),
+         "--sql", str(SEED / "rows_max_price.sql"), "--data",
+         f"tmall_item={SEED / 'incoming' / 'tmall_item'}", "--out", "s3a://bucket/out"],
+        cwd=tmp_path, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 2, proc.stderr
+    assert "--out 's3a://bucket/out' is a URI" in proc.stderr
+    assert not list(tmp_path.iterdir())  # no local 's3a:' directory
+
+
+def test_a_query_config_with_an_input_uri_is_refused(tmp_path):
+    config = tmp_path / "q.json"
+    config.write_text(json.dumps({"name": "q", "sql": ["q.sql"], "expectations": "s",
+                                  "inputs": {"t": "s3a://bucket/landing"}}))
+    with pytest.raises(InputError, match=r"input of t 's3a://bucket/landing' is a URI"):
+        QueryConfig.load(config)
+
+
+def test_tasks_that_do_not_see_the_drivers_token_are_named(spark, tmp_path):
+    assert blind_hosts(spark, tmp_path / "absent", "x") == [socket.gethostname()]
+    (tmp_path / "token").write_text("other")
+    assert blind_hosts(spark, tmp_path / "token", "x") == [socket.gethostname()]
+    check_shared(spark, tmp_path / "shared", force=True)  # here every task sees it
+    assert not list((tmp_path / "shared").iterdir())  # the token is gone
