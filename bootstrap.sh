@@ -52,7 +52,7 @@ if [ ! -f "$STAMP" ]; then
   # pyspark's files).
   .venv/bin/pip install -q --force-reinstall --no-deps "pyspark==4.3.0"
   .venv/bin/pip install -q --no-deps -e .
-  rm -f .venv/.twinflow-*
+  rm -f .venv/.twinflow-* .venv/share/twinflow/spark-driver-*.jsa  # of the jars replaced
   touch "$STAMP"
 fi
 export PATH="$ROOT/.venv/bin:$PATH"

@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="the seed queries in both modes, a GX gate and a DAG run")
     demo.add_argument("--out", type=Path, default=Path("runs") / "demo")
     archive = sub.add_parser("jvm-archive", parents=[common],
-                             help="build the Spark driver's class-data archive (about 30 s, "
+                             help="build the Spark driver's class-data archive (about a minute, "
                                   "once per Java, Spark and class path): drivers twinflow "
                                   "starts then start in about half the time")
     archive.add_argument("--rebuild", action="store_true", help="even if it exists")
@@ -84,17 +84,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:  # before anything is written there
+        if hasattr(args, "out"):
+            local_path(args.out, "--out")
+    except TwinflowError as e:
+        print(f"twinflow: error: {e}", file=sys.stderr)
+        return e.exit_code
     if args.command == "demo":
         from jobs.demo import main as demo
 
         return demo(args.out, args.verbose)
     if args.command == "jvm-archive":
         return _jvm_archive(args.rebuild)
-    try:  # before anything is written there
-        local_path(args.out, "--out")
-    except TwinflowError as e:
-        print(f"twinflow: error: {e}", file=sys.stderr)
-        return e.exit_code
     log = None if args.verbose else args.out / "engine.log"
     created = not args.out.exists()
     with engine_output_to(log) as (out, err):

@@ -22,9 +22,10 @@ CODE = "{{ ti.xcom_pull(task_ids='ship_code') }}"
 def ship_code() -> str:
     """The code executors import, as a zip under $TWINFLOW_HOME/dist (once per version), so
     that the spark-submit steps run on a cluster whose machines do not have twinflow."""
+    from operators_lib.locations import local_path
     from operators_lib.shipping import code_archive
 
-    return str(code_archive(home() / "dist"))
+    return str(code_archive(local_path(home(), "TWINFLOW_HOME") / "dist"))
 
 
 def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: dict
@@ -43,7 +44,8 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: di
         # on the spark-submit command line: the JVM starts before the job's Python code. A
         # query's "spark_conf" comes last and wins.
         conf={"spark.sql.session.timeZone": "UTC",
-              "spark.driver.defaultJavaOptions": driver_java_options(),
+              "spark.driver.defaultJavaOptions": driver_java_options(
+                  cfg.get("spark_conf", {}).get("spark.driver.extraJavaOptions", "")),
               **cfg.get("spark_conf", {})})
 
 

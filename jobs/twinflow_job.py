@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = QueryConfig.load(args.config)
         local_path(home(), "TWINFLOW_HOME")
+        local_path(args.run_dir, "--run-dir")
         spark = get_spark(app=f"twinflow-{cfg.name}-{args.step}")
         check_shared(spark, home())
         state = state_dir(cfg.name)

@@ -149,7 +149,7 @@ class QueryConfig:
             raise InputError(f"{path}: max_rejected_rows must be a whole number >= 0, got "
                              f"{limit!r}")
         return QueryConfig(
-            raw["name"], [base / p for p in raw["sql"]],
+            raw["name"], [base / local_path(p, f"{path}: sql file") for p in raw["sql"]],
             {t: base / local_path(p, f"{path}: input of {t}") for t, p in raw["inputs"].items()},
             raw["expectations"],
             int(raw.get("rows_per_batch", 1000)), raw.get("schedule"), limit,

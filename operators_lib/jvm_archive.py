@@ -4,12 +4,14 @@ Spark's jars again. Measured on this project's 2-core machine (docs/BENCHMARKS.m
 trivial spark-submit 9.0 s -> 5.3 s wall, 13.7 -> 8.0 CPU-s.
 
 ``twinflow jvm-archive`` (run by ``bootstrap.sh``) builds it once per Java, Spark and class
-path: a small run of twinflow's own (``_warm_up``) in a child process whose JVM writes the
-classes it loaded at exit (``-XX:ArchiveClassesAtExit``). Drivers that twinflow launches
-(``get_spark``, the DAGs' spark-submit) then get ``-XX:SharedArchiveFile``. A JVM whose class
-path differs from the archive's (another SPARK_CONF_DIR, extra jars) or whose archive is
-missing, as on another machine, starts as without it: the JVM checks, and its CDS messages
-are switched off so that this stays silent.
+path (about a minute): a small run of twinflow's own (``_warm_up``) in a child process whose
+JVM writes the classes it loaded at exit (``-XX:ArchiveClassesAtExit``). Drivers that
+twinflow launches (``get_spark``, the DAGs' spark-submit) then get ``-XX:SharedArchiveFile``.
+The archive's name is a hash of what the JVM checks before it uses one (the java binary, the
+jars, the environment that puts directories before them); another SPARK_CONF_DIR or a
+reinstalled Spark is another name, not yet built, and drivers start without. Where the JVM
+still cannot use it, or it is missing, as on a machine that never built it, the JVM starts as
+without it: its CDS messages are switched off so that this stays silent.
 """
 
 from __future__ import annotations
@@ -25,9 +27,15 @@ import tempfile
 from pathlib import Path
 
 # Environment that changes the driver's class path (Spark's launcher puts these before its jars).
-_CLASS_PATH_ENV = ("SPARK_CONF_DIR", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_DIST_CLASSPATH",
-                   "SPARK_CLASSPATH")
-_QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+_CLASS_PATH_ENV = ("SPARK_HOME", "SPARK_CONF_DIR", "HADOOP_CONF_DIR", "YARN_CONF_DIR",
+                   "SPARK_DIST_CLASSPATH", "SPARK_CLASSPATH")
+# Options of the user's that conflict with the archive (HotSpot refuses to start with a dump
+# option and a dynamic archive), or take CDS into their own hands: then no archive.
+_USER_CDS = ("SharedArchiveFile", "ArchiveClassesAtExit", "AutoCreateSharedArchive",
+             "RecordDynamicDumpInfo", "-Xshare")
+# Every CDS message off (the JVM's mismatch warnings go to stdout, the console).
+_QUIET = "-Xlog:cds*=off"
+OFF = "TWINFLOW_JVM_ARCHIVE"  # =off: no archive (the build's own driver runs so)
 _WARM_UP_SQL = """CREATE TABLE t (k STRING, v INT, ts TIMESTAMP(3),
   WATERMARK FOR ts AS ts - INTERVAL '1' SECOND);
 SELECT k, v, SUM(v) OVER (PARTITION BY k ORDER BY ts
@@ -39,21 +47,36 @@ SELECT a.k, COUNT(*) AS n, MAX(b.v) AS m FROM t a JOIN t b ON a.k = b.k GROUP BY
 """
 
 
+def _stamp(path: str) -> str:
+    """A file's identity as the JVM checks it (a reinstalled jar or JVM has a new mtime)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return path
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+
+
 def path() -> Path:
     """Where the archive of this Java, Spark and class path is (it may not exist)."""
     # Not importing pyspark: the DAG files call this when Airflow parses them.
-    spark = importlib.util.find_spec("pyspark")
-    java = os.environ.get("JAVA_HOME", "") or os.path.realpath(shutil.which("java") or "java")
-    key = "\0".join([java, importlib.metadata.version("pyspark"), str(spark and spark.origin),
+    jars = Path(importlib.util.find_spec("pyspark").origin).parent / "jars"
+    java = os.path.realpath(os.path.join(os.environ["JAVA_HOME"], "bin", "java")
+                            if os.environ.get("JAVA_HOME") else shutil.which("java") or "java")
+    key = "\0".join([_stamp(java), _stamp(str(jars)), importlib.metadata.version("pyspark"),
                      *(os.environ.get(k, "") for k in _CLASS_PATH_ENV)])
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return Path(sys.prefix) / "share" / "twinflow" / f"spark-driver-{digest}.jsa"
 
 
-def java_options() -> str:
-    """Driver JVM options that use the archive, or nothing if it was not built."""
+def java_options(user_options: str = "") -> str:
+    """Driver JVM options that use the archive; nothing if it was not built, if
+    ``$TWINFLOW_JVM_ARCHIVE`` is ``off``, or if the user's JVM options (``user_options``,
+    ``$SPARK_SUBMIT_OPTS``) take class-data sharing into their own hands."""
+    mine = f"{user_options} {os.environ.get('SPARK_SUBMIT_OPTS', '')}"
+    if os.environ.get(OFF) == "off" or any(o in mine for o in _USER_CDS):
+        return ""
     archive = path()
-    return options_for(archive) if archive.is_file() else ""
+    return options_for(archive) if archive.is_file() and " " not in str(archive) else ""
 
 
 def options_for(archive: Path) -> str:
@@ -62,24 +85,28 @@ def options_for(archive: Path) -> str:
 
 
 def build(force: bool = False) -> Path:
-    """Build the archive (unless it exists and not ``force``); returns its path. Raises
-    RuntimeError with the child's output if the warm-up run failed."""
+    """Build the archive (unless it exists and not ``force``); returns its path, and removes
+    the archives of other Java, Spark or class path versions beside it. Raises RuntimeError
+    with the child's output if the warm-up run failed (an archive that was there stays)."""
     archive = path()
     if archive.is_file() and not force:
         return archive
-    archive.unlink(missing_ok=True)  # a driver started from it would not dump a new one
     archive.parent.mkdir(parents=True, exist_ok=True)
     tmp = archive.with_name(f".{archive.name}.{os.getpid()}")
     env = dict(os.environ)
+    env[OFF] = "off"
     env["SPARK_SUBMIT_OPTS"] = (f"{env.get('SPARK_SUBMIT_OPTS', '')} "
-                                f"-XX:ArchiveClassesAtExit={tmp} {_QUIET}").strip()
+                                f"-XX:ArchiveClassesAtExit={tmp}").strip()
     proc = subprocess.run([sys.executable, "-m", "operators_lib.jvm_archive"], env=env,
                           capture_output=True, text=True)
     if proc.returncode != 0 or not tmp.is_file():
         tmp.unlink(missing_ok=True)
         raise RuntimeError(f"the warm-up run failed (exit {proc.returncode}):\n"
-                           f"{proc.stderr[-4000:]}")
+                           f"{(proc.stdout + proc.stderr)[-4000:]}")
     os.replace(tmp, archive)
+    for other in archive.parent.glob("spark-driver-*.jsa"):
+        if other != archive:
+            other.unlink(missing_ok=True)
     return archive
 
 

@@ -11,9 +11,9 @@ sees: an empty changelog, not an error.
 
 from __future__ import annotations
 
-import os
 import re
 import socket
+import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,12 +56,15 @@ def check_shared(spark: SparkSession, directory: Path, force: bool = False) -> N
         return  # the executors are the driver's threads
     directory.mkdir(parents=True, exist_ok=True)
     expected = uuid.uuid4().hex
-    token = directory / f".twinflow-shared-{expected}"
-    token.write_text(expected)
+    # The path as Spark writes it (symbolic links not followed: they may differ per host).
+    token = directory.absolute() / f".twinflow-shared-{expected}"
     try:
-        blind = blind_hosts(spark, token.resolve(), expected)
+        token.write_text(expected)
+        if not is_local(spark.sparkContext.master):
+            _await_executors(spark)
+        blind = blind_hosts(spark, token, expected)
     finally:
-        os.unlink(token)
+        token.unlink(missing_ok=True)
     if blind:
         raise InputError(
             f"executors on {', '.join(blind)} do not see {directory} as the driver does: "
@@ -69,9 +72,19 @@ def check_shared(spark: SparkSession, directory: Path, force: bool = False) -> N
             f"on the driver and every executor ({SEE})")
 
 
+def _await_executors(spark: SparkSession, timeout_s: float = 60) -> None:
+    """Until an executor has registered (a cluster starts its session without them, and the
+    tasks of the check would all go to the first one); at most ``timeout_s``."""
+    tracker = spark.sparkContext._jsc.sc().statusTracker()
+    deadline = time.monotonic() + timeout_s
+    while len(tracker.getExecutorInfos()) < 2 and time.monotonic() < deadline:  # + the driver
+        time.sleep(0.5)
+
+
 def blind_hosts(spark: SparkSession, token: Path, expected: str) -> list[str]:
-    """The hosts of tasks (two per core) that cannot read ``expected`` from ``token``."""
-    tasks = max(2, 2 * spark.sparkContext.defaultParallelism)
+    """The hosts of tasks (two per core, at most 1,000) that cannot read ``expected`` from
+    ``token``."""
+    tasks = min(1000, max(2, 2 * spark.sparkContext.defaultParallelism))
     path = str(token)
     seen = spark.sparkContext.parallelize(range(tasks), tasks).map(
         lambda _: _sees(path, expected)).collect()

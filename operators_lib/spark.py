@@ -5,7 +5,8 @@ driver thread that nothing restarts (``task-result-getter``) leaves the job wait
 JVM options only count where the JVM is launched: pyspark passes the builder's options to
 spark-submit when it starts the JVM itself (``get_spark``), and jobs/dag_parts.py passes them
 on the DAGs' spark-submit command line. They go in ``spark.driver.defaultJavaOptions``, which
-Spark puts before ``spark.driver.extraJavaOptions``: a user's own options come later and win.
+Spark puts before ``spark.driver.extraJavaOptions``: a user's own options come later and win
+(``SPARK_SUBMIT_OPTS`` comes before both).
 This module imports pyspark only when called (the DAG files import it at parse time).
 """
 
@@ -34,12 +35,14 @@ DRIVER_JAVA_OPTIONS = (
     f"-XX:+ExitOnOutOfMemoryError -Dlog4j2.configurationFile={LOG4J2.as_uri()}")
 
 
-def driver_java_options() -> str:
+def driver_java_options(user_options: str = "") -> str:
     """``DRIVER_JAVA_OPTIONS``, and the class-data archive's where it was built
-    (jvm_archive.py): a driver starts in about half the time."""
+    (jvm_archive.py) and the user's own JVM options (``user_options``: their
+    spark.driver.extraJavaOptions) leave class-data sharing to twinflow: a driver starts in
+    about half the time."""
     from operators_lib import jvm_archive
 
-    return f"{DRIVER_JAVA_OPTIONS} {jvm_archive.java_options()}".strip()
+    return f"{DRIVER_JAVA_OPTIONS} {jvm_archive.java_options(user_options)}".strip()
 
 
 DRIVER_DIED = (
@@ -88,7 +91,8 @@ def get_spark(master: str | None = None, app: str = "twinflow",
     if SparkContext._jvm is None and not submitted:
         # JVM options count only at launch: given here, after spark-defaults.conf.
         launch = SparkConf(loadDefaults=False)
-        launch.setAll([("spark.driver.defaultJavaOptions", driver_java_options()),
+        launch.setAll([("spark.driver.defaultJavaOptions", driver_java_options(
+                            conf.get("spark.driver.extraJavaOptions", ""))),
                        ("spark.app.name", app), *conf.items()])
         SparkContext._ensure_initialized(conf=launch)
     settings = SparkConf()  # the JVM's: spark-submit's and spark-defaults.conf

@@ -48,4 +48,23 @@ def test_a_jvm_of_another_class_path_starts_silently_without_the_archive(tmp_pat
     # the JVM's own warning, unless switched off
     assert "Unable to use shared archive" in _launcher([f"-XX:SharedArchiveFile={archive}"],
                                                        other)
-    assert "archive" not in _launcher(jvm_archive.options_for(archive).split(), other)
+    plain = _launcher([], other)
+    assert "Spark home not found" in plain  # the launcher ran (without SPARK_HOME it says so)
+    assert _launcher(jvm_archive.options_for(archive).split(), other) == plain
+    # nor when the archive is missing (a machine where it was never built)
+    assert _launcher(jvm_archive.options_for(tmp_path / "none.jsa").split(), other) == plain
+
+
+def test_the_users_own_class_data_options_leave_the_archive_out(tmp_path, monkeypatch):
+    archive = tmp_path / "spark-driver.jsa"
+    archive.write_bytes(b"x")
+    monkeypatch.setattr(jvm_archive, "path", lambda: archive)
+    monkeypatch.delenv("SPARK_SUBMIT_OPTS", raising=False)
+    assert jvm_archive.java_options("-Xmx2g")
+    # HotSpot refuses to start with a dump option beside a dynamic archive
+    assert jvm_archive.java_options("-XX:ArchiveClassesAtExit=/tmp/mine.jsa") == ""
+    monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-Xshare:off")
+    assert jvm_archive.java_options() == ""
+    monkeypatch.delenv("SPARK_SUBMIT_OPTS")
+    monkeypatch.setenv(jvm_archive.OFF, "off")
+    assert jvm_archive.java_options() == ""

@@ -33,11 +33,13 @@ def test_local_paths_pass(path):
     assert local_path(path, "--out") == Path(path)
 
 
-def test_twinflow_run_refuses_a_uri_and_writes_nothing(tmp_path):
+@pytest.mark.parametrize("command", [
+    ["run", "--sql", str(SEED / "tmall_item.sql"), "--sql", str(SEED / "rows_max_price.sql"),
+     "--data", f"tmall_item={SEED / 'incoming' / 'tmall_item'}"],
+    ["demo"]])
+def test_the_cli_refuses_a_uri_and_writes_nothing(tmp_path, command):
     proc = subprocess.run(
-        [sys.executable, "-m", "jobs.cli", "run", "--sql", str(SEED / "tmall_item.sql"),
-         "--sql", str(SEED / "rows_max_price.sql"), "--data",
-         f"tmall_item={SEED / 'incoming' / 'tmall_item'}", "--out", "s3a://bucket/out"],
+        [sys.executable, "-m", "jobs.cli", *command, "--out", "s3a://bucket/out"],
         cwd=tmp_path, capture_output=True, text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 2, proc.stderr
@@ -59,3 +61,12 @@ def test_tasks_that_do_not_see_the_drivers_token_are_named(spark, tmp_path):
     assert blind_hosts(spark, tmp_path / "token", "x") == [socket.gethostname()]
     check_shared(spark, tmp_path / "shared", force=True)  # here every task sees it
     assert not list((tmp_path / "shared").iterdir())  # the token is gone
+
+
+def test_a_directory_some_executors_do_not_see_is_an_error(spark, tmp_path, monkeypatch):
+    from operators_lib import locations
+
+    monkeypatch.setattr(locations, "blind_hosts", lambda *_: ["worker-7"])
+    with pytest.raises(InputError, match=r"executors on worker-7 do not see .*shared"):
+        check_shared(spark, tmp_path / "shared", force=True)
+    assert not list((tmp_path / "shared").iterdir())  # no token left behind
