@@ -35,7 +35,7 @@ _USER_CDS = ("SharedArchiveFile", "ArchiveClassesAtExit", "AutoCreateSharedArchi
              "RecordDynamicDumpInfo", "-Xshare")
 # Every CDS message off (the JVM's mismatch warnings go to stdout, the console).
 _QUIET = "-Xlog:cds*=off"
-OFF = "TWINFLOW_JVM_ARCHIVE"  # =off: no archive (the build's own driver runs so)
+OFF = "TWINFLOW_JVM_ARCHIVE"  # =off: no archive
 _WARM_UP_SQL = """CREATE TABLE t (k STRING, v INT, ts TIMESTAMP(3),
   WATERMARK FOR ts AS ts - INTERVAL '1' SECOND);
 SELECT k, v, SUM(v) OVER (PARTITION BY k ORDER BY ts
@@ -93,8 +93,7 @@ def build(force: bool = False) -> Path:
         return archive
     archive.parent.mkdir(parents=True, exist_ok=True)
     tmp = archive.with_name(f".{archive.name}.{os.getpid()}")
-    env = dict(os.environ)
-    env[OFF] = "off"
+    env = dict(os.environ)  # the dump option keeps the archive out of the build's own driver
     env["SPARK_SUBMIT_OPTS"] = (f"{env.get('SPARK_SUBMIT_OPTS', '')} "
                                 f"-XX:ArchiveClassesAtExit={tmp}").strip()
     proc = subprocess.run([sys.executable, "-m", "operators_lib.jvm_archive"], env=env,

@@ -52,7 +52,8 @@ def check_shared(spark: SparkSession, directory: Path, force: bool = False) -> N
     """On a cluster (``force``: also in local mode), prove that executors see ``directory`` as
     the driver does: the driver writes a token there, tasks (two per core, so normally on every
     executor) read it back. InputError names the hosts that do not see it."""
-    if not force and is_local(spark.sparkContext.master):
+    local = is_local(spark.sparkContext.master)
+    if local and not force:
         return  # the executors are the driver's threads
     directory.mkdir(parents=True, exist_ok=True)
     expected = uuid.uuid4().hex
@@ -60,7 +61,7 @@ def check_shared(spark: SparkSession, directory: Path, force: bool = False) -> N
     token = directory.absolute() / f".twinflow-shared-{expected}"
     try:
         token.write_text(expected)
-        if not is_local(spark.sparkContext.master):
+        if not local:
             _await_executors(spark)
         blind = blind_hosts(spark, token, expected)
     finally:
