@@ -5,7 +5,8 @@ A query's state directory (``$TWINFLOW_HOME/state/<query>``) has the layout ever
 per run, ``runs/<key>.json``, here keyed by the run's data interval: a re-run of the interval
 rebuilds the same outputs from it); scheduled runs add::
 
-    <state>/late/           the late rows each run's micro-batches dropped (for parity)
+    <state>/late/           what each run's micro-batches left out, for parity: late rows,
+                            (row, window) pairs, the keys whose state expired (state TTL)
     <state>/retired/        the previous checkpoint, changelog, result, late rows and source
                             after a rebuild
 
@@ -39,7 +40,9 @@ manifest is saved): they are removed, so a later run succeeds once the input is 
 the same input in batch and proves that every row the run emitted equals the batch result for
 that row (append-only results), or that the result equals the batch result (updating ones); the
 counts show every input row emitted, late (dropped, with its reason) or still pending behind the
-watermark. The batch reads the staged input the run's results can reach (parity_scope.py):
+watermark; rows of keys whose state expired (``table.exec.state.ttl``) may differ, and
+only they (as in ``twinflow run``). The batch reads the staged input the run's results can
+reach (parity_scope.py):
 from a cut for OVER RANGE INTERVAL and TUMBLE/HOP/CUMULATE windows; the rows of the keys the
 run touched where the one stateful operator is keyed by columns the result shows (an updating
 result is then compared for those keys); all of it otherwise (a cost that grows with the
@@ -73,7 +76,13 @@ from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import InputError, ParityError, SqlError
 from operators_lib.locations import local_path
 from operators_lib.output import write_csv_frame, write_json
-from operators_lib.parity import SAMPLE, compare_frames
+from operators_lib.parity import (
+    SAMPLE,
+    TTL_EXPLANATION,
+    TTL_UPSTREAM_NOTE,
+    compare_frames,
+    without_expired,
+)
 from operators_lib.parity_scope import (
     cut_ms,
     key_scope,
@@ -92,6 +101,9 @@ from operators_lib.plan import (
     PLACE,
     ROWNUM,
     SESSION_SPLIT,
+    TTL,
+    TTL_KEY,
+    TTL_UPSTREAM,
     Filter,
     Node,
     Over,
@@ -356,11 +368,14 @@ def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: in
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
     log = result_store.changelog(spark, plan, state, first, upto)
-    # The run's late rows and (row, window end) pairs, kept: parity needs those of every run.
-    # The job that writes them counts each row kind.
+    # The run's late rows, (row, window end) pairs and expired keys, kept: parity needs those
+    # of every run. The job that writes them counts each row kind.
     counted = Observation()
-    log.observe(counted, *result_store.kind_counts()).where(F.col(OP).isin(LATE, LATE_WINDOW)) \
-        .select(OP, ROWNUM, F.col(EMIT_TS).alias(WEND)) \
+    log.observe(counted, *result_store.kind_counts()) \
+        .where(F.col(OP).isin(LATE, LATE_WINDOW, TTL, TTL_UPSTREAM)) \
+        .select(OP, ROWNUM, F.col(EMIT_TS).alias(WEND),
+                F.col(TTL_KEY) if TTL_KEY in log.columns else F.lit(None).cast("long").alias(
+                    TTL_KEY)) \
         .write.mode("overwrite").parquet(str(state / "late" / f"upto-{upto:08d}"))
     kinds = counted.get
     if append_only(plan) and any(kinds[k] for k in RETRACTS):
@@ -373,7 +388,8 @@ def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: in
     else:
         write_csv_frame(changes, run_dir / "changes.csv", types, [OP, *columns],
                         ["op", *columns], order=list(PLACE))
-        rows = result_rows(spark, state, upto, result_store.schema(plan))
+        rows = result_rows(spark, state, upto,
+                           result_store.schema(plan, ttl=TTL_KEY in log.columns))
         emitted = write_csv_frame(rows, run_dir / "stream.csv", types, columns,
                                   order=[RESULT_ORDER])["rows"]
     return {"emitted_rows": emitted,
@@ -401,11 +417,11 @@ def _run_result(spark: SparkSession, plan: Node, state: Path, record: dict, whol
                 ) -> DataFrame:
     """What the run of ``record`` published in stream.csv, as a DataFrame; ``whole``: every
     row the state's stream emitted up to that run (an updating query: its result)."""
-    if not append_only(plan):
-        return result_rows(spark, state, record["last_batch"], result_store.schema(plan),
-                           save=not whole)
     log = result_store.changelog(spark, plan, state, 0 if whole else record["first_batch"],
                                  record["last_batch"])
+    if not append_only(plan):
+        return result_rows(spark, state, record["last_batch"],
+                           result_store.schema(plan, ttl=TTL_KEY in log.columns), save=not whole)
     return _emitted(spark, plan, state, log.where(~F.col(OP).isin(*MARKERS)),
                     record["replayed"] and not whole)
 
@@ -421,16 +437,44 @@ def _parity_cut(plan: Node, state: Path, record: dict, table: str, parts: list[P
     return cut_ms(plan, previous["report"]["watermark"], new_parts, time_col)
 
 
+def _left_out(spark: SparkSession, state: Path, upto: int) -> DataFrame | None:
+    """What the micro-batches of every run up to ``upto`` left out (``_emit``): rows by kind
+    (OP) with ROWNUM, WEND and TTL_KEY; None: nothing."""
+    kept = [str(d) for d in (state / "late").glob("upto-*")
+            if int(d.name.removeprefix("upto-")) <= upto]
+    return spark.read.parquet(*kept) if kept else None
+
+
 def _late_so_far(spark: SparkSession, state: Path, upto: int
                  ) -> tuple[DataFrame | None, DataFrame | None]:
     """The late rows and (row, window end) pairs of every run up to micro-batch ``upto``."""
-    kept = [str(d) for d in (state / "late").glob("upto-*")
-            if int(d.name.removeprefix("upto-")) <= upto]
-    if not kept:
+    left_out = _left_out(spark, state, upto)
+    if left_out is None:
         return None, None
-    left_out = spark.read.parquet(*kept)
     return (left_out.where(F.col(OP) == LATE).select(ROWNUM),
             left_out.where(F.col(OP) == LATE_WINDOW).select(ROWNUM, WEND))
+
+
+def _explain_by_ttl(spark: SparkSession, state: Path, record: dict, batch: DataFrame,
+                    stream: DataFrame, types: dict, columns: list[str]) -> dict:
+    """What the report adds when batch and stream differ: ``explained_by_ttl`` if the rows
+    outside the keys whose state expired, in any run up to this one, are equal (as
+    ``twinflow run``'s parity); nothing without expired state."""
+    left_out = _left_out(spark, state, record["last_batch"])
+    if left_out is None:
+        return {}
+    counts = left_out.groupBy(OP).count().collect()
+    counts = {r[OP]: r["count"] for r in counts}
+    if counts.get(TTL_UPSTREAM):
+        return {"note": TTL_UPSTREAM_NOTE}
+    if not counts.get(TTL):
+        return {}
+    expired = left_out.where(F.col(OP) == TTL).select(TTL_KEY).distinct()
+    residual = without_expired(batch, stream, expired, types, columns)
+    if not residual.equal:
+        return {"unexplained": residual.summary()}
+    return {"verdict": "explained_by_ttl", "ttl_expired_keys": expired.count(),
+            "explanation": TTL_EXPLANATION}
 
 
 def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Path) -> dict:
@@ -550,6 +594,8 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
                 write_csv_frame(batch, out / "batch.csv", types, columns,
                                 order=[c for c in (EMIT_TS, ROWNUM) if c in batch.columns])
             report = {"verdict": "equal" if diff.equal else "failed", "rows": diff.batch_rows}
+            if not diff.equal:
+                report |= _explain_by_ttl(spark, state, record, batch, stream, types, columns)
             if scope is not None:
                 report["parity_input"] = scope[2]
         finally:

@@ -45,7 +45,12 @@ from operators_lib.changelog import ADDS, RETRACTS
 from operators_lib.errors import InputError
 from operators_lib.locations import check_shared, local_path
 from operators_lib.output import write_csv, write_csv_frame, write_json
-from operators_lib.parity import compare_frames
+from operators_lib.parity import (
+    TTL_EXPLANATION,
+    TTL_UPSTREAM_NOTE,
+    compare_frames,
+    without_expired,
+)
 from operators_lib.plan import (
     EMIT_TS,
     LATE,
@@ -387,18 +392,14 @@ def _parity(spark, plan: Node, pool, batch: DataFrame, stream: DataFrame,
     if expired["keys"] is not None and not expired["upstream"]:
         # State TTL: the stream forgot the state of these keys, batch did not. Set their rows
         # aside in both results: what remains must be equal.
-        keys = expired["keys"]
-        residual = compare_frames(batch.join(keys, TTL_KEY, "left_anti"),
-                                  stream.join(keys, TTL_KEY, "left_anti"), types, columns)
+        residual = without_expired(batch, stream, expired["keys"], types, columns)
         if residual.equal:
             result.update(verdict="explained_by_ttl", ttl_expired_keys=counts["ttl_expired_keys"],
-                          explanation="the rows that differ all belong to keys whose state "
-                                      "expired (table.exec.state.ttl); every other row is equal")
+                          explanation=TTL_EXPLANATION)
             return result, 0, ""
         result["unexplained"] = residual.summary()
     elif expired["upstream"]:
-        result["note"] = ("state expired in an operator below the last join / aggregation: the "
-                          "rows it affects cannot be told apart")
+        result["note"] = TTL_UPSTREAM_NOTE
     if late or late_windows is not None:
         # Do the differences come only from the late rows? Recompute batch without them (and
         # without the rows in windows that had fired when they arrived).
