@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.cluster import JVM_OPTS
+from tests.cluster import INTERPRETED, JVM_OPTS
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 # The driver JVMs the tests start: the session's, the DAG steps' spark-submit.
@@ -27,7 +27,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def spark():
     from operators_lib.spark import get_spark
 
-    session = get_spark("local[2]", app="twinflow-tests")
+    session = get_spark("local[2]", app="twinflow-tests", conf=INTERPRETED)
     yield session
     session.stop()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from operators_lib.plan import OP, ROWNUM
+from tests.cluster import INTERPRETED
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = REPO / "examples" / "seed"
@@ -28,7 +29,8 @@ def _config(tmp: Path, suite: str) -> Path:
         "AS onSellTime\n", "AS onSellTime - INTERVAL '1' MINUTE\n"))
     cfg = {"name": f"q_{suite}", "sql": [str(ddl), str(SEED / "rows_max_price.sql")],
            "inputs": {"tmall_item": str(incoming)}, "expectations": suite,
-           "rows_per_batch": 2, "one_row_per_input_row": True, "retries": 0}
+           "rows_per_batch": 2, "one_row_per_input_row": True, "retries": 0,
+           "spark_conf": INTERPRETED}
     path = tmp / "queries" / f"q_{suite}.json"
     path.parent.mkdir()
     path.write_text(json.dumps(cfg))
