@@ -17,9 +17,11 @@ rows emitted in the run, so that the intervals' outputs together are the result;
 updating query (joins, GROUP BY, TopN) the whole result after the run, merged from the result
 before it and the run's changes, which it also writes (``changes.csv``: op and row).
 
-The checkpoint is bound to the TopN split factor it was written with (``manifest.json``
-records it): the split changes the TopN's operator keys. When the query's config asks for
-another factor (the hotspot DAG changed it), ``stream_increment`` retires the checkpoint and its
+The checkpoint is bound to the TopN split factor and the state layout it was written with
+(``manifest.json`` records both): the split changes the TopN's operator keys, the layout how
+operators store their state (stream/layout.py). When the query's config asks for another factor
+(the hotspot DAG changed it), or this twinflow stores state in another layout than the one
+that wrote the checkpoint (an upgrade), ``stream_increment`` retires the checkpoint and its
 changelog (one generation is kept under ``retired/``, for a manual rollback) and rebuilds the
 state by replaying every staged input file into a new checkpoint before the new files: the
 materialized result is then exactly that of an uninterrupted run with the new factor, and
@@ -120,6 +122,7 @@ from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER, result_rows
 from operators_lib.scan import staged_schema
 from operators_lib.sql import load_script
+from operators_lib.stream.layout import STATE_LAYOUT, UNRECORDED
 from operators_lib.stream.runner import (
     changelog_frame,
     checkpoint_shuffle_partitions,
@@ -228,14 +231,20 @@ def stage_new_inputs(cfg: QueryConfig, spark: SparkSession, parsed: ingest.Parse
     return {parsed.tables[key].name: parsed.rows(key) for key in added}
 
 
-def bind_split(cfg: QueryConfig, state: Path) -> dict | None:
-    """Bind the state to the config's TopN split factor: on a change, retire the checkpoint,
-    changelog and source (see the module docstring); ``stage_new_inputs`` then offers every
-    staged file to the new one. Each step can be repeated after a crash: the checkpoint moves
-    last, the manifest is saved last."""
+def bind_state(cfg: QueryConfig, state: Path) -> dict | None:
+    """Bind the state to the config's TopN split factor and to this twinflow's state layout
+    (stream/layout.py): when either changed (the hotspot DAG raised the split; an upgrade
+    changed how operators store their state), retire the checkpoint, changelog and source
+    (see the module docstring); ``stage_new_inputs`` then offers every staged file to the new
+    one. Each step can be repeated after a crash: the checkpoint moves last, the manifest is
+    saved last. Returns what was rebuilt and why (None: nothing)."""
     manifest = lifecycle.manifest(state)
     old, new = int(manifest.get("topn_split", 1)), cfg.topn_split
-    if old == new:
+    layout = manifest.get("state_layout", UNRECORDED)
+    if old == new and layout == STATE_LAYOUT:
+        if "state_layout" not in manifest:  # recorded from the first run on
+            manifest["state_layout"] = STATE_LAYOUT
+            lifecycle.save_manifest(state, manifest)
         return None
     retired, retiring = state / "retired", state / ".retiring"
     if (state / "checkpoint").exists():
@@ -244,18 +253,21 @@ def bind_split(cfg: QueryConfig, state: Path) -> dict | None:
             if (state / name).exists():
                 os.replace(state / name, retiring / name)
         (retiring / "topn_split").write_text(f"{old}\n")
+        (retiring / "state_layout").write_text(f"{layout}\n")
     if retiring.exists():  # the previous generation goes only once this one is complete
         shutil.rmtree(retired, ignore_errors=True)
         os.replace(retiring, retired)
-    manifest["topn_split"] = new
+    manifest["topn_split"], manifest["state_layout"] = new, STATE_LAYOUT
     # Runs recorded before refer to the retired changelog (stream_increment's run records).
     manifest["generation"] = manifest.get("generation", 0) + 1
     lifecycle.save_manifest(state, manifest)
     replayed = sum(t["rows"] for t in manifest["tables"].values())
     if not replayed:
-        return None  # nothing staged yet: the first run starts with the new factor
-    return {"from_split": old, "to_split": new, "retired": str(retired),
-            "replayed_input_rows": replayed}
+        return None  # nothing staged yet: the first run starts with the new split and layout
+    return {"reason": "the TopN split changed" if old != new else
+            "twinflow's state layout changed (an upgrade)",
+            "from_split": old, "to_split": new, "from_layout": layout, "to_layout": STATE_LAYOUT,
+            "retired": str(retired), "replayed_input_rows": replayed}
 
 
 def result_identity(plan: Node) -> list[str]:
@@ -278,8 +290,8 @@ def _check_interval(state: Path, run_key: str) -> dict | None:
         if record["generation"] != generation:
             raise InputError(
                 f"interval {run_key} ran before the query's state was rebuilt (its TopN split "
-                "changed), so its result cannot be rebuilt from the new state; its published "
-                "version stands")
+                "or twinflow's state layout changed), so its result cannot be rebuilt from the "
+                "new state; its published version stands")
         return record
     newest = max(lifecycle.run_keys(state), default=None)
     if newest is not None and run_key < newest:
@@ -316,7 +328,7 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     ingest.write_rejected(parsed, run_dir / "rejected.csv")
     check_rejected(cfg, parsed, run_dir / "rejected.csv")
     lifecycle.discard_unstaged(state)
-    rebuilt = bind_split(cfg, state)
+    rebuilt = bind_state(cfg, state)
     added = {s.table.name: 0 for s in scans(plan)} | stage_new_inputs(cfg, spark, parsed, state)
     shutil.rmtree(parsed.dir, ignore_errors=True)  # staged: the parsed copy is not needed
     # The run covers every micro-batch since the last recorded run, also those of a run that

@@ -85,8 +85,8 @@ from operators_lib.scan import staged_schema
 from operators_lib.spark import engine_failures
 from operators_lib.sql import Script, load_script
 from operators_lib.sql.planner import compile_query
+from operators_lib.stream.layout import STATE_LAYOUT
 from operators_lib.stream.runner import (
-    CHANGELOG_LAYOUT,
     SPARK,
     SparkRuntime,
     checkpoint_shuffle_partitions,
@@ -522,7 +522,7 @@ def _fingerprint(cfg: RunConfig, parsed: ingest.Parsed) -> str:
     # The batch size as given (by default it follows from the data); the split changes the
     # state layout.
     h.update(f"{cfg.rows_per_batch}:{cfg.topn_split}".encode())
-    h.update(CHANGELOG_LAYOUT.encode())  # a stopped run of another layout starts afresh
+    h.update(STATE_LAYOUT.encode())  # a stopped run of another layout starts afresh
     return h.hexdigest()
 
 

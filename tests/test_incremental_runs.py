@@ -12,9 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql.classic.dataframe import DataFrame  # the class whose methods run
 
+from operators_lib import incremental
 from operators_lib.errors import InputError, ParityError
 from operators_lib.incremental import QueryConfig, audit, batch_parity, stream_increment
 from operators_lib.parity import SAMPLE
+from operators_lib.stream.layout import STATE_LAYOUT
 
 REPO = Path(__file__).resolve().parents[1]
 HOP = """SELECT window_start, window_end, url, COUNT(*) AS views
@@ -115,9 +117,11 @@ def test_parity_of_a_range_over_reaches_back_from_a_row_behind_the_watermark(spa
     assert parity["parity_input"]["from_event_time"] == "2024-01-01 10:00:00"
 
 
-def test_join_and_group_by_retract_across_runs_in_parity(spark, tmp_path):
+def test_join_and_group_by_retract_across_runs_in_parity(spark, tmp_path, monkeypatch):
     """LEFT JOIN + GROUP BY (examples/shop): the second run's orders and customers retract and
-    update the first run's rows; every run is in parity with batch over all input so far."""
+    update the first run's rows; every run is in parity with batch over all input so far. After
+    an upgrade of twinflow that stores state in another layout, the next run rebuilds the state
+    from the staged input instead of reading the old checkpoint."""
     shop = REPO / "examples" / "shop"
     inputs = {t: tmp_path / "incoming" / t for t in ("customers", "orders")}
     cfg = QueryConfig("shop", [shop / "shop.sql", shop / "revenue_by_region.sql"], inputs,
@@ -157,6 +161,18 @@ def test_join_and_group_by_retract_across_runs_in_parity(spark, tmp_path):
     # The audit checks the state as of the newest run (11h), not the re-run one.
     report = audit(cfg, spark, state, tmp_path / "audit")
     assert (report["verdict"], report["interval"], report["rows"]) == ("equal", "run11", 3)
+
+    # The upgrade (stream/layout.py): run 12 (no new input) replays the 13 staged rows into a
+    # new checkpoint; its result is the uninterrupted one, in parity.
+    assert json.loads((state / "manifest.json").read_text())["state_layout"] == STATE_LAYOUT
+    monkeypatch.setattr(incremental, "STATE_LAYOUT", STATE_LAYOUT + ";next")
+    report = stream_increment(cfg, spark, state, tmp_path / "run12")
+    assert report["state_rebuilt"]["reason"] == "twinflow's state layout changed (an upgrade)"
+    assert report["state_rebuilt"]["replayed_input_rows"] == 13
+    assert (state / "retired" / "state_layout").read_text().strip() == STATE_LAYOUT
+    assert set((tmp_path / "run12" / "stream.csv").read_text().splitlines()[1:]) == published[11]
+    assert batch_parity(cfg, spark, state, tmp_path / "run12")["verdict"] == "equal"
+    assert stream_increment(cfg, spark, state, tmp_path / "run13")["state_rebuilt"] is None
 
 
 def test_parity_of_a_later_run_compares_the_keys_it_touched(spark, tmp_path):

@@ -1,0 +1,21 @@
+"""The layout of a query's stream state: what its checkpoint's operators store and how its
+changelog is written. State of one layout is never read by code of another: a scheduled
+query's state of another layout is rebuilt by replaying its staged input
+(incremental.bind_state), a stopped ``twinflow run`` of another layout starts afresh
+(pipeline._fingerprint).
+
+Any change to how an operator encodes its state (rows.SLOTS or BUCKETS, a page's pickled
+value, a processor's state variables) or to the changelog's layout must change
+``STATE_LAYOUT``: bump ``_OPERATORS`` where nothing else in the string changes.
+"""
+
+from __future__ import annotations
+
+from operators_lib.stream.rows import BUCKETS, SLOTS
+from operators_lib.stream.runner import CHANGELOG_LAYOUT
+
+_OPERATORS = 1  # the operators' state encodings, as of the first recorded layout
+STATE_LAYOUT = f"{CHANGELOG_LAYOUT};buckets={BUCKETS};slots={SLOTS};operators={_OPERATORS}"
+# What states that a manifest does not name a layout for were written with (before layouts
+# were recorded): frozen, whatever STATE_LAYOUT becomes.
+UNRECORDED = "changelog/2;buckets=1024;slots=4096;operators=1"
