@@ -129,6 +129,10 @@ from operators_lib.stream.runner import (
     last_commit,
 )
 
+# What ``late/upto-<batch>/`` keeps of a run's changelog: (column, changelog column, type).
+_LEFT_OUT = ((OP, OP, "string"), (ROWNUM, ROWNUM, "long"), (WEND, EMIT_TS, "long"),
+             (TTL_KEY, TTL_KEY, "long"))
+
 
 @dataclass
 class QueryConfig:
@@ -231,13 +235,23 @@ def stage_new_inputs(cfg: QueryConfig, spark: SparkSession, parsed: ingest.Parse
     return {parsed.tables[key].name: parsed.rows(key) for key in added}
 
 
+def same_layout(state: Path) -> None:
+    """InputError unless the state is of this twinflow's layout (stream/layout.py): a re-run,
+    parity or audit of a state an upgrade has not yet rebuilt would read it with new code."""
+    layout = lifecycle.manifest(state).get("state_layout", UNRECORDED)
+    if layout != STATE_LAYOUT:
+        raise InputError(f"the query's state was written in another state layout ({layout}; "
+                         f"this twinflow's: {STATE_LAYOUT}): the query's next scheduled run "
+                         "rebuilds it, after which intervals before it cannot be re-run")
+
+
 def bind_state(cfg: QueryConfig, state: Path) -> dict | None:
     """Bind the state to the config's TopN split factor and to this twinflow's state layout
     (stream/layout.py): when either changed (the hotspot DAG raised the split; an upgrade
-    changed how operators store their state), retire the checkpoint, changelog and source
-    (see the module docstring); ``stage_new_inputs`` then offers every staged file to the new
-    one. Each step can be repeated after a crash: the checkpoint moves last, the manifest is
-    saved last. Returns what was rebuilt and why (None: nothing)."""
+    changed how state is stored), retire the checkpoint, changelog, source, result and
+    left-out rows (see the module docstring); ``stage_new_inputs`` then offers every staged
+    file to the new one. Each step can be repeated after a crash: the checkpoint moves last,
+    the manifest is saved last. Returns what was rebuilt and why (None: nothing)."""
     manifest = lifecycle.manifest(state)
     old, new = int(manifest.get("topn_split", 1)), cfg.topn_split
     layout = manifest.get("state_layout", UNRECORDED)
@@ -249,11 +263,11 @@ def bind_state(cfg: QueryConfig, state: Path) -> dict | None:
     retired, retiring = state / "retired", state / ".retiring"
     if (state / "checkpoint").exists():
         retiring.mkdir(parents=True, exist_ok=True)
+        (retiring / "topn_split").write_text(f"{old}\n")
+        (retiring / "state_layout").write_text(f"{layout}\n")
         for name in ("changelog", "late", "result", "source", "checkpoint"):
             if (state / name).exists():
                 os.replace(state / name, retiring / name)
-        (retiring / "topn_split").write_text(f"{old}\n")
-        (retiring / "state_layout").write_text(f"{layout}\n")
     if retiring.exists():  # the previous generation goes only once this one is complete
         shutil.rmtree(retired, ignore_errors=True)
         os.replace(retiring, retired)
@@ -287,6 +301,7 @@ def _check_interval(state: Path, run_key: str) -> dict | None:
     record = lifecycle.run_record(state, run_key)
     generation = lifecycle.manifest(state).get("generation", 0)
     if record is not None:
+        same_layout(state)
         if record["generation"] != generation:
             raise InputError(
                 f"interval {run_key} ran before the query's state was rebuilt (its TopN split "
@@ -380,16 +395,18 @@ def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: in
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
     log = result_store.changelog(spark, plan, state, first, upto)
-    # The run's late rows, (row, window end) pairs and expired keys, kept: parity needs those
-    # of every run. The job that writes them counts each row kind.
-    counted = Observation()
-    log.observe(counted, *result_store.kind_counts()) \
-        .where(F.col(OP).isin(LATE, LATE_WINDOW, TTL, TTL_UPSTREAM)) \
-        .select(OP, ROWNUM, F.col(EMIT_TS).alias(WEND),
-                F.col(TTL_KEY) if TTL_KEY in log.columns else F.lit(None).cast("long").alias(
-                    TTL_KEY)) \
-        .write.mode("overwrite").parquet(str(state / "late" / f"upto-{upto:08d}"))
-    kinds = counted.get
+    if first > upto:  # no micro-batch: the left-out rows up to ``upto`` are a previous run's
+        kinds = {k: 0 for k in (*KINDS, *MARKERS)}
+    else:
+        # The run's late rows, (row, window end) pairs and expired keys, kept: parity needs
+        # those of every run. The job that writes them counts each row kind.
+        counted = Observation()
+        log.observe(counted, *result_store.kind_counts()) \
+            .where(F.col(OP).isin(LATE, LATE_WINDOW, TTL, TTL_UPSTREAM)) \
+            .select(*[(F.col(src) if src in log.columns else F.lit(None)).cast(t).alias(c)
+                      for c, src, t in _LEFT_OUT]) \
+            .write.mode("overwrite").parquet(str(state / "late" / f"upto-{upto:08d}"))
+        kinds = counted.get
     if append_only(plan) and any(kinds[k] for k in RETRACTS):
         raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
     changes = log.where(~F.col(OP).isin(*MARKERS))
@@ -454,7 +471,8 @@ def _left_out(spark: SparkSession, state: Path, upto: int) -> DataFrame | None:
     (OP) with ROWNUM, WEND and TTL_KEY; None: nothing."""
     kept = [str(d) for d in (state / "late").glob("upto-*")
             if int(d.name.removeprefix("upto-")) <= upto]
-    return spark.read.parquet(*kept) if kept else None
+    schema = ", ".join(f"{c} {t}" for c, _, t in _LEFT_OUT)
+    return spark.read.schema(schema).parquet(*kept) if kept else None
 
 
 def _late_so_far(spark: SparkSession, state: Path, upto: int
@@ -521,6 +539,7 @@ def audit(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path) -> dict
 def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out: Path,
            whole: bool) -> dict:
     """Parity of the run of ``record`` (``whole``: of everything emitted up to it)."""
+    same_layout(state)
     # The split the state was built with (the config may have changed since): same result.
     plan = plan_for(cfg, spark, record["topn_split"])
     if processing_time_windows(plan) or processing_time_joins(plan):

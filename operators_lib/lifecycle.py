@@ -3,9 +3,9 @@
 (``$TWINFLOW_HOME/state/<query>``, incremental.py). One layout, one manifest::
 
     manifest.json    what is staged: per table its input files (rows, rejected rows, first row
-                     number), its rows and its micro-batch files; the TopN split and the state
-                     layout (stream/layout.py) the state was built with and its generation
-                     (incremental.bind_state); for a bounded run
+                     number), its rows and its micro-batch files; for scheduled runs the TopN
+                     split and state layout (stream/layout.py) the state was built with and
+                     its generation (incremental.bind_state); for a bounded run
                      (twinflow run) its fingerprint and how its stream ended (``run``)
     parsed/          the new input as the executors parsed it (ingest.py), until staged
     staged/<table>/  micro-batch files (part-NNNNNN.parquet), append-only

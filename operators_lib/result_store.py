@@ -31,7 +31,7 @@ from operators_lib.changelog import ADDS, KINDS
 from operators_lib.errors import StateError
 from operators_lib.plan import BATCH, MARKERS, OP, PLACE, SEQ, TTL_KEY, Node
 from operators_lib.stream.planner import CHANGELOG_FIELDS
-from operators_lib.stream.runner import changelog_files, changelog_frame
+from operators_lib.stream.runner import changelog_files, changelog_frame, last_commit
 
 COUNT = "tw__count"
 RESULT_ORDER = "tw__place"
@@ -70,6 +70,10 @@ def changelog(spark: SparkSession, plan: Node, state: Path, first: int = 0,
     log = changelog_frame(spark, state / "changelog", state / "checkpoint", first, upto)
     if log is not None:
         return log
+    last = last_commit(state / "checkpoint")
+    if last >= 0:  # no micro-batch in the range: no rows, with the columns the stream writes
+        return changelog_frame(spark, state / "changelog", state / "checkpoint", last,
+                               last).limit(0)
     return spark.createDataFrame([], T.StructType(
         [*schema(plan).fields, *CHANGELOG_FIELDS,
          *[T.StructField(c, T.LongType()) for c in (BATCH, SEQ)]]))

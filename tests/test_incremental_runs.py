@@ -166,6 +166,10 @@ def test_join_and_group_by_retract_across_runs_in_parity(spark, tmp_path, monkey
     # new checkpoint; its result is the uninterrupted one, in parity.
     assert json.loads((state / "manifest.json").read_text())["state_layout"] == STATE_LAYOUT
     monkeypatch.setattr(incremental, "STATE_LAYOUT", STATE_LAYOUT + ";next")
+    # Until then nothing reads the old state with the new code.
+    for step in (stream_increment, batch_parity):  # a re-run of run 11, its parity
+        with pytest.raises(InputError, match="another state layout"):
+            step(cfg, spark, state, tmp_path / "run11")
     report = stream_increment(cfg, spark, state, tmp_path / "run12")
     assert report["state_rebuilt"]["reason"] == "twinflow's state layout changed (an upgrade)"
     assert report["state_rebuilt"]["replayed_input_rows"] == 13

@@ -129,6 +129,10 @@ def test_a_scheduled_run_explains_the_rows_of_keys_whose_state_expired(spark, tm
     assert (parity["verdict"], parity["only_in_batch"], parity["only_in_stream"]) == (
         "explained_by_ttl", 2, 1), parity
     assert parity["ttl_expired_keys"] == 2  # c1, c2: the keys run 2 touched
+    # Run 3 has no new input: what runs 1 and 2 left out stays for the audit.
+    assert stream_increment(cfg, spark, state, tmp_path / "run3")["new_input_rows"] == {
+        "customers": 0, "orders": 0}
+    assert batch_parity(cfg, spark, state, tmp_path / "run3")["verdict"] == "equal"
     report = audit(cfg, spark, state, tmp_path / "audit")
     assert (report["verdict"], report["ttl_expired_keys"]) == ("explained_by_ttl", 2), report
 

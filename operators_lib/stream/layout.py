@@ -5,8 +5,9 @@ query's state of another layout is rebuilt by replaying its staged input
 (pipeline._fingerprint).
 
 Any change to how an operator encodes its state (rows.SLOTS or BUCKETS, a page's pickled
-value, a processor's state variables) or to the changelog's layout must change
-``STATE_LAYOUT``: bump ``_OPERATORS`` where nothing else in the string changes.
+value, a processor's state variables), to the changelog's layout, or to what a scheduled
+query keeps beside them (the result store's columns, the left-out rows) must change
+``STATE_LAYOUT``: bump ``_ENCODING`` where nothing else in the string changes.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from __future__ import annotations
 from operators_lib.stream.rows import BUCKETS, SLOTS
 from operators_lib.stream.runner import CHANGELOG_LAYOUT
 
-_OPERATORS = 1  # the operators' state encodings, as of the first recorded layout
-STATE_LAYOUT = f"{CHANGELOG_LAYOUT};buckets={BUCKETS};slots={SLOTS};operators={_OPERATORS}"
+# 2: a state TTL query's result store and left-out rows keep the expired keys' hashes
+_ENCODING = 2
+STATE_LAYOUT = f"{CHANGELOG_LAYOUT};buckets={BUCKETS};slots={SLOTS};encoding={_ENCODING}"
 # What states that a manifest does not name a layout for were written with (before layouts
 # were recorded): frozen, whatever STATE_LAYOUT becomes.
-UNRECORDED = "changelog/2;buckets=1024;slots=4096;operators=1"
+UNRECORDED = "changelog/2;buckets=1024;slots=4096;encoding=1"
