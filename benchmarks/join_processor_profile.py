@@ -1,11 +1,15 @@
 """How much of a stream join is twinflow's own Python (the join operator, without Spark)?
 
     .venv/bin/python benchmarks/join_processor_profile.py [--keys 20000] [--rows-per-key 5]
+        [--touch 0.2]
 
 Feeds JoinProcessor (LEFT JOIN, no unique keys) one micro-batch: rows of both sides grouped by
 bucket, as transformWithState hands them over, with an in-memory MapState of slot pages, and
-prints the time per join key. The rest of a real run is Spark's (file source, shuffle, Arrow
-transfer per bucket, state-store round trips, the sink).
+prints the time per join key. ``--touch F``: then a second micro-batch gives a share F of the
+keys one new right row each: its time against the stored rows shows what the state's size
+costs a micro-batch that touches only some keys (the slot pages are read and written whole).
+The rest of a real run is Spark's (file source, shuffle, Arrow transfer per bucket,
+state-store round trips, the sink).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--keys", type=int, default=20_000)
     ap.add_argument("--rows-per-key", type=int, default=5)
+    ap.add_argument("--touch", type=float, default=0.0)
     args = ap.parse_args()
     cols = ("int", "int", "float")
     spec = JoinSpec(
@@ -65,15 +70,31 @@ def main() -> None:
         "r2": np.where(side == 1, rng.random(n), np.nan),
         OP: "+I", ROWNUM: np.arange(n), SIDE: side, "tw__kn0": False, "tw__kv0": k,
         SLOT: k % SLOTS})
-    buckets = [g for _, g in df.groupby(k % SLOTS % BUCKETS)]
+    secs, out, buckets = _micro_batch(processor, df)
+    print(f"{args.keys:,} keys x {args.rows_per_key} rows in {buckets} buckets: "
+          f"{secs:.2f} s, {secs / args.keys * 1000:.3f} ms per key, {n / secs:,.0f} input "
+          f"rows/s, {out:,} output rows")
+    if args.touch:
+        keys = np.sort(rng.choice(args.keys, int(args.keys * args.touch), replace=False))
+        m = len(keys)
+        df = pd.DataFrame({
+            "l0": np.nan, "l1": np.nan, "l2": np.nan, "r0": n + np.arange(m), "r1": keys,
+            "r2": rng.random(m), OP: "+I", ROWNUM: n + np.arange(m), SIDE: 1,
+            "tw__kn0": False, "tw__kv0": keys, SLOT: keys % SLOTS})
+        secs, out, _ = _micro_batch(processor, df)
+        print(f"then {m:,} keys touched ({args.touch:.0%}), one new row each, against {n:,} "
+              f"stored rows: {secs:.2f} s, {out:,} output rows")
+
+
+def _micro_batch(processor: JoinProcessor, df: pd.DataFrame) -> tuple[float, int, int]:
+    """One micro-batch through the processor, bucket by bucket: (seconds, output rows,
+    buckets)."""
+    buckets = [g for _, g in df.groupby(df[SLOT] % BUCKETS)]
     start, out = time.perf_counter(), 0
     for frame in buckets:
         for o in processor.handleInputRows((0,), iter([frame]), None):
             out += len(o)
-    secs = time.perf_counter() - start
-    print(f"{args.keys:,} keys x {args.rows_per_key} rows in {len(buckets)} buckets: "
-          f"{secs:.2f} s, {secs / args.keys * 1000:.3f} ms per key, {n / secs:,.0f} input "
-          f"rows/s, {out:,} output rows")
+    return time.perf_counter() - start, out, len(buckets)
 
 
 if __name__ == "__main__":

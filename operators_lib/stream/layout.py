@@ -15,8 +15,9 @@ from __future__ import annotations
 from operators_lib.stream.rows import BUCKETS, SLOTS
 from operators_lib.stream.runner import CHANGELOG_LAYOUT
 
-# 2: a state TTL query's result store and left-out rows keep the expired keys' hashes
-_ENCODING = 2
+# 2: a state TTL query's result store and left-out rows keep the expired keys' hashes;
+# 3: a slot page holds each key's value pickled on its own (rows.SlotState)
+_ENCODING = 3
 STATE_LAYOUT = f"{CHANGELOG_LAYOUT};buckets={BUCKETS};slots={SLOTS};encoding={_ENCODING}"
 # What states that a manifest does not name a layout for were written with (before layouts
 # were recorded): frozen, whatever STATE_LAYOUT becomes.

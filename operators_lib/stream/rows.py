@@ -9,7 +9,9 @@ So an operator key hashes to a *slot* (``pmod(xxhash64(key), SLOTS)``), a slot t
 the state of all keys of a slot is one value (a page), read and written once per slot and
 micro-batch. A micro-batch thus costs at most BUCKETS calls and 2 x SLOTS state calls per
 operator, however many keys it touches; a key's update rewrites its slot's page (state size /
-SLOTS). SLOTS is part of the checkpoint's state layout.
+SLOTS). In a page each key's value is pickled on its own: a micro-batch unpickles and pickles
+the values of the keys it touches, and only copies the bytes of the others. SLOTS and the
+page's encoding are part of the checkpoint's state layout (stream/layout.py).
 
 Input order within a key and micro-batch: retractions first, then additions, each in arrival
 order. Every retraction refers to a row emitted in an *earlier* micro-batch (upstream operators
@@ -241,10 +243,11 @@ def net_changes(delta: dict[tuple, int]) -> tuple[list[tuple], list[str]]:
 
 
 class SlotState:
-    """The operator keys' state, one pickled ``{key: value}`` page per slot in a MapState of
-    the bucket: read and written once per slot and micro-batch. Every state call is a round
-    trip to the JVM (~0.1-0.3 ms), so keys share a call per slot, and a bucket without state
-    is asked once (``exists``), not once per slot."""
+    """The operator keys' state, one pickled ``{key: pickled value}`` page per slot in a
+    MapState of the bucket: read and written once per slot and micro-batch. Every state call
+    is a round trip to the JVM (~0.1-0.3 ms), so keys share a call per slot, and a bucket
+    without state is asked once (``exists``), not once per slot. A value is unpickled only
+    for a key the micro-batch touches (``load``/``dump``)."""
 
     def __init__(self, handle, name: str):
         self.map = handle.getMapState(name, _SLOT_SCHEMA, STATE_SCHEMA)
@@ -262,6 +265,14 @@ class SlotState:
             self.map.updateValue((slot,), (pickle.dumps(page, protocol=5),))
         elif not self.empty:
             self.map.removeKey((slot,))
+
+    @staticmethod
+    def load(blob: bytes | None):
+        return None if blob is None else pickle.loads(blob)
+
+    @staticmethod
+    def dump(value) -> bytes:
+        return pickle.dumps(value, protocol=5)
 
 
 class ChangelogProcessor(StatefulProcessor):
@@ -292,11 +303,11 @@ class ChangelogProcessor(StatefulProcessor):
         for slot, by_key in by_slot.items():
             page = self.state.get(slot)
             for k, data in by_key.items():
-                value = self.process(k, data, page.get(k), changes)
+                value = self.process(k, data, self.state.load(page.get(k)), changes)
                 if value is None:
                     page.pop(k, None)
                 else:
-                    page[k] = value
+                    page[k] = self.state.dump(value)
             self.state.put(slot, page)
         if changes.rows:
             yield output(changes, self.cols)
