@@ -417,8 +417,7 @@ def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: in
     else:
         write_csv_frame(changes, run_dir / "changes.csv", types, [OP, *columns],
                         ["op", *columns], order=list(PLACE))
-        rows = result_rows(spark, state, upto,
-                           result_store.schema(plan, ttl=TTL_KEY in log.columns))
+        rows = result_rows(spark, state, upto, result_store.result_schema(plan, log))
         emitted = write_csv_frame(rows, run_dir / "stream.csv", types, columns,
                                   order=[RESULT_ORDER])["rows"]
     return {"emitted_rows": emitted,
@@ -446,11 +445,11 @@ def _run_result(spark: SparkSession, plan: Node, state: Path, record: dict, whol
                 ) -> DataFrame:
     """What the run of ``record`` published in stream.csv, as a DataFrame; ``whole``: every
     row the state's stream emitted up to that run (an updating query: its result)."""
-    log = result_store.changelog(spark, plan, state, 0 if whole else record["first_batch"],
-                                 record["last_batch"])
-    if not append_only(plan):
-        return result_rows(spark, state, record["last_batch"],
-                           result_store.schema(plan, ttl=TTL_KEY in log.columns), save=not whole)
+    last = record["last_batch"]
+    if not append_only(plan):  # the columns of one micro-batch's changelog suffice
+        return result_rows(spark, state, last, result_store.result_schema(
+            plan, result_store.changelog(spark, plan, state, last, last)), save=not whole)
+    log = result_store.changelog(spark, plan, state, 0 if whole else record["first_batch"], last)
     return _emitted(spark, plan, state, log.where(~F.col(OP).isin(*MARKERS)),
                     record["replayed"] and not whole)
 
@@ -493,8 +492,7 @@ def _explain_by_ttl(spark: SparkSession, state: Path, record: dict, batch: DataF
     left_out = _left_out(spark, state, record["last_batch"])
     if left_out is None:
         return {}
-    counts = left_out.groupBy(OP).count().collect()
-    counts = {r[OP]: r["count"] for r in counts}
+    counts = {r[OP]: r["count"] for r in left_out.groupBy(OP).count().collect()}
     if counts.get(TTL_UPSTREAM):
         return {"note": TTL_UPSTREAM_NOTE}
     if not counts.get(TTL):

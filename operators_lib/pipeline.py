@@ -269,7 +269,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
         else:
             # From the whole changelog, as changelog.csv (no snapshot that could hide damage).
             stream_final = result_store.result_rows(
-                spark, state, last_batch, result_store.schema(plan, ttl=TTL_KEY in log.columns),
+                spark, state, last_batch, result_store.result_schema(plan, log),
                 save=False)
             stream_rows = write_csv_frame(stream_final, pending / "stream.csv", types, columns,
                                           order=[RESULT_ORDER])["rows"]

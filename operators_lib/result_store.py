@@ -91,6 +91,12 @@ def schema(plan: Node, ttl: bool = False) -> T.StructType:
                         + ([T.StructField(TTL_KEY, T.LongType())] if ttl else []))
 
 
+def result_schema(plan: Node, log: DataFrame) -> T.StructType:
+    """The columns the result store keeps of the changelog ``log`` (``changelog``): the
+    query's, and the state TTL key where the stream writes one."""
+    return schema(plan, ttl=TTL_KEY in log.columns)
+
+
 def merge(base: DataFrame | None, changelog: DataFrame | None, columns: list[str]
           ) -> DataFrame | None:
     """``base`` (counted rows) plus the signed rows of ``changelog``: counted rows, a count
