@@ -133,7 +133,7 @@ class Bench:
         return plan, tables
 
     def stage(self, tables, work: Path, batches: int, eof: bool) -> dict[str, Path | list]:
-        from operators_lib import ingest
+        from operators_lib import ingest, lifecycle
 
         staged = {}
         for name, table in tables.items():
@@ -142,7 +142,7 @@ class Bench:
             files = ingest.stage(self.spark, self.parsed[name], name, out,
                                  max(1, -(-rows // batches)))
             if eof:
-                ingest.write_eof(table, out)
+                lifecycle.offer(work, name, files, ends=table)
             staged[name] = out if eof else files
         return staged
 

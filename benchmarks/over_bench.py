@@ -58,7 +58,7 @@ def generate(rows: int, partitions: int) -> Path:
 
 
 def bench_twinflow(csv: Path, rows: int) -> dict:
-    from operators_lib import ingest
+    from operators_lib import ingest, lifecycle
     from operators_lib.batch import batch_dataframe
     from operators_lib.spark import get_spark
     from operators_lib.sql.planner import compile_query
@@ -82,7 +82,7 @@ def bench_twinflow(csv: Path, rows: int) -> dict:
         r = {"ingest_s": round(ingest_s, 2)}
         for label, per_batch in (("batch", rows), ("stream_1_batch", rows),
                                  ("stream_10_batches", rows // 10)):
-            staged = work / label / "staged"
+            staged = work / label / "staged" / "events"
             files = ingest.stage(spark, parsed, "events", staged, per_batch)
             if label == "batch":
                 out = batch_dataframe(spark, plan, {"events": files})
@@ -90,7 +90,7 @@ def bench_twinflow(csv: Path, rows: int) -> dict:
                 out.write.mode("overwrite").parquet(str(work / label / "out"))
                 secs = time.perf_counter() - t
             else:
-                ingest.write_eof(table, staged)
+                lifecycle.offer(work / label, "events", files, ends=table)
                 sdf = stream_dataframe(spark, plan, {"events": staged})
                 srun = run_available_now(sdf, work / label / "ckpt", work / label / "out")
                 secs = srun.seconds

@@ -1,14 +1,14 @@
 """Incremental (scheduled) runs of one query: the state lifecycle behind the Airflow DAGs.
 
 A query's state directory (``$TWINFLOW_HOME/state/<query>``) has the layout every run shares
-(lifecycle.py: manifest, parsed, staged, source, checkpoint, changelog, result, and a record
+(lifecycle.py: manifest, parsed, staged, checkpoint, changelog, result, and a record
 per run, ``runs/<key>.json``, here keyed by the run's data interval: a re-run of the interval
 rebuilds the same outputs from it); scheduled runs add::
 
     <state>/late/           what each run's micro-batches left out, for parity: late rows,
                             (row, window) pairs, the keys whose state expired (state TTL)
-    <state>/retired/        the previous checkpoint, changelog, result, late rows and source
-                            after a rebuild
+    <state>/retired/        the previous checkpoint, changelog, result, late rows and offer
+                            logs after a rebuild
 
 A run reads only its own micro-batches' changelog, on the executors (Spark jobs: the driver
 holds counts, not rows). Its output (``stream.csv``): for an
@@ -122,6 +122,7 @@ from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER, result_rows
 from operators_lib.scan import staged_schema
 from operators_lib.sql import load_script
+from operators_lib.stream import offers
 from operators_lib.stream.layout import STATE_LAYOUT, UNRECORDED
 from operators_lib.stream.runner import (
     changelog_frame,
@@ -248,7 +249,7 @@ def same_layout(state: Path) -> None:
 def bind_state(cfg: QueryConfig, state: Path) -> dict | None:
     """Bind the state to the config's TopN split factor and to this twinflow's state layout
     (stream/layout.py): when either changed (the hotspot DAG raised the split; an upgrade
-    changed how state is stored), retire the checkpoint, changelog, source, result and
+    changed how state is stored), retire the checkpoint, changelog, offer logs, result and
     left-out rows (see the module docstring); ``stage_new_inputs`` then offers every staged
     file to the new one. Each step can be repeated after a crash: the checkpoint moves last,
     the manifest is saved last. Returns what was rebuilt and why (None: nothing)."""
@@ -265,6 +266,10 @@ def bind_state(cfg: QueryConfig, state: Path) -> dict | None:
         retiring.mkdir(parents=True, exist_ok=True)
         (retiring / "topn_split").write_text(f"{old}\n")
         (retiring / "state_layout").write_text(f"{layout}\n")
+        for log in (state / "staged").glob(f"*/{offers.LOG}"):  # what the stream was offered
+            (retiring / "offers").mkdir(exist_ok=True)
+            os.replace(log, retiring / "offers" / log.parent.name)
+        # ("source": the hard-linked offers of layouts before offer logs)
         for name in ("changelog", "late", "result", "source", "checkpoint"):
             if (state / name).exists():
                 os.replace(state / name, retiring / name)

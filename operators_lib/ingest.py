@@ -14,8 +14,7 @@ handles files, pieces and counts, never rows:
   counts.
 - ``stage``: arrival numbers are the running sums of the pieces' counts; the executors number
   each piece's rows and write a file per micro-batch of N rows, which the driver moves to
-  ``part-000000.parquet`` ... with increasing modification times (Spark's file source admits
-  the oldest file first).
+  ``part-000000.parquet`` ... (the stream admits them in that order: stream/offers.py).
 
 ``write_eof`` writes ``eof.parquet``: one marker row (``tw__rownum = -1``, every column NULL)
 that moves the watermark past every event time at end of input, as Flink does for bounded
@@ -30,7 +29,6 @@ import math
 import os
 import shutil
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,8 +55,8 @@ from operators_lib.errors import InputError
 from operators_lib.plan import ROWNUM
 from operators_lib.scan import staged_schema
 from operators_lib.spark import session_conf
+from operators_lib.stream.offers import EOF_FILE
 
-EOF_FILE = "eof.parquet"
 REJECTED_COLUMNS = ["table", "file", "line", "reason", "row"]
 # A piece of a file parsed by one task (a file without quotes is cut: csv_split.py).
 PIECE_BYTES = 4 << 20
@@ -292,15 +290,11 @@ def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per
     with session_conf(spark, _STAGED_WRITE):
         # One task holds each part: one file per part (whatever maxRecordsPerFile says).
         rows.write.option("maxRecordsPerFile", 0).partitionBy(_PART).parquet(str(tmp))
-    files, now = [], time.time()
+    files = []
     for k in range(parts):
         [written] = (tmp / f"{_PART}={k}").glob("*.parquet")
-        target = out_dir / f"part-{first_part + k:06d}.parquet"
-        os.replace(written, target)
-        # Spark's file source admits the oldest files first: make the order explicit.
-        stamp = now - 10_000 + first_part + k
-        os.utime(target, (stamp, stamp))
-        files.append(target)
+        files.append(out_dir / f"part-{first_part + k:06d}.parquet")
+        os.replace(written, files[-1])
     shutil.rmtree(tmp)
     return files
 
@@ -321,8 +315,6 @@ def write_eof(table: TableDef, out_dir: Path) -> Path:
     row[ROWNUM] = [-1]
     path = out_dir / EOF_FILE
     pq.write_table(pa.Table.from_pydict(row, schema=schema), path)
-    stamp = time.time()
-    os.utime(path, (stamp, stamp))
     return path
 
 

@@ -8,9 +8,10 @@
                      its generation (incremental.bind_state); for a bounded run
                      (twinflow run) its fingerprint and how its stream ended (``run``)
     parsed/          the new input as the executors parsed it (ingest.py), until staged
-    staged/<table>/  micro-batch files (part-NNNNNN.parquet), append-only
-    source/<table>/  the staged files offered to the streaming query's file source so far (and,
-                     once a bounded input is all offered, its end-of-input marker)
+    staged/<table>/  micro-batch files (part-NNNNNN.parquet), append-only; the stream's source:
+                     its offer log (_spark_metadata/, stream/offers.py) names the files offered
+                     to the stream so far, in order (and, once a bounded input is all offered,
+                     its end-of-input marker, eof.parquet)
     checkpoint/      Spark's checkpoint (offsets, commits, RocksDB state)
     changelog/       the changelog, a directory per micro-batch id (stream/runner.py)
     result/          an updating query's result as signed row counts (result_store.py)
@@ -29,15 +30,16 @@ the manifest were never offered to the stream (it runs after the manifest is sav
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from operators_lib import ingest
+from operators_lib.catalog import TableDef
 from operators_lib.output import write_json
 from operators_lib.plan import Node
+from operators_lib.stream import offers
 from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.runner import SPARK, SparkRuntime, StreamRun
 
@@ -61,15 +63,14 @@ def staged_files(state: Path, table: str) -> list[Path]:
 
 
 def discard_unstaged(state: Path) -> None:
-    """Remove micro-batch files and source links that a failed run wrote beyond what the
-    manifest records (module docstring)."""
+    """Remove micro-batch files that a failed run wrote beyond what the manifest records
+    (module docstring)."""
     tables = manifest(state)["tables"]
-    for key in {d.name for d in (state / "staged").glob("*")}:
-        parts = tables.get(key, {}).get("parts", 0)
-        for d in (state / "staged" / key, state / "source" / key):
-            for f in d.glob("part-*.parquet"):
-                if int(f.stem.removeprefix("part-")) >= parts:
-                    f.unlink()
+    for d in (state / "staged").glob("*"):
+        parts = tables.get(d.name, {}).get("parts", 0)
+        for f in d.glob("part-*.parquet"):
+            if int(f.stem.removeprefix("part-")) >= parts:
+                f.unlink()
 
 
 def stage(spark: SparkSession, parsed: ingest.Parsed, state: Path, rows_per_batch: int,
@@ -125,15 +126,19 @@ def previous_record(state: Path, key: str) -> dict | None:
     return run_record(state, keys[-1]) if keys else None
 
 
-def offer(state: Path, table: str, parts: list[Path]) -> Path:
-    """Offer staged files to the stream's file source (hard links: the source lists what it
-    has been offered, the staged files stay whole); returns the source directory."""
-    source = state / "source" / table
-    source.mkdir(parents=True, exist_ok=True)
-    for part in parts:
-        if not (source / part.name).exists():
-            os.link(part, source / part.name)
-    return source
+def offer(state: Path, key: str, parts: list[Path], ends: TableDef | None = None) -> None:
+    """Offer table ``key``'s staged files to the stream and, where ``ends`` (the table) is
+    given, the end of its input (ingest.write_eof); what was offered before stays offered
+    (stream/offers.py)."""
+    source = state / "staged" / key
+    if ends is not None:
+        ingest.write_eof(ends, source)
+    offers.offer(source, parts, eof=ends is not None)
+
+
+def input_ended(state: Path, tables: list[str]) -> bool:
+    """Whether the end of every table's input has been offered to the stream."""
+    return all(offers.ended(state / "staged" / t) for t in tables)
 
 
 def stream(spark: SparkSession, plan: Node, state: Path, tables: list[str],
@@ -141,7 +146,7 @@ def stream(spark: SparkSession, plan: Node, state: Path, tables: list[str],
            on_progress: Callable[[dict], None] | None = None) -> StreamRun:
     """Run the streaming query over what its tables' sources have been offered, from the
     state's checkpoint to the end of that input (``availableNow``)."""
-    sources = {t: state / "source" / t for t in tables}
+    sources = {t: state / "staged" / t for t in tables}
     for d in sources.values():
         d.mkdir(parents=True, exist_ok=True)
     return runtime.run(stream_dataframe(spark, plan, sources, rows_per_batch, runtime),

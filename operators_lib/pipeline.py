@@ -85,6 +85,7 @@ from operators_lib.scan import staged_schema
 from operators_lib.spark import engine_failures
 from operators_lib.sql import Script, load_script
 from operators_lib.sql.planner import compile_query
+from operators_lib.stream import offers
 from operators_lib.stream.layout import STATE_LAYOUT
 from operators_lib.stream.runner import (
     SPARK,
@@ -234,14 +235,12 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
     if cfg.mode == "stream" or (cfg.mode == "both" and not batch_ordered):
         # Until the stream has ended and its changelog checked, the state is not resumable.
         _set_run_status(state, fingerprint, "running")
-        source = {}
         for name, table in tables.items():
             files = pool[name][:cfg.stop_after_batches]  # None: all of them
-            source[name] = lifecycle.offer(state, name, files)
-            if cfg.stop_after_batches is None or cfg.stop_after_batches >= len(pool[name]) + 1:
-                ingest.write_eof(table, source[name])
+            ends = cfg.stop_after_batches is None or cfg.stop_after_batches >= len(pool[name]) + 1
+            lifecycle.offer(state, name, files, table if ends else None)
         srun = lifecycle.stream(spark, plan, state, list(tables), n, runtime,
-                                _input_read(source, listen) if listen else None)
+                                _input_read(state, list(tables), listen) if listen else None)
         report["timings_s"]["stream"] = round(srun.seconds, 3)
         last_batch = last_commit(state / "checkpoint")
         kept = checkpoint_shuffle_partitions(state / "checkpoint")
@@ -260,8 +259,7 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
             order=list(PLACE), keep=~F.col(OP).isin(*MARKERS),
             metrics=result_store.kind_counts(),
             also=((pending / "stream.csv", columns),) if append_only(plan) else ())
-        done = (state / "source").exists() and all(
-            (state / "source" / k / ingest.EOF_FILE).exists() for k in tables)
+        done = lifecycle.input_ended(state, list(tables))
         if append_only(plan):
             if any(kinds[k] for k in RETRACTS):
                 raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
@@ -485,10 +483,10 @@ def _physical_types(tables) -> dict:
     return {c.name: c.type for t in tables.values() for c in t.physical}
 
 
-def _input_read(source: dict[str, Path], listen: Listener) -> Callable[[dict], None]:
+def _input_read(state: Path, tables: list[str], listen: Listener) -> Callable[[dict], None]:
     """A stream progress callback reporting the share of the offered input files read (the file
     source reads one per micro-batch: its offset is the count read, minus one)."""
-    offered = sum(len(list(d.iterdir())) for d in source.values())
+    offered = sum(len(offers.offered(state / "staged" / t)) for t in tables)
 
     def on_progress(progress: dict) -> None:
         read = {s["description"]: json.loads(s["endOffset"])["logOffset"] + 1

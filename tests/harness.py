@@ -46,6 +46,7 @@ from pyspark.sql.streaming.tws_tester import _InMemoryStatefulProcessorHandle
 from operators_lib.catalog import TableDef
 from operators_lib.plan import BATCH, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
+from operators_lib.stream import offers
 from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun, batch_dir
 
 _FILE = "tw__file"
@@ -68,7 +69,7 @@ class HarnessRuntime:
         if processing_time:
             raise ValueError("harness: processing-time windows run on Structured Streaming "
                              "(the harness has no per-micro-batch processing time)")
-        files = sorted(path.glob("*.parquet"), key=lambda f: (f.stat().st_mtime, f.name))
+        files = offers.offered(path)
         if not files:
             raise ValueError(f"harness: no staged files in {path}")
         times = []

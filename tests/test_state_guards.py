@@ -106,17 +106,15 @@ def test_changelog_files_the_checkpoint_never_committed_are_an_error(tmp_path):
 
 
 def test_staged_files_beyond_the_manifest_are_discarded(tmp_path):
-    """A run that failed mid-staging left parts 2, 3 (and their links); the manifest records
-    parts 0, 1 only. The next run must be able to stage its own parts 2, 3."""
-    for d in ("staged/t", "source/t"):
-        (tmp_path / d).mkdir(parents=True)
-        for k in range(4):
-            (tmp_path / d / f"part-{k:06d}.parquet").write_text("x")
+    """A run that failed mid-staging left parts 2, 3; the manifest records parts 0, 1 only.
+    The next run must be able to stage its own parts 2, 3."""
+    (tmp_path / "staged/t").mkdir(parents=True)
+    for k in range(4):
+        (tmp_path / "staged/t" / f"part-{k:06d}.parquet").write_text("x")
     (tmp_path / "manifest.json").write_text(json.dumps({"tables": {"t": {"parts": 2}}}))
     discard_unstaged(tmp_path)
-    for d in ("staged/t", "source/t"):
-        assert sorted(p.name for p in (tmp_path / d).iterdir()) == [
-            "part-000000.parquet", "part-000001.parquet"]
+    assert sorted(p.name for p in (tmp_path / "staged/t").iterdir()) == [
+        "part-000000.parquet", "part-000001.parquet"]
 
 
 def _parsed(*files: tuple[str, int, int]) -> ingest.Parsed:

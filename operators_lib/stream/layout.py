@@ -5,8 +5,9 @@ query's state of another layout is rebuilt by replaying its staged input
 (pipeline._fingerprint).
 
 Any change to how an operator encodes its state (rows.SLOTS or BUCKETS, a page's pickled
-value, a processor's state variables), to the changelog's layout, or to what a scheduled
-query keeps beside them (the result store's columns, the left-out rows) must change
+value, a processor's state variables), to the changelog's layout, to how the stream's source
+names what it read (the checkpoint's source log), or to what a scheduled query keeps beside
+them (the result store's columns, the left-out rows) must change
 ``STATE_LAYOUT``: bump ``_ENCODING`` where nothing else in the string changes.
 """
 
@@ -18,7 +19,11 @@ from operators_lib.stream.runner import CHANGELOG_LAYOUT
 # 2: a state TTL query's result store and left-out rows keep the expired keys' hashes;
 # 3: a slot page holds each key's value pickled on its own (rows.SlotState)
 _ENCODING = 3
-STATE_LAYOUT = f"{CHANGELOG_LAYOUT};buckets={BUCKETS};slots={SLOTS};encoding={_ENCODING}"
+# The file source reads the staged directories through their offer logs (stream/offers.py);
+# before: hard links in source/<table>/, admitted by modification time.
+_SOURCE = "offer-log/1"
+STATE_LAYOUT = (f"{CHANGELOG_LAYOUT};buckets={BUCKETS};slots={SLOTS};encoding={_ENCODING};"
+                f"source={_SOURCE}")
 # What states that a manifest does not name a layout for were written with (before layouts
 # were recorded): frozen, whatever STATE_LAYOUT becomes.
 UNRECORDED = "changelog/2;buckets=1024;slots=4096;encoding=1"

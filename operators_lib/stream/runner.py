@@ -1,10 +1,10 @@
 """How a stream query runs: its sources, its stateful processors and its run to completion.
 
 ``SparkRuntime`` is Structured Streaming: a file source per table admitting one staged file per
-micro-batch, each stateful processor on ``transformWithStateInPandas``, and an ``availableNow``
-run to completion. The stream planner builds every query through a runtime, so the operator
-harness of the tests (tests/harness.py) can run the same plan and processors micro-batch by
-micro-batch in memory.
+micro-batch, in the order of its offer log (stream/offers.py), each stateful processor on
+``transformWithStateInPandas``, and an ``availableNow`` run to completion. The stream planner
+builds every query through a runtime, so the operator harness of the tests (tests/harness.py)
+can run the same plan and processors micro-batch by micro-batch in memory.
 
 The sink is Spark's writer on the executors: each micro-batch's changelog goes to
 ``<changelog_dir>/batch-<id>/`` (Parquet parts and ``_SUCCESS``); nothing passes through the
@@ -61,10 +61,11 @@ class SparkRuntime:
 
     def source(self, spark: SparkSession, table: TableDef, path: Path,
                processing_time: bool = False) -> DataFrame:
-        """A table's staged files, one per micro-batch. The watermark is Spark's (max event
-        time seen in earlier micro-batches minus the WATERMARK delay), tracked on a copy of the
-        rowtime column so that Spark itself drops nothing: the operators decide lateness with
-        Flink's rules and report late rows instead of losing them silently.
+        """A table's staged files, one per micro-batch, as offered (stream/offers.py). The
+        watermark is Spark's (max event time seen in earlier micro-batches minus the WATERMARK
+        delay), tracked on a copy of the rowtime column so that Spark itself drops nothing: the
+        operators decide lateness with Flink's rules and report late rows instead of losing
+        them silently.
 
         ``processing_time`` (a query with processing-time windows): the watermark is the
         processing time of the previous micro-batch instead (its ``current_timestamp()``, the
