@@ -83,6 +83,8 @@ from operators_lib.parity import (
     TTL_EXPLANATION,
     TTL_UPSTREAM_NOTE,
     compare_frames,
+    not_comparable,
+    session_splits_differ,
     without_expired,
 )
 from operators_lib.parity_scope import (
@@ -113,8 +115,6 @@ from operators_lib.plan import (
     WindowAggregate,
     append_only,
     batch_only,
-    processing_time_joins,
-    processing_time_windows,
     scans,
     source_tables,
 )
@@ -545,10 +545,9 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
     same_layout(state)
     # The split the state was built with (the config may have changed since): same result.
     plan = plan_for(cfg, spark, record["topn_split"])
-    if processing_time_windows(plan) or processing_time_joins(plan):
-        report = {"verdict": "not_applicable", "reason": (
-            "processing-time windows exist in stream mode only" if processing_time_windows(plan)
-            else "a processing-time temporal join's rows depend on when they arrive")}
+    exempt = not_comparable(plan)
+    if exempt:
+        report = {"verdict": "not_applicable", "reason": exempt}
         _report(out, whole, report)
         return report
     waits = late_source(plan) is not None  # results wait for the watermark
@@ -612,12 +611,8 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
             if unemitted["rows"]:
                 report["verdict"] = "failed"
         splits = record["report"]["session_splits_total"]
-        if not diff.equal and splits:
-            # As in `twinflow run`: batch semantics merge what the stream split, by definition.
-            report.update(verdict="not_applicable", session_splits=splits,
-                          reason=f"{splits:,} rows arrived after the SESSION window they touch "
-                                 "had fired and started a new session (as in Flink); batch "
-                                 "semantics merge them, so the results differ by definition")
+        if not diff.equal and splits:  # as in `twinflow run`
+            report.update(session_splits_differ(splits))
     else:
         if scope is not None:  # the result of the keys the run touched (the others kept theirs)
             stream = scope[1]

@@ -148,6 +148,7 @@ def stream(spark: SparkSession, plan: Node, state: Path, tables: list[str],
     state's checkpoint to the end of that input (``availableNow``)."""
     sources = {t: state / "staged" / t for t in tables}
     for d in sources.values():
-        d.mkdir(parents=True, exist_ok=True)
+        if not (d / offers.LOG).is_dir():  # nothing offered: read nothing, whatever is there
+            offers.offer(d, [])
     return runtime.run(stream_dataframe(spark, plan, sources, rows_per_batch, runtime),
                        state / "checkpoint", state / "changelog", on_progress)

@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from operators_lib.plan import TTL_KEY
+from operators_lib.plan import (
+    TTL_KEY,
+    Node,
+    Over,
+    batch_only,
+    find,
+    processing_time_joins,
+    processing_time_windows,
+)
 from operators_lib.types import FlinkType
 
 
@@ -73,6 +81,33 @@ def compare_frames(batch: DataFrame, stream: DataFrame, types: dict[str, FlinkTy
                     (more > 0, totals["only_b"]), (more < 0, totals["only_s"]))]
     return Diff(samples[0], samples[1], totals["only_b"] or 0, totals["only_s"] or 0,
                 totals["b"] or 0, totals["s"] or 0)
+
+
+def not_comparable(plan: Node) -> str | None:
+    """Why the query's stream and batch results cannot be compared, if they cannot: one of the
+    two modes does not exist for it, or its result depends on when rows are processed. Both
+    ``twinflow run`` and a scheduled run's parity report it as ``not_applicable``."""
+    if processing_time_windows(plan):
+        return ("the query has a processing-time window: it exists in stream mode only (there "
+                "is no batch to compare), and its windows depend on when rows arrive")
+    if batch_only(plan):
+        return ("the query has an OVER ordered by a column that is no time attribute: it "
+                "exists in batch mode only (as in Flink), so there is no stream to compare")
+    if processing_time_joins(plan):
+        return ("the query has a processing-time temporal join: each row joins the version "
+                "current when it arrives, which batch mode (the latest version) cannot know")
+    if any(o.time_kind == "proctime" for o in find(plan, Over)):
+        return "the query orders by processing time, which differs between runs by definition"
+    return None
+
+
+def session_splits_differ(splits: int) -> dict:
+    """The verdict where stream and batch differ and the stream split sessions: rows arrived
+    after the SESSION window they touch had fired (as in Flink), which batch merges."""
+    return {"verdict": "not_applicable", "session_splits": splits,
+            "reason": f"{splits:,} rows arrived after the SESSION window they touch had fired "
+                      "and started a new session (as in Flink); batch semantics merge them, "
+                      "so the results differ by definition"}
 
 
 TTL_EXPLANATION = ("the rows that differ all belong to keys whose state expired "
