@@ -3,10 +3,15 @@
     twinflow run --sql FILE [--sql FILE ...] --data TABLE=PATH [--data ...] \
                  --mode {batch,stream,both} --out DIR [--rows-per-batch N] [--topn-split S]
     twinflow demo [--out DIR]
+    twinflow state snapshot --out DIR [--keep N]   # DIR: a run's --out, or a query's state
+    twinflow state list     --out DIR
+    twinflow state rollback --out DIR --snapshot ID
     twinflow jvm-archive [--rebuild]   # once per machine: Spark drivers start in half the time
 
 Prints a line per step and a summary; what Spark, Great Expectations and Airflow print goes to
 DIR/engine.log (--verbose: to the console).
+
+``twinflow state`` prints one JSON line (operators_lib/snapshots.py).
 
 Exit codes: 0 success (in ``both`` mode: finals equal, or every difference explained by late
 rows); 1 parity failed (the diff is printed); 2 bad input or unsupported SQL; 3 internal error.
@@ -15,6 +20,7 @@ rows); 1 parity failed (the diff is printed); 2 bad input or unsupported SQL; 3 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import traceback
 from pathlib import Path
@@ -79,6 +85,20 @@ def build_parser() -> argparse.ArgumentParser:
                                   "once per Java, Spark and class path): drivers twinflow "
                                   "starts then start in about half the time")
     archive.add_argument("--rebuild", action="store_true", help="even if it exists")
+    state = sub.add_parser("state", help="snapshots of a query's state: take, list, roll back")
+    actions = state.add_subparsers(dest="action", required=True)
+    for action, text in (("snapshot", "a consistent copy at the last committed micro-batch"),
+                         ("list", "the snapshots: id, batch id, time, size"),
+                         ("rollback", "make a snapshot the current state")):
+        p = actions.add_parser(action, help=text)
+        p.add_argument("--out", type=Path, required=True,
+                       help="a `twinflow run --out` directory or a scheduled query's state "
+                            "directory ($TWINFLOW_HOME/state/<query>)")
+        if action == "snapshot":
+            p.add_argument("--keep", type=int, default=None, metavar="N",
+                           help="then keep only the newest N snapshots")
+        if action == "rollback":
+            p.add_argument("--snapshot", required=True, metavar="ID")
     return ap
 
 
@@ -96,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         return demo(args.out, args.verbose)
     if args.command == "jvm-archive":
         return _jvm_archive(args.rebuild)
+    if args.command == "state":
+        return _state(args)
     log = None if args.verbose else args.out / "engine.log"
     created = not args.out.exists()
     with engine_output_to(log) as (out, err):
@@ -131,6 +153,24 @@ def _run(args: argparse.Namespace, console: Console, log: Path | None) -> int:
         console.error(result.message)
     summary(console, result.report, args.out, log, result.exit_code)
     return result.exit_code
+
+
+def _state(args: argparse.Namespace) -> int:
+    from operators_lib import snapshots
+
+    try:
+        state = snapshots.state_dir(args.out)
+        if args.action == "snapshot":
+            out = snapshots.snapshot(state, args.keep)
+        elif args.action == "list":
+            out = {"state": str(state), "snapshots": snapshots.list_snapshots(state)}
+        else:
+            out = snapshots.rollback(state, args.snapshot)
+    except TwinflowError as e:
+        print(f"twinflow: error: {e}", file=sys.stderr)
+        return e.exit_code
+    print(json.dumps(out))
+    return 0
 
 
 def _jvm_archive(rebuild: bool) -> int:

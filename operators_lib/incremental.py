@@ -329,7 +329,14 @@ def stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir
     stages what arrived since the last run and records what it covered (``runs/<key>.json``
     in the state). A re-run of the same interval (an Airflow task cleared or retried after the
     stream step succeeded) stages and streams nothing: it rebuilds the same outputs from the
-    changelog up to the interval's last micro-batch."""
+    changelog up to the interval's last micro-batch. The run holds the state
+    (lifecycle.locked)."""
+    with lifecycle.locked(state):
+        return _stream_increment(cfg, spark, state, run_dir)
+
+
+def _stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Path
+                      ) -> dict:
     t0 = time.perf_counter()
     run_key = run_dir.name
     record = _check_interval(state, run_key)

@@ -29,14 +29,17 @@ the manifest were never offered to the stream (it runs after the manifest is sav
 
 from __future__ import annotations
 
+import fcntl
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from operators_lib import ingest
 from operators_lib.catalog import TableDef
+from operators_lib.errors import InputError
 from operators_lib.output import write_json
 from operators_lib.plan import Node
 from operators_lib.stream import offers
@@ -45,6 +48,21 @@ from operators_lib.stream.runner import SPARK, SparkRuntime, StreamRun
 
 MANIFEST = "manifest.json"
 RUNS = "runs"
+LOCK = ".lock"
+
+
+@contextmanager
+def locked(state: Path) -> Iterator[None]:
+    """Hold the state for one run or state command; another at the same time fails (exit 2).
+    An advisory lock on ``.lock``, released by the system if the process dies."""
+    state.mkdir(parents=True, exist_ok=True)
+    with open(state / LOCK, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(f"{state} is in use by another run or `twinflow state` "
+                             "command; try again when it has ended") from None
+        yield
 
 
 def manifest(state: Path) -> dict:

@@ -83,6 +83,7 @@ from operators_lib.plan import (
 from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER
 from operators_lib.scan import staged_schema
+from operators_lib.snapshots import ROLLED_BACK, SNAPSHOTS
 from operators_lib.spark import engine_failures
 from operators_lib.sql import Script, load_script
 from operators_lib.sql.planner import compile_query
@@ -159,8 +160,14 @@ def _run(cfg: RunConfig, spark: SparkSession, listen: Listener | None,
     """The lifecycle's steps for bounded input (lifecycle.py): stage, stream to the end of
     input, materialize, batch, parity, publish."""
     t0 = time.perf_counter()
-    notify = listen or (lambda step, info: None)
     plan = _checked_plan(cfg, spark)
+    with lifecycle.locked(cfg.out / "_state"):
+        return _run_steps(cfg, spark, plan, listen, runtime, t0)
+
+
+def _run_steps(cfg: RunConfig, spark: SparkSession, plan: Node, listen: Listener | None,
+               runtime: SparkRuntime, t0: float) -> Result:
+    notify = listen or (lambda step, info: None)
     run = _stage(cfg, spark, plan)
     run.report["timings_s"] = {"ingest": round(time.perf_counter() - t0, 3)}
     notify("ingest", run.report)
@@ -255,11 +262,13 @@ def _stage(cfg: RunConfig, spark: SparkSession, plan: Node) -> _Run:
     n = cfg.rows_per_batch or default_rows_per_batch(max(
         (parsed.rows(k) for k in parsed.files), default=0))
     state.mkdir(parents=True, exist_ok=True)
-    if not resume:
+    if not resume:  # what another run left, but its input and the snapshots
         for entry in state.iterdir():
-            if entry.is_dir() and entry.name != PARSED:
+            if entry.name in (PARSED, lifecycle.LOCK, SNAPSHOTS, ROLLED_BACK):
+                continue
+            if entry.is_dir():
                 shutil.rmtree(entry)
-            elif entry.is_file():
+            else:
                 entry.unlink()
         lifecycle.stage(spark, parsed, state, n, file_batches=False)
     pool = {k: ingest.stage_constant(state / "staged" / k) if t.constant else

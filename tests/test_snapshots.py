@@ -1,0 +1,70 @@
+"""``twinflow state snapshot|list|rollback`` (operators_lib/snapshots.py) on a ``twinflow
+run`` directory, with Structured Streaming: snapshot, continue, roll back, continue again
+must give what one uninterrupted run gives."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from jobs.cli import main
+from operators_lib import lifecycle
+from tests.test_failed_runs import _args, _expected, _rows
+
+
+def _state(tmp_path, capsys, *args: str) -> tuple[int, dict | None, str]:
+    code = main(["state", *args])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if code == 0 else None, err
+
+
+def test_snapshot_continue_rollback_continue_equals_an_uninterrupted_run(
+        spark, tmp_path, capsys):
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    assert main(_args(whole)) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert _rows(whole / "out" / "stream.csv") == _expected()
+
+    assert main(_args(tmp_path, "--stop-after-batches", "2")) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    out = str(tmp_path / "out")
+    code, snap, err = _state(tmp_path, capsys, "snapshot", "--out", out)
+    assert code == 0, err
+    assert snap["batch_id"] == 1 and snap["bytes"] > 0  # two micro-batches: 0 and 1
+    assert main(_args(tmp_path)) == 0, capsys.readouterr().err  # continue to the end
+    capsys.readouterr()
+    staged = tmp_path / "out" / "_state" / "staged" / "t" / "part-000000.parquet"
+    linked = tmp_path / "out" / "_state" / "snapshots" / snap["id"] / "staged" / "t"
+    assert os.path.samefile(staged, linked / staged.name)  # parts are linked, not copied
+
+    code, listed, _ = _state(tmp_path, capsys, "list", "--out", out)
+    assert [s["id"] for s in listed["snapshots"]] == [snap["id"]]
+    code, back, err = _state(tmp_path, capsys, "rollback", "--out", out, "--snapshot", snap["id"])
+    assert code == 0, err
+    assert back["batch_id"] == 1
+    # The stopped run's state again: the same command resumes it, from micro-batch 2.
+    assert main(_args(tmp_path)) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert "recomputed_from_scratch" not in report["stream"], report["warnings"]
+    assert report["stream"]["micro_batches_this_run"] < 7  # 6 rows, one per batch, + the end
+    for name in ("changelog.csv", "stream.csv"):
+        assert (tmp_path / "out" / name).read_text() == (whole / "out" / name).read_text()
+
+
+def test_bad_state_commands_are_input_errors(spark, tmp_path, capsys):
+    assert _state(tmp_path, capsys, "list", "--out", str(tmp_path))[0] == 2
+    assert main(_args(tmp_path, "--stop-after-batches", "1")) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    out = str(tmp_path / "out")
+    code, _, err = _state(tmp_path, capsys, "rollback", "--out", out, "--snapshot", "nope")
+    assert code == 2 and "no snapshot 'nope' (snapshots: none)" in err
+    assert _state(tmp_path, capsys, "snapshot", "--out", out, "--keep", "0")[0] == 2
+    ids = [_state(tmp_path, capsys, "snapshot", "--out", out, "--keep", "2")[1]["id"]
+           for _ in range(3)]
+    assert [s["id"] for s in _state(tmp_path, capsys, "list", "--out", out)[1]["snapshots"]] \
+        == ids[1:]
+    with lifecycle.locked(tmp_path / "out" / "_state"):  # a run holds the state
+        code, _, err = _state(tmp_path, capsys, "snapshot", "--out", out)
+    assert code == 2 and "in use by another run" in err
