@@ -6,12 +6,14 @@
     twinflow state snapshot --out DIR [--keep N]   # DIR: a run's --out, or a query's state
     twinflow state list     --out DIR
     twinflow state rollback --out DIR --snapshot ID
+    twinflow report --out DIR --html FILE          # the run history as a page with charts
     twinflow jvm-archive [--rebuild]   # once per machine: Spark drivers start in half the time
 
 Prints a line per step and a summary; what Spark, Great Expectations and Airflow print goes to
 DIR/engine.log (--verbose: to the console).
 
-``twinflow state`` prints one JSON line (operators_lib/snapshots.py).
+``twinflow state`` and ``twinflow report`` print one JSON line (operators_lib/snapshots.py,
+operators_lib/ops_report.py).
 
 Exit codes: 0 success (in ``both`` mode: finals equal, or every difference explained by late
 rows); 1 parity failed (the diff is printed); 2 bad input or unsupported SQL; 3 internal error.
@@ -99,6 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
                            help="then keep only the newest N snapshots")
         if action == "rollback":
             p.add_argument("--snapshot", required=True, metavar="ID")
+    report = sub.add_parser("report", help="the query's run history as an HTML page with "
+                                           "charts (offline)")
+    report.add_argument("--out", type=Path, required=True,
+                        help="a `twinflow run --out` directory or a scheduled query's state "
+                             "directory")
+    report.add_argument("--html", type=Path, required=True, help="the page to write")
     return ap
 
 
@@ -116,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         return demo(args.out, args.verbose)
     if args.command == "jvm-archive":
         return _jvm_archive(args.rebuild)
-    if args.command == "state":
+    if args.command in ("state", "report"):
         return _state(args)
     log = None if args.verbose else args.out / "engine.log"
     created = not args.out.exists()
@@ -160,7 +168,11 @@ def _state(args: argparse.Namespace) -> int:
 
     try:
         state = snapshots.state_dir(args.out)
-        if args.action == "snapshot":
+        if args.command == "report":
+            from operators_lib.ops_report import render
+
+            out = render(state, args.html)
+        elif args.action == "snapshot":
             out = snapshots.snapshot(state, args.keep)
         elif args.action == "list":
             out = {"state": str(state), "snapshots": snapshots.list_snapshots(state)}

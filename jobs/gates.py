@@ -7,8 +7,9 @@ import os
 import shutil
 from pathlib import Path
 
+from operators_lib import metrics
 from operators_lib.incremental import QueryConfig
-from operators_lib.paths import published_dir
+from operators_lib.paths import published_dir, state_dir
 from operators_lib.quality import validate_csv
 
 
@@ -31,6 +32,8 @@ def validate(cfg: QueryConfig, run: Path) -> dict:
     summary["late_rows"], summary["watermark"] = stream["late_rows"], stream["watermark"]
     # Staging already refused more than max_rejected_rows; these are the ones accepted.
     summary["rejected_rows"] = stream["rejected_rows"]
+    metrics.record_outcome(state_dir(cfg.name), run.name,
+                           gate="passed" if summary["success"] else "failed")
     if not summary["success"]:
         raise GateFailed(f"{cfg.name}: {len(summary['failed'])} expectation(s) failed: "
                          f"{summary['failed']}")

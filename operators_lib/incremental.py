@@ -72,7 +72,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from operators_lib import ingest, lifecycle, nonfinite, result_store
+from operators_lib import ingest, lifecycle, metrics, nonfinite, result_store
 from operators_lib.batch import batch_dataframe
 from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import InputError, ParityError, SqlError
@@ -393,6 +393,8 @@ def _stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_di
     write_json(run_dir / "stream_report.json", report)
     lifecycle.record_run(state, run_key, first_batch, last_batch, report, replayed=replayed,
                          topn_split=cfg.topn_split)
+    metrics.record_run(state, run_key, "scheduled", srun.progress, sum(added.values()),
+                       rejected, emitted["late_rows"], srun.seconds)
     return report
 
 
@@ -640,6 +642,10 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
     if whole:
         report.update(interval=record["report"]["interval"], last_batch=record["last_batch"])
     _report(out, whole, report)
+    if whole:
+        metrics.record_audit(state, record["report"]["interval"], report["verdict"])
+    else:
+        metrics.record_outcome(state, record["report"]["interval"], parity=report["verdict"])
     if report["verdict"] == "failed":
         lost = report.get("unemitted_behind_watermark", {}).get("rows")
         raise ParityError(f"query {cfg.name}: stream and batch differ"

@@ -38,7 +38,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from operators_lib import ingest, lifecycle, nonfinite, result_store
+from operators_lib import ingest, lifecycle, metrics, nonfinite, result_store
 from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
 from operators_lib.changelog import ADDS, RETRACTS
@@ -193,6 +193,8 @@ def _run_steps(cfg: RunConfig, spark: SparkSession, plan: Node, listen: Listener
         run.report["parity"], exit_code, message = _parity(
             spark, plan, run.pool, batch_final, streamed, run.report["stream"])
     notify("parity", run.report)
+    if streamed is not None:
+        metrics.record_outcome(run.state, run.run_key, parity=run.report["parity"]["verdict"])
     if batch_final is not None:
         batch_final.unpersist()
     _publish(run, t0)
@@ -235,6 +237,7 @@ class _Run:
     fingerprint: str
     discarded: str | None  # why an unfinished stream state was discarded
     report: dict
+    run_key: str  # its record in _state/runs and its row in the metrics history
     written: list[str] = field(default_factory=list)
 
     @property
@@ -262,9 +265,9 @@ def _stage(cfg: RunConfig, spark: SparkSession, plan: Node) -> _Run:
     n = cfg.rows_per_batch or default_rows_per_batch(max(
         (parsed.rows(k) for k in parsed.files), default=0))
     state.mkdir(parents=True, exist_ok=True)
-    if not resume:  # what another run left, but its input and the snapshots
+    if not resume:  # what another run left, but its input, snapshots and history
         for entry in state.iterdir():
-            if entry.name in (PARSED, lifecycle.LOCK, SNAPSHOTS, ROLLED_BACK):
+            if entry.name in (PARSED, lifecycle.LOCK, SNAPSHOTS, ROLLED_BACK, metrics.HISTORY):
                 continue
             if entry.is_dir():
                 shutil.rmtree(entry)
@@ -290,7 +293,8 @@ def _stage(cfg: RunConfig, spark: SparkSession, plan: Node) -> _Run:
         "spark": {"master": spark.sparkContext.master, "app": spark.sparkContext.appName,
                   "shuffle_partitions": int(spark.conf.get("spark.sql.shuffle.partitions"))},
     }
-    return _Run(cfg, plan, state, parsed, pool, n, fingerprint, discarded, report)
+    return _Run(cfg, plan, state, parsed, pool, n, fingerprint, discarded, report,
+                datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%f"))
 
 
 @dataclass
@@ -311,7 +315,6 @@ def _stream_step(run: _Run, spark: SparkSession, runtime: SparkRuntime,
     it from the checkpoint, write changelog.csv, stream.csv and late.csv from the changelog and
     record the run."""
     cfg, plan, state, report = run.cfg, run.plan, run.state, run.report
-    run_key = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%f")  # its record in _state/runs
     types = {f.name: f.type for f in plan.fields}
     columns = [f.name for f in plan.fields]
     # Until the stream has ended and its changelog checked, the state is not resumable.
@@ -370,12 +373,17 @@ def _stream_step(run: _Run, spark: SparkSession, runtime: SparkRuntime,
     run.written += ["changelog.csv", "stream.csv", "late.csv"]
     if run.discarded:
         report["stream"]["recomputed_from_scratch"] = run.discarded
-    previous = lifecycle.previous_record(state, run_key)  # a resumed run's first part
+    previous = lifecycle.previous_record(state, run.run_key)  # a resumed run's first part
     lifecycle.record_run(
-        state, run_key, previous["last_batch"] + 1 if previous else 0, last_batch,
-        {"interval": run_key, "watermark": report["stream"]["last_progress"].get("watermark"),
+        state, run.run_key, previous["last_batch"] + 1 if previous else 0, last_batch,
+        {"interval": run.run_key,
+         "watermark": report["stream"]["last_progress"].get("watermark"),
          **{k: v for k, v in report["stream"].items() if k != "last_progress"}},
         topn_split=cfg.topn_split)
+    metrics.record_run(state, run.run_key, "twinflow run", srun.progress,
+                       sum(run.parsed.rows(k) for k in run.parsed.files),
+                       sum(run.parsed.rejected(k) for k in run.parsed.files), late_count,
+                       srun.seconds)
     if not done:
         report["stream"]["note"] = (f"stopped after {cfg.stop_after_batches} micro-batch(es); "
                                     "run again with the same arguments to resume")

@@ -27,7 +27,7 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
-from operators_lib import lifecycle
+from operators_lib import lifecycle, metrics
 from operators_lib.errors import InputError
 from operators_lib.output import write_json
 from operators_lib.stream.runner import last_commit
@@ -37,7 +37,8 @@ ROLLED_BACK = "rolled_back"
 _INFO = "snapshot.json"
 # What a state directory holds besides its snapshots: what a snapshot takes (staged: linked).
 _COPIED = (lifecycle.MANIFEST, lifecycle.RUNS, "checkpoint", "changelog", "result", "late")
-_KEPT = {SNAPSHOTS, ROLLED_BACK, lifecycle.LOCK}
+# Not state: kept in place by a rollback (the metrics history records what happened).
+_KEPT = {SNAPSHOTS, ROLLED_BACK, lifecycle.LOCK, metrics.HISTORY}
 
 
 def state_dir(path: Path) -> Path:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from operators_lib import metrics
 from operators_lib.plan import OP, ROWNUM
 from tests.cluster import INTERPRETED
 
@@ -169,6 +170,16 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
     assert json.loads((first / "stream_report.json").read_text())["rerun"]
     parity = json.loads((first / "parity.json").read_text())
     assert (parity["input_rows"], parity["emitted_rows"], parity["pending_rows"]) == (4, 2, 2)
+
+    # The query's history (operators_lib/metrics.py): each interval's numbers and outcomes.
+    history = metrics.history(home / "state" / "q_tmall_max_price")
+    runs = history["runs"].set_index("run")
+    assert runs.loc["20240101T110000", ["kind", "input_rows", "parity", "gate"]].tolist() == [
+        "scheduled", 4, "equal_for_emitted_rows", "passed"]
+    assert runs.loc["20240101T130000", ["rejected_rows", "parity", "gate"]].tolist() == [
+        6, "equal_for_emitted_rows", "failed"]
+    assert "20240101T120000" not in runs.index  # failed before its stream step
+    assert set(history["micro_batches"]["run"]) == {"20240101T110000", "20240101T130000"}
 
 
 def test_publishing_an_earlier_interval_again_keeps_latest_on_the_newest(airflow_env, tmp_path):

@@ -13,7 +13,7 @@ from tests.test_failed_runs import _args, _expected, _rows
 
 
 def _state(tmp_path, capsys, *args: str) -> tuple[int, dict | None, str]:
-    code = main(["state", *args])
+    code = main(args if args[0] == "report" else ["state", *args])
     out, err = capsys.readouterr()
     return code, json.loads(out) if code == 0 else None, err
 
@@ -51,6 +51,14 @@ def test_snapshot_continue_rollback_continue_equals_an_uninterrupted_run(
     assert report["stream"]["micro_batches_this_run"] < 7  # 6 rows, one per batch, + the end
     for name in ("changelog.csv", "stream.csv"):
         assert (tmp_path / "out" / name).read_text() == (whole / "out" / name).read_text()
+
+    # The history kept every run (the rollback does not roll it back), and the report draws it.
+    code, drawn, err = _state(tmp_path, capsys, "report", "--out", out, "--html",
+                              str(tmp_path / "report.html"))
+    assert code == 0, err
+    assert (drawn["runs"], drawn["micro_batches"]) == (3, 2 + 5 + 5)
+    page = (tmp_path / "report.html").read_text()
+    assert page.count("<svg") == len(drawn["charts"]) >= 4 and "not_run" in page
 
 
 def test_bad_state_commands_are_input_errors(spark, tmp_path, capsys):

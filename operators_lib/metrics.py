@@ -1,0 +1,140 @@
+"""A query's run history for operations: ``<state>/metrics.sqlite``, appended by every run.
+
+The state directory is a ``twinflow run --out DIR``'s ``DIR/_state`` or a scheduled query's
+``$TWINFLOW_HOME/state/<query>`` (lifecycle.py), so a query's history sits beside its state,
+under ``$TWINFLOW_HOME`` for scheduled queries. It is not part of a snapshot and a rollback
+keeps it: it records what happened. ``twinflow report`` draws it (ops_report.py).
+
+Tables (counts are per run, as labelled; times UTC ISO 8601):
+
+- ``runs``: one row per run (its key: the data interval of a scheduled run, the start time of
+  a ``twinflow run``): its kind, when it ended, new input / rejected / late rows, micro-batches,
+  stream seconds, watermark and lag (end - watermark), state rows and bytes after it,
+  checkpoint bytes, the parity verdict and the quality gate's outcome (set by those steps).
+- ``micro_batches``: one row per micro-batch Spark reported (its last 100 per run): input rows,
+  duration, rows/s, watermark, state rows and bytes.
+- ``operators``: per micro-batch and stateful operator: state rows (Spark's state entries:
+  twinflow's operators keep a page of keys per entry) and bytes (RocksDB's SST files).
+- ``audits``: each full audit's verdict.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+
+HISTORY = "metrics.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+  run TEXT PRIMARY KEY, kind TEXT, ended TEXT, input_rows INTEGER, rejected_rows INTEGER,
+  late_rows INTEGER, micro_batches INTEGER, stream_seconds REAL, watermark TEXT, lag_s REAL,
+  state_rows INTEGER, state_bytes INTEGER, checkpoint_bytes INTEGER, parity TEXT, gate TEXT);
+CREATE TABLE IF NOT EXISTS micro_batches (
+  run TEXT, batch_id INTEGER, time TEXT, input_rows INTEGER, duration_ms INTEGER,
+  rows_per_s REAL, watermark TEXT, state_rows INTEGER, state_bytes INTEGER,
+  PRIMARY KEY (run, batch_id));
+CREATE TABLE IF NOT EXISTS operators (
+  run TEXT, batch_id INTEGER, operator TEXT, rows INTEGER, bytes INTEGER,
+  PRIMARY KEY (run, batch_id, operator));
+CREATE TABLE IF NOT EXISTS audits (time TEXT PRIMARY KEY, interval TEXT, verdict TEXT);
+"""
+
+
+@contextmanager
+def _db(state: Path) -> Iterator[sqlite3.Connection]:
+    state.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(state / HISTORY, timeout=30)) as con:
+        con.executescript(_SCHEMA)
+        with con:  # one transaction
+            yield con
+
+
+def _operators(progress: dict) -> list[tuple[str, int, int]]:
+    """(operator, state rows, state bytes) of one micro-batch's progress."""
+    return [(f"{i}:{op.get('operatorName', '?')}", op.get("numRowsTotal", 0),
+             op.get("customMetrics", {}).get("rocksdbSstFileSize", op.get("memoryUsedBytes", 0)))
+            for i, op in enumerate(progress.get("stateOperators") or [])]
+
+
+def record_run(state: Path, run: str, kind: str, progress: list[dict], input_rows: int,
+               rejected_rows: int, late_rows: int, stream_seconds: float) -> None:
+    """A run's stream step: the run's row and its micro-batches'."""
+    ended = datetime.now(UTC)
+    last = progress[-1] if progress else {}
+    watermark = _watermark(last)
+    ops = _operators(last)
+    checkpoint = state / "checkpoint"
+    with _db(state) as con:
+        con.execute("DELETE FROM micro_batches WHERE run = ?", (run,))
+        con.execute("DELETE FROM operators WHERE run = ?", (run,))
+        con.execute(
+            "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "(SELECT parity FROM runs WHERE run = ?), (SELECT gate FROM runs WHERE run = ?))",
+            (run, kind, ended.isoformat(timespec="seconds"), input_rows, rejected_rows,
+             late_rows, len({p["batchId"] for p in progress}), round(stream_seconds, 3),
+             watermark, _lag(ended, watermark), sum(r for _, r, _ in ops),
+             sum(b for _, _, b in ops),
+             sum(f.stat().st_size for f in checkpoint.rglob("*") if f.is_file())
+             if checkpoint.is_dir() else 0, run, run))
+        for p in progress:
+            p_ops = _operators(p)
+            mark = _watermark(p)
+            con.execute("INSERT OR REPLACE INTO micro_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (run, p["batchId"], p.get("timestamp"), p.get("numInputRows", 0),
+                         (p.get("durationMs") or {}).get("triggerExecution"),
+                         p.get("processedRowsPerSecond"), mark,
+                         sum(r for _, r, _ in p_ops), sum(b for _, _, b in p_ops)))
+            con.executemany("INSERT OR REPLACE INTO operators VALUES (?, ?, ?, ?, ?)",
+                            [(run, p["batchId"], *o) for o in p_ops])
+
+
+def record_outcome(state: Path, run: str, *, parity: str | None = None,
+                   gate: str | None = None) -> None:
+    """A run's parity verdict or quality-gate outcome (a run without a stream row gets one)."""
+    with _db(state) as con:
+        con.execute("INSERT OR IGNORE INTO runs (run) VALUES (?)", (run,))
+        if parity is not None:
+            con.execute("UPDATE runs SET parity = ? WHERE run = ?", (parity, run))
+        if gate is not None:
+            con.execute("UPDATE runs SET gate = ? WHERE run = ?", (gate, run))
+
+
+def record_audit(state: Path, interval: str, verdict: str) -> None:
+    with _db(state) as con:
+        con.execute("INSERT OR REPLACE INTO audits VALUES (?, ?, ?)",
+                    (datetime.now(UTC).isoformat(timespec="seconds"), interval, verdict))
+
+
+def history(state: Path) -> dict[str, pd.DataFrame]:
+    """Every table of the history (empty frames where nothing was recorded)."""
+    with _db(state) as con:
+        return {t: pd.read_sql_query(f"SELECT * FROM {t}", con)  # noqa: S608 (fixed names)
+                for t in ("runs", "micro_batches", "operators", "audits")}
+
+
+def _watermark(progress: dict) -> str | None:
+    """A progress's watermark as ISO text (Spark gives text; the operator harness, tests/,
+    epoch milliseconds)."""
+    mark = (progress.get("eventTime") or {}).get("watermark")
+    if isinstance(mark, int):
+        try:
+            return datetime.fromtimestamp(mark / 1000, UTC).isoformat(timespec="milliseconds")
+        except (ValueError, OverflowError):  # past the end of input: beyond any date
+            return None
+    return mark
+
+
+def _lag(ended: datetime, watermark: str | None) -> float | None:
+    """Seconds from the watermark to the run's end; None without one, or past the end of
+    input (the marker's watermark is far beyond any date)."""
+    try:
+        mark = datetime.fromisoformat(watermark.replace("Z", "+00:00")) if watermark else None
+    except ValueError:
+        return None
+    return None if mark is None else round((ended - mark).total_seconds(), 3)
