@@ -74,6 +74,7 @@ def _by_run(ax, frame: pd.DataFrame, x: str, y: str, **kw) -> None:
 
 def _throughput(b: pd.DataFrame) -> str | None:
     b = b.dropna(subset=["t", "rows_per_s"])
+    b = b[b["input_rows"] > 0]  # a run's last micro-batch may read nothing
     if b.empty:
         return None
     fig, ax = _figure()
@@ -85,6 +86,7 @@ def _throughput(b: pd.DataFrame) -> str | None:
 
 def _watermark(b: pd.DataFrame, runs: pd.DataFrame) -> str | None:
     b = b.dropna(subset=["t", "wm"])
+    b = b[b["wm"] > pd.Timestamp(0, tz=UTC)]  # Spark's "none yet" is 1970-01-01
     if b.empty:
         return None
     fig, (ax, lag) = plt.subplots(1, 2, figsize=(11, 3.2), width_ratios=[2, 1])
@@ -92,8 +94,9 @@ def _watermark(b: pd.DataFrame, runs: pd.DataFrame) -> str | None:
     ax.set_ylabel("watermark (event time)")
     ax.grid(alpha=0.3)
     with_lag = runs.dropna(subset=["lag_s"])
-    lag.bar(with_lag["run"].astype(str), with_lag["lag_s"] / 3600, color="tab:orange")
-    lag.set_ylabel("lag (hours)")
+    scale, unit = (86400, "days") if with_lag["lag_s"].max() > 2 * 86400 else (3600, "hours")
+    lag.bar(with_lag["run"].astype(str), with_lag["lag_s"] / scale, color="tab:orange")
+    lag.set_ylabel(f"lag ({unit})")
     lag.tick_params(axis="x", labelrotation=60, labelsize=7)
     lag.grid(alpha=0.3)
     fig.autofmt_xdate()
@@ -175,7 +178,8 @@ def _page(state: Path, runs: pd.DataFrame, audits: pd.DataFrame,
              "table{border-collapse:collapse;font-size:12px}"
              "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}"
              "th{background:#eee}.good{background:#d4f4d4}.bad{background:#f8d0d0}"
-             "figure{margin:18px 0}figcaption{font-weight:bold;margin-bottom:4px}",
+             "figure{margin:18px 0}figcaption{font-weight:bold;margin-bottom:4px}"
+             ".wide{overflow-x:auto}",
              "</style></head><body><h1>twinflow: run history</h1><table>"]
     parts += [f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts]
     parts.append("</table>")
@@ -202,4 +206,4 @@ def _table(frame: pd.DataFrame) -> str:
                 " class='good'" if text in _GOOD | _NEUTRAL else " class='bad'"
             cells.append(f"<td{cls}>{html.escape(text)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+    return f"<div class='wide'><table><tr>{head}</tr>{''.join(rows)}</table></div>"
