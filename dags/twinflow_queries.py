@@ -10,7 +10,9 @@ Each run of ``twinflow_<query>``:
    emitted rows equal it (other rows: late, or pending behind the watermark);
 3. ``validate``: the query's Great Expectations suite (``expectations/<suite>.json``) plus
    run-time row-count rules; a failure fails the run;
-4. ``publish``: only then, an atomic move into ``published/<query>/<interval>/`` + ``LATEST``.
+4. ``publish``: only then, an atomic move into ``published/<query>/<interval>/`` + ``LATEST``,
+   and an event of the query's Asset (``twinflow_<query>``) with the run's numbers as its
+   extra (jobs/gates.published_numbers): downstream DAGs can be scheduled on it.
 
 Runs are keyed by the data interval (``ts_nodash``): a retry rewrites its own run directory.
 The DAG only wires tasks; the work is in ``jobs/`` and ``operators_lib/``.
@@ -21,7 +23,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from airflow.sdk import DAG, task
+from airflow.sdk import DAG, Asset, get_current_context, task
 
 from jobs.dag_parts import ship_code, spark_step, twinflow_dag
 from operators_lib.paths import home, queries_dir
@@ -33,6 +35,7 @@ def build_dag(config_path: Path) -> DAG:
     cfg = json.loads(config_path.read_text())
     name = cfg["name"]
     run_dir = f"{home() / 'runs' / name}/{RUN_KEY}"
+    published = Asset(name=f"twinflow_{name}")
     with twinflow_dag(f"twinflow_{name}", cfg.get("schedule"), cfg, __doc__, ["twinflow"]) as dag:
         stream = spark_step("stream_increment", "stream-increment", config_path, run_dir, cfg)
         batch = spark_step("batch_parity", "batch-parity", config_path, run_dir, cfg)
@@ -44,12 +47,16 @@ def build_dag(config_path: Path) -> DAG:
 
             return gate(QueryConfig.load(config_path), Path(run))
 
-        @task
+        @task(outlets=[published])
         def publish(run: str, run_key: str, summary: dict) -> str:
             from jobs.gates import publish as do_publish
+            from jobs.gates import published_numbers
             from operators_lib.incremental import QueryConfig
 
-            return str(do_publish(QueryConfig.load(config_path), Path(run), run_key))
+            target = do_publish(QueryConfig.load(config_path), Path(run), run_key)
+            get_current_context()["outlet_events"][published].extra = published_numbers(
+                target, run_key)
+            return str(target)
 
         summary = validate(run_dir)
         ship_code() >> stream >> batch >> summary

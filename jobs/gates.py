@@ -40,6 +40,19 @@ def validate(cfg: QueryConfig, run: Path) -> dict:
     return summary
 
 
+def published_numbers(published: Path, run_key: str) -> dict:
+    """What a published run tells downstream consumers (the query Asset's event extra)."""
+    stream = json.loads((published / "stream_report.json").read_text())
+    parity = json.loads((published / "parity.json").read_text())
+    with open(published / "stream.csv", "rb") as fh:
+        rows = sum(1 for _ in fh) - 1
+    return {"interval": run_key, "path": str(published), "rows": rows,
+            "new_input_rows": sum(stream["new_input_rows"].values()),
+            "late_rows": stream["late_rows"], "rejected_rows": stream["rejected_rows"],
+            "watermark": stream["watermark"], "parity": parity["verdict"],
+            "rerun": bool(stream.get("rerun"))}
+
+
 def publish(cfg: QueryConfig, run: Path, run_key: str) -> Path:
     """Copy the validated run into published/<query>/<run_key>/ in one rename, then point
     ``LATEST`` at it (also a rename) unless a later interval is published: readers see the old

@@ -181,6 +181,19 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
     assert "20240101T120000" not in runs.index  # failed before its stream step
     assert set(history["micro_batches"]["run"]) == {"20240101T110000", "20240101T130000"}
 
+    # Each publish is an event of the query's Asset, with the run's numbers: 11h twice.
+    from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        events = [e.extra for e in session.query(AssetEvent)
+                  .join(AssetModel, AssetEvent.asset_id == AssetModel.id)
+                  .filter(AssetModel.name == "twinflow_q_tmall_max_price")
+                  .order_by(AssetEvent.id)]
+    assert [(e["interval"], e["rows"], e["parity"], e["rerun"]) for e in events] == [
+        ("20240101T110000", 2, "equal_for_emitted_rows", False),
+        ("20240101T110000", 2, "equal_for_emitted_rows", True)]
+
 
 def test_publishing_an_earlier_interval_again_keeps_latest_on_the_newest(airflow_env, tmp_path):
     from jobs.gates import publish
