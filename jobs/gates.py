@@ -32,8 +32,9 @@ def validate(cfg: QueryConfig, run: Path) -> dict:
     summary["late_rows"], summary["watermark"] = stream["late_rows"], stream["watermark"]
     # Staging already refused more than max_rejected_rows; these are the ones accepted.
     summary["rejected_rows"] = stream["rejected_rows"]
-    metrics.record_outcome(state_dir(cfg.name), run.name,
-                           gate="passed" if summary["success"] else "failed")
+    metrics.record_outcome(state_dir(cfg.name), run.name, gate=(
+        "failed" if not summary["success"] else
+        "passed_with_warnings" if summary["warnings"] else "passed"))
     if not summary["success"]:
         raise GateFailed(f"{cfg.name}: {len(summary['failed'])} expectation(s) failed: "
                          f"{summary['failed']}")

@@ -23,8 +23,9 @@ import pandas as pd  # noqa: E402
 from operators_lib import metrics  # noqa: E402
 from operators_lib.stream.runner import last_commit  # noqa: E402
 
+_WARNED = "passed_with_warnings"  # the gate: only warning-severity expectations failed
 _GOOD = {"equal", "equal_for_emitted_rows", "explained_by_late_rows", "explained_by_ttl",
-         "passed"}
+         "passed", _WARNED}
 _NEUTRAL = {"not_applicable", "not_run"}
 
 
@@ -156,7 +157,8 @@ def _outcomes(runs: pd.DataFrame) -> str | None:
 
 
 def _color(verdict: str) -> str:
-    return "tab:green" if verdict in _GOOD else "lightgray" if verdict in _NEUTRAL else "tab:red"
+    return ("gold" if verdict == _WARNED else "tab:green" if verdict in _GOOD else
+            "lightgray" if verdict in _NEUTRAL else "tab:red")
 
 
 def _page(state: Path, runs: pd.DataFrame, audits: pd.DataFrame,

@@ -5,6 +5,10 @@ key columns not NULL, aggregate bounds, ...). It is loaded into an ephemeral GX 
 validation never rewrites files in the repository. Facts that only a run knows (how many rows
 the output must have given the input, the late and the still-pending rows) are added to that
 run's validation as runtime expectations. One validation per output (FACTS: a GX run is expensive).
+
+Severity (GX's ``severity`` of an expectation, default ``critical``): only a failed critical
+expectation fails the gate; a failed ``warning`` or ``info`` one is reported under
+``warnings`` and lets the output through.
 """
 
 from __future__ import annotations
@@ -55,18 +59,20 @@ def validate_csv(csv_path: Path, suite_name: str, runtime: list[dict] | None = N
     for rule in runtime or []:
         expectation = get_expectation_impl(rule["type"])(**rule["kwargs"])
         results.append(batch.validate(expectation))
-    failed = []
+    failed, warned = [], []
     for r in results:
         items = r.results if hasattr(r, "results") else [r]
         for item in items:
             if not item.success:
                 cfg = item.expectation_config
-                failed.append({"type": cfg.type, "kwargs": {k: v for k, v in cfg.kwargs.items()
-                                                            if k != "batch_id"},
-                               "observed": (item.result or {}).get("observed_value")})
+                severity = getattr(cfg.severity, "value", cfg.severity) or "critical"
+                (failed if severity == "critical" else warned).append(
+                    {"type": cfg.type, "severity": severity,
+                     "kwargs": {k: v for k, v in cfg.kwargs.items() if k != "batch_id"},
+                     "observed": (item.result or {}).get("observed_value")})
     summary = {"suite": suite_name, "rows": len(df), "success": not failed,
                "evaluated": sum(len(r.results) if hasattr(r, "results") else 1
-                                for r in results), "failed": failed}
+                                for r in results), "failed": failed, "warnings": warned}
     if result_path is not None:
         result_path.write_text(json.dumps(summary, indent=2, default=str))
     return summary
