@@ -69,7 +69,6 @@ def record_run(state: Path, run: str, kind: str, progress: list[dict], input_row
     last = progress[-1] if progress else {}
     watermark = _watermark(last)
     ops = _operators(last)
-    checkpoint = state / "checkpoint"
     with _db(state) as con:
         con.execute("DELETE FROM micro_batches WHERE run = ?", (run,))
         con.execute("DELETE FROM operators WHERE run = ?", (run,))
@@ -80,8 +79,7 @@ def record_run(state: Path, run: str, kind: str, progress: list[dict], input_row
              late_rows, len({p["batchId"] for p in progress}), round(stream_seconds, 3),
              watermark, _lag(ended, watermark), sum(r for _, r, _ in ops),
              sum(b for _, _, b in ops),
-             sum(f.stat().st_size for f in checkpoint.rglob("*") if f.is_file())
-             if checkpoint.is_dir() else 0, run, run))
+             tree_bytes(state / "checkpoint"), run, run))
         for p in progress:
             p_ops = _operators(p)
             mark = _watermark(p)
@@ -116,6 +114,11 @@ def history(state: Path) -> dict[str, pd.DataFrame]:
     with _db(state) as con:
         return {t: pd.read_sql_query(f"SELECT * FROM {t}", con)  # noqa: S608 (fixed names)
                 for t in ("runs", "micro_batches", "operators", "audits")}
+
+
+def tree_bytes(root: Path) -> int:
+    """The bytes of the files under ``root`` (0 if it does not exist)."""
+    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
 
 
 def _watermark(progress: dict) -> str | None:

@@ -83,7 +83,7 @@ from operators_lib.plan import (
 from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER
 from operators_lib.scan import staged_schema
-from operators_lib.snapshots import ROLLED_BACK, SNAPSHOTS
+from operators_lib.snapshots import KEPT
 from operators_lib.spark import engine_failures
 from operators_lib.sql import Script, load_script
 from operators_lib.sql.planner import compile_query
@@ -267,7 +267,7 @@ def _stage(cfg: RunConfig, spark: SparkSession, plan: Node) -> _Run:
     state.mkdir(parents=True, exist_ok=True)
     if not resume:  # what another run left, but its input, snapshots and history
         for entry in state.iterdir():
-            if entry.name in (PARSED, lifecycle.LOCK, SNAPSHOTS, ROLLED_BACK, metrics.HISTORY):
+            if entry.name == PARSED or entry.name in KEPT:
                 continue
             if entry.is_dir():
                 shutil.rmtree(entry)

@@ -37,8 +37,9 @@ ROLLED_BACK = "rolled_back"
 _INFO = "snapshot.json"
 # What a state directory holds besides its snapshots: what a snapshot takes (staged: linked).
 _COPIED = (lifecycle.MANIFEST, lifecycle.RUNS, "checkpoint", "changelog", "result", "late")
-# Not state: kept in place by a rollback (the metrics history records what happened).
-_KEPT = {SNAPSHOTS, ROLLED_BACK, lifecycle.LOCK, metrics.HISTORY}
+# Not state: kept in place by a rollback and by a fresh `twinflow run` (pipeline._stage); the
+# metrics history records what happened.
+KEPT = {SNAPSHOTS, ROLLED_BACK, lifecycle.LOCK, metrics.HISTORY}
 
 
 def state_dir(path: Path) -> Path:
@@ -67,7 +68,7 @@ def snapshot(state: Path, keep: int | None = None) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
         _lay(state, tmp)
         info = {"id": sid, "batch_id": batch, "time": now.isoformat(timespec="seconds"),
-                "bytes": _bytes(tmp)}
+                "bytes": metrics.tree_bytes(tmp)}
         write_json(tmp / _INFO, info)
         os.replace(tmp, state / SNAPSHOTS / sid)
         if keep is not None:
@@ -94,7 +95,7 @@ def rollback(state: Path, sid: str) -> dict:
         shutil.rmtree(undo, ignore_errors=True)
         undo.mkdir()
         for entry in state.iterdir():
-            if entry.name not in _KEPT:
+            if entry.name not in KEPT:
                 os.replace(entry, undo / entry.name)
         _lay(source, state)
         (state / _INFO).unlink()
@@ -123,7 +124,3 @@ def _lay(source: Path, target: Path) -> None:
             except OSError:  # another file system, or one without links
                 pass
         shutil.copy2(src, dst)
-
-
-def _bytes(root: Path) -> int:
-    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
