@@ -6,6 +6,9 @@
     twinflow state snapshot --out DIR [--keep N]   # DIR: a run's --out, or a query's state
     twinflow state list     --out DIR
     twinflow state rollback --out DIR --snapshot ID
+    twinflow state verify   --out DIR --snapshot ID  # resume it in a scratch dir: same result?
+    twinflow state compact  --out DIR              # drop the state the query's TTL expired
+    twinflow state inspect  --out DIR              # per operator: keys, rows, bytes
     twinflow report --out DIR --html FILE          # the run history as a page with charts
     twinflow jvm-archive [--rebuild]   # once per machine: Spark drivers start in half the time
 
@@ -13,7 +16,8 @@ Prints a line per step and a summary; what Spark, Great Expectations and Airflow
 DIR/engine.log (--verbose: to the console).
 
 ``twinflow state`` and ``twinflow report`` print one JSON line (operators_lib/snapshots.py,
-operators_lib/ops_report.py).
+state_verify.py, compaction.py, state_inspect.py, ops_report.py); what Spark prints goes to
+the state directory's engine.log.
 
 Exit codes: 0 success (in ``both`` mode: finals equal, or every difference explained by late
 rows); 1 parity failed (the diff is printed); 2 bad input or unsupported SQL; 3 internal error.
@@ -87,11 +91,16 @@ def build_parser() -> argparse.ArgumentParser:
                                   "once per Java, Spark and class path): drivers twinflow "
                                   "starts then start in about half the time")
     archive.add_argument("--rebuild", action="store_true", help="even if it exists")
-    state = sub.add_parser("state", help="snapshots of a query's state: take, list, roll back")
+    state = sub.add_parser("state", help="a query's state: snapshots, verification, "
+                                         "compaction, inspection")
     actions = state.add_subparsers(dest="action", required=True)
     for action, text in (("snapshot", "a consistent copy at the last committed micro-batch"),
                          ("list", "the snapshots: id, batch id, time, size"),
-                         ("rollback", "make a snapshot the current state")):
+                         ("rollback", "make a snapshot the current state"),
+                         ("verify", "resume a snapshot in a scratch directory and compare its "
+                                    "result with the live state's"),
+                         ("compact", "drop the state the query's TTL has expired, now"),
+                         ("inspect", "per operator: keys, rows, bytes; watermark; age")):
         p = actions.add_parser(action, help=text)
         p.add_argument("--out", type=Path, required=True,
                        help="a `twinflow run --out` directory or a scheduled query's state "
@@ -99,8 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
         if action == "snapshot":
             p.add_argument("--keep", type=int, default=None, metavar="N",
                            help="then keep only the newest N snapshots")
-        if action == "rollback":
+        if action in ("rollback", "verify"):
             p.add_argument("--snapshot", required=True, metavar="ID")
+        if action in ("verify", "compact", "inspect"):
+            p.add_argument("--master", default=None, help="Spark master (default local[2])")
+            p.add_argument("--conf", action="append", default=[], type=_conf_arg,
+                           metavar="KEY=VALUE", help="a Spark setting (repeatable)")
     report = sub.add_parser("report", help="the query's run history as an HTML page with "
                                            "charts (offline)")
     report.add_argument("--out", type=Path, required=True,
@@ -176,13 +189,40 @@ def _state(args: argparse.Namespace) -> int:
             out = snapshots.snapshot(state, args.keep)
         elif args.action == "list":
             out = {"state": str(state), "snapshots": snapshots.list_snapshots(state)}
-        else:
+        elif args.action == "rollback":
             out = snapshots.rollback(state, args.snapshot)
+        else:
+            out = _with_spark(args, state)
     except TwinflowError as e:
         print(f"twinflow: error: {e}", file=sys.stderr)
         return e.exit_code
+    except Exception:  # a bug or an engine failure
+        traceback.print_exc()
+        print("twinflow: internal error (exit 3); please report it with the trace above",
+              file=sys.stderr)
+        return 3
     print(json.dumps(out))
-    return 0
+    return 1 if out.get("verdict") == "differs" else 0
+
+
+def _with_spark(args: argparse.Namespace, state: Path) -> dict:
+    """The state commands that run Spark jobs; Spark's output goes to the state's engine.log
+    (--verbose: the console)."""
+    from operators_lib.spark import engine_failures, get_spark
+
+    with engine_output_to(None if args.verbose else state / "engine.log"), engine_failures():
+        spark = get_spark(args.master, conf=dict(args.conf))
+        if args.action == "inspect":
+            from operators_lib.state_inspect import inspect
+
+            return inspect(spark, state)
+        if args.action == "compact":
+            from operators_lib.compaction import compact
+
+            return compact(spark, state)
+        from operators_lib.state_verify import verify
+
+        return verify(spark, state, args.snapshot)
 
 
 def _jvm_archive(rebuild: bool) -> int:

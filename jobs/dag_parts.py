@@ -28,17 +28,18 @@ def ship_code() -> str:
     return str(code_archive(local_path(home(), "TWINFLOW_HOME") / "dist"))
 
 
-def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: dict
-               ) -> SparkSubmitOperator:
+def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: dict,
+               extra: tuple[str, ...] = ()) -> SparkSubmitOperator:
     """``spark-submit jobs/twinflow_job.py <step> --config .. --run-dir ..`` on the query's
     Spark connection (default ``spark_default``). Driver JVM options only count on this command
     line (the JVM starts before the job's code): the driver exits on OutOfMemoryError instead of
     hanging (operators_lib/spark.py). The query config's ``"spark_conf"`` comes last and wins.
-    The code goes along as ``--py-files`` (``ship_code`` must run first)."""
+    The code goes along as ``--py-files`` (``ship_code`` must run first). ``extra``: more
+    arguments of the step (templated)."""
     return SparkSubmitOperator(
         task_id=task_id, application=JOB, name=f"twinflow-{cfg['name']}-{step}",
         conn_id=cfg.get("spark_conn_id", "spark_default"), py_files=CODE,
-        application_args=[step, "--config", str(config_path), "--run-dir", run_dir],
+        application_args=[step, "--config", str(config_path), "--run-dir", run_dir, *extra],
         env_vars={"PYSPARK_PYTHON": sys.executable, "TWINFLOW_HOME": str(home())},
         # Driver JVM options (exit on out-of-memory, Spark's warnings only in the task log) go
         # on the spark-submit command line: the JVM starts before the job's Python code. A
@@ -49,8 +50,8 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: di
               **cfg.get("spark_conf", {})})
 
 
-def twinflow_dag(dag_id: str, schedule: str | None, cfg: dict, doc: str, tags: list[str]
-                 ) -> DAG:
+def twinflow_dag(dag_id: str, schedule: str | list | None, cfg: dict, doc: str,
+                 tags: list[str]) -> DAG:
     """A DAG of one query: no catch-up, one run at a time (runs share the query's state)."""
     return DAG(dag_id=dag_id, schedule=schedule, start_date=datetime(2024, 1, 1), catchup=False,
                max_active_runs=1, default_args={"retries": cfg.get("retries", 1),

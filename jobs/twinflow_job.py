@@ -4,11 +4,18 @@
     spark-submit jobs/twinflow_job.py batch-parity     --config Q.json --run-dir DIR
     spark-submit jobs/twinflow_job.py measure-skew     --config Q.json --run-dir DIR
     spark-submit jobs/twinflow_job.py audit            --config Q.json --run-dir DIR
+    spark-submit jobs/twinflow_job.py compact          --config Q.json --run-dir DIR
+    spark-submit jobs/twinflow_job.py verify           --config Q.json --run-dir DIR --snapshot ID
+    spark-submit jobs/twinflow_job.py backfill         --config Q.json --run-dir DIR \
+                                                       --start KEY --end KEY
 
 measure-skew writes DIR/skew.json: the TopN's partition skew over the recent input
 (operators_lib/hotspot.py), which the hotspot DAG turns into a split factor. audit writes
 DIR/audit.json: everything the query's stream emitted against batch over all retained input
-(operators_lib/incremental.audit).
+(operators_lib/incremental.audit). compact, verify: the state commands of ``twinflow state``
+on the query's state (operators_lib/compaction.py, state_verify.py), their JSON in
+DIR/compact.json, DIR/verify.json. backfill: DIR/<interval>/ for each recorded interval in
+[start, end] (operators_lib/backfill.py).
 
 Exit codes as for ``twinflow run``: 1 parity failed, 2 bad input / unsupported SQL, 3 damaged
 state or a failed engine.
@@ -22,20 +29,30 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from operators_lib.backfill import backfill
+from operators_lib.compaction import compact
 from operators_lib.errors import TwinflowError
 from operators_lib.hotspot import measure_skew
 from operators_lib.incremental import QueryConfig, audit, batch_parity, stream_increment
 from operators_lib.locations import check_shared, local_path
 from operators_lib.paths import home, state_dir
+from operators_lib.state_verify import verify
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="twinflow_job", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["stream-increment", "batch-parity", "measure-skew", "audit"])
+    ap.add_argument("step", choices=["stream-increment", "batch-parity", "measure-skew", "audit",
+                                     "compact", "verify", "backfill"])
     ap.add_argument("--config", type=Path, required=True)
     ap.add_argument("--run-dir", type=Path, required=True)
+    ap.add_argument("--snapshot", help="verify: the snapshot's id")
+    ap.add_argument("--start", help="backfill: the first interval (its run key)")
+    ap.add_argument("--end", help="backfill: the last interval (its run key)")
     args = ap.parse_args(argv)
+    for step, needed in (("verify", ("snapshot",)), ("backfill", ("start", "end"))):
+        if args.step == step and not all(getattr(args, n) for n in needed):
+            ap.error(f"{step} needs " + " and ".join(f"--{n}" for n in needed))
     from operators_lib.spark import engine_failures, get_spark
 
     try:
@@ -48,8 +65,16 @@ def main(argv: list[str] | None = None) -> int:
         with engine_failures():
             if args.step == "measure-skew":
                 report = asdict(measure_skew(cfg, spark, state))
-                args.run_dir.mkdir(parents=True, exist_ok=True)
-                (args.run_dir / "skew.json").write_text(json.dumps(report, indent=2))
+                _write(args.run_dir / "skew.json", report)
+            elif args.step in ("compact", "verify"):
+                report = compact(spark, state) if args.step == "compact" else verify(
+                    spark, state, args.snapshot)
+                _write(args.run_dir / f"{args.step}.json", report)
+                if report.get("verdict") == "differs":
+                    print(json.dumps(report, indent=2, default=str))
+                    return 1
+            elif args.step == "backfill":
+                report = backfill(cfg, spark, state, args.run_dir, args.start, args.end)
             else:
                 step = {"stream-increment": stream_increment, "batch-parity": batch_parity,
                         "audit": audit}[args.step]
@@ -59,6 +84,11 @@ def main(argv: list[str] | None = None) -> int:
         return e.exit_code
     print(json.dumps(report, indent=2, default=str))
     return 0
+
+
+def _write(path: Path, report: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, default=str))
 
 
 if __name__ == "__main__":

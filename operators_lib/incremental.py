@@ -95,7 +95,7 @@ from operators_lib.parity_scope import (
     time_operator,
 )
 from operators_lib.paths import chosen_settings
-from operators_lib.pipeline import late_source, plan_query
+from operators_lib.pipeline import late_source
 from operators_lib.plan import (
     EMIT_TS,
     LATE,
@@ -118,6 +118,7 @@ from operators_lib.plan import (
     scans,
     source_tables,
 )
+from operators_lib.queries import plan_query, record_query
 from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER, result_rows
 from operators_lib.scan import staged_schema
@@ -358,6 +359,7 @@ def _stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_di
     rebuilt = bind_state(cfg, state)
     added = {s.table.name: 0 for s in scans(plan)} | stage_new_inputs(cfg, spark, parsed, state)
     shutil.rmtree(parsed.dir, ignore_errors=True)  # staged: the parsed copy is not needed
+    record_query(state, cfg.sql, cfg.topn_split, cfg.rows_per_batch)
     # The run covers every micro-batch since the last recorded run, also those of a run that
     # failed after its stream step (they were never published), or, when the state was
     # replaced since (a rebuild), the new state's from its first.

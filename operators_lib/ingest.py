@@ -52,7 +52,7 @@ from operators_lib.csv_parse import (
     rejected_csv,
 )
 from operators_lib.errors import InputError
-from operators_lib.plan import ROWNUM
+from operators_lib.plan import ROWNUM, SWEEP_FIRST
 from operators_lib.scan import staged_schema
 from operators_lib.spark import session_conf
 from operators_lib.stream.offers import EOF_FILE
@@ -315,6 +315,16 @@ def write_eof(table: TableDef, out_dir: Path) -> Path:
     row[ROWNUM] = [-1]
     path = out_dir / EOF_FILE
     pq.write_table(pa.Table.from_pydict(row, schema=schema), path)
+    return path
+
+
+def write_sweep(table: TableDef, path: Path, buckets: int) -> Path:
+    """A state sweep (plan.SWEEP_FIRST): a row for each of ``buckets`` buckets, every column
+    NULL."""
+    schema = pa.schema([*physical_schema(table), pa.field(ROWNUM, pa.int64())])
+    rows = {f.name: pa.nulls(buckets, f.type) for f in schema}
+    rows[ROWNUM] = pa.array(SWEEP_FIRST - np.arange(buckets), pa.int64())
+    pq.write_table(pa.Table.from_pydict(rows, schema=schema), path)
     return path
 
 

@@ -16,6 +16,8 @@ Tables (counts are per run, as labelled; times UTC ISO 8601):
 - ``operators``: per micro-batch and stateful operator: state rows (Spark's state entries:
   twinflow's operators keep a page of keys per entry) and bytes (RocksDB's SST files).
 - ``audits``: each full audit's verdict.
+- ``compactions``: each state compaction (compaction.py): the keys it expired and, per
+  operator, its keys, state rows and bytes before and after (state_inspect.py).
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ CREATE TABLE IF NOT EXISTS operators (
   run TEXT, batch_id INTEGER, operator TEXT, rows INTEGER, bytes INTEGER,
   PRIMARY KEY (run, batch_id, operator));
 CREATE TABLE IF NOT EXISTS audits (time TEXT PRIMARY KEY, interval TEXT, verdict TEXT);
+CREATE TABLE IF NOT EXISTS compactions (
+  time TEXT, batch_id INTEGER, operator TEXT, expired_keys INTEGER, keys_before INTEGER,
+  keys_after INTEGER, rows_before INTEGER, rows_after INTEGER, bytes_before INTEGER,
+  bytes_after INTEGER, PRIMARY KEY (time, operator));
 """
 
 
@@ -109,11 +115,24 @@ def record_audit(state: Path, interval: str, verdict: str) -> None:
                     (datetime.now(UTC).isoformat(timespec="seconds"), interval, verdict))
 
 
+def record_compaction(state: Path, batch_id: int, expired_keys: int, before: list[dict],
+                      after: list[dict]) -> None:
+    """A compaction: per operator (state_inspect.inspect's entries) before and after."""
+    time = datetime.now(UTC).isoformat(timespec="seconds")
+    later = {o["operator"]: o for o in after}
+    with _db(state) as con:
+        con.executemany("INSERT OR REPLACE INTO compactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(time, batch_id, o["operator"], expired_keys, o["keys"],
+                          later.get(o["operator"], {}).get("keys"), o["rows"],
+                          later.get(o["operator"], {}).get("rows"), o["bytes"],
+                          later.get(o["operator"], {}).get("bytes")) for o in before])
+
+
 def history(state: Path) -> dict[str, pd.DataFrame]:
     """Every table of the history (empty frames where nothing was recorded)."""
     with _db(state) as con:
         return {t: pd.read_sql_query(f"SELECT * FROM {t}", con)  # noqa: S608 (fixed names)
-                for t in ("runs", "micro_batches", "operators", "audits")}
+                for t in ("runs", "micro_batches", "operators", "audits", "compactions")}
 
 
 def tree_bytes(root: Path) -> int:

@@ -80,13 +80,13 @@ from operators_lib.plan import (
     processing_time_windows,
     source_tables,
 )
+from operators_lib.queries import plan_query, record_query
 from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER
 from operators_lib.scan import staged_schema
 from operators_lib.snapshots import KEPT
 from operators_lib.spark import engine_failures
 from operators_lib.sql import Script, load_script
-from operators_lib.sql.planner import compile_query
 from operators_lib.stream import offers
 from operators_lib.stream.layout import STATE_LAYOUT
 from operators_lib.stream.runner import (
@@ -95,7 +95,6 @@ from operators_lib.stream.runner import (
     checkpoint_shuffle_partitions,
     last_commit,
 )
-from operators_lib.topn_split import split_topn, splittable
 
 MAX_DEFAULT_BATCH = 100_000
 PARSED = "parsed"  # in _state: the input as the executors parsed it (ingest.py)
@@ -274,6 +273,7 @@ def _stage(cfg: RunConfig, spark: SparkSession, plan: Node) -> _Run:
             else:
                 entry.unlink()
         lifecycle.stage(spark, parsed, state, n, file_batches=False)
+    record_query(state, cfg.sql, cfg.topn_split, n)
     pool = {k: ingest.stage_constant(state / "staged" / k) if t.constant else
             lifecycle.staged_files(state, k) for k, t in tables.items()}
     report: dict = {
@@ -419,18 +419,6 @@ def _publish(run: _Run, t0: float) -> None:
     for name in [*run.written, "rejected.csv"]:
         os.replace(run.pending / name, out / name)
     write_json(out / "report.json", report)
-
-
-def plan_query(script, spark: SparkSession, topn_split: int) -> Node:
-    """The query's plan, its TopNs split in two levels by ``topn_split`` (> 1)."""
-    plan = compile_query(script, spark)
-    if topn_split < 1:
-        raise InputError(f"the TopN split factor must be at least 1, got {topn_split}")
-    if topn_split > 1 and not splittable(plan):
-        raise InputError(f"a TopN split factor ({topn_split}) was given, but the query has no "
-                         "TopN to split (ROW_NUMBER / RANK / DENSE_RANK .. WHERE rownum <= N, "
-                         "not a deduplication)")
-    return split_topn(plan, topn_split)
 
 
 def plan_warnings(plan: Node) -> list[str]:

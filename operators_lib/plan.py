@@ -26,6 +26,12 @@ TTL_KEY = "tw__ttlkey"  # hash of the key of the last changelog operator (join k
 # arrived (that session's end in tw__ts), which batch semantics cannot reproduce.
 MARKERS = ("LATE", "TTL", "TTL_UPSTREAM", "LATE_WINDOW", "SESSION_SPLIT")
 LATE, TTL, TTL_UPSTREAM, LATE_WINDOW, SESSION_SPLIT = MARKERS
+# A state sweep (compaction.py): one row per bucket, tw__rownum = SWEEP_FIRST - bucket. It
+# carries no data and moves no watermark; each changelog operator (stream/rows.py) drops its
+# bucket's idle state under the state TTL and passes the row on (tw__op SWEEP); the sink
+# never writes it.
+SWEEP_FIRST = -2
+SWEEP = "SWEEP"
 BATCH = "tw__batch"  # a changelog row's micro-batch (and an input row's, under tests/harness.py)
 HIDDEN = (OP, EMIT_TS, ROWNUM, TTL_KEY, BATCH)
 # A changelog in emission order: by micro-batch, event time, arrival, then the order the

@@ -20,6 +20,7 @@ from operators_lib.plan import (
     MARKERS,
     OP,
     ROWNUM,
+    SWEEP_FIRST,
     TTL_KEY,
     Aggregate,
     Calc,
@@ -45,12 +46,7 @@ def build(node: Node, scan: Callable[[Scan], DataFrame], operators: Operators) -
         return scan(node)
     inputs = [build(c, scan, operators) for c in children(node)]
     if isinstance(node, Filter):
-        child = inputs[0]
-        cond: Column = F.expr(node.condition)
-        if OP in child.columns:
-            # Late rows and TTL reports travel with the changelog to the sink: keep them.
-            cond = F.col(OP).isin(*MARKERS) | F.coalesce(cond, F.lit(False))
-        return child.where(cond)
+        return operators.get(Filter, filter_rows)(node, inputs[0])
     if isinstance(node, Project):
         child = inputs[0]
         cols = [F.expr(sql).alias(name) for name, sql in node.exprs]
@@ -63,6 +59,17 @@ def build(node: Node, scan: Callable[[Scan], DataFrame], operators: Operators) -
     if op is None:
         raise TypeError(f"unknown plan node {type(node).__name__}")
     return op(node, *inputs)
+
+
+def filter_rows(node: Filter, child: DataFrame, sweeps: bool = False) -> DataFrame:
+    """WHERE / HAVING. Late rows and TTL reports travel with the changelog to the sink: kept;
+    ``sweeps`` (stream mode): state sweep rows (plan.SWEEP_FIRST) too."""
+    cond: Column = F.coalesce(F.expr(node.condition), F.lit(False))
+    if OP in child.columns:
+        cond = F.col(OP).isin(*MARKERS) | cond
+    if sweeps:
+        cond = (F.col(ROWNUM) <= SWEEP_FIRST) | cond
+    return child.where(cond)
 
 
 _DEFAULTS = {OP: ("+I", "string"), EMIT_TS: (0, "long"), TTL_KEY: (None, "long")}

@@ -72,9 +72,23 @@ def snapshot(state: Path, keep: int | None = None) -> dict:
         write_json(tmp / _INFO, info)
         os.replace(tmp, state / SNAPSHOTS / sid)
         if keep is not None:
-            for old in list_snapshots(state)[:-keep]:
-                shutil.rmtree(state / SNAPSHOTS / old["id"])
+            _prune(state, keep)
     return info
+
+
+def prune(state: Path, keep: int) -> list[str]:
+    """Keep only the newest ``keep`` snapshots; returns the ids removed."""
+    if keep < 1:
+        raise InputError(f"keep must be at least 1, got {keep}")
+    with lifecycle.locked(state):
+        return _prune(state, keep)
+
+
+def _prune(state: Path, keep: int) -> list[str]:
+    gone = [s["id"] for s in list_snapshots(state)[:-keep]]
+    for sid in gone:
+        shutil.rmtree(state / SNAPSHOTS / sid)
+    return gone
 
 
 def list_snapshots(state: Path) -> list[dict]:
@@ -84,12 +98,24 @@ def list_snapshots(state: Path) -> list[dict]:
     return [json.loads((d / _INFO).read_text()) for d in found]
 
 
-def rollback(state: Path, sid: str) -> dict:
-    """Make snapshot ``sid`` the current state (module docstring)."""
-    source = state / SNAPSHOTS / sid
-    if not (source / _INFO).is_file():
+def find(state: Path, sid: str) -> dict:
+    """Snapshot ``sid``'s description; InputError if there is none."""
+    info = state / SNAPSHOTS / sid / _INFO
+    if not info.is_file():
         known = ", ".join(s["id"] for s in list_snapshots(state)) or "none"
         raise InputError(f"{state}: no snapshot {sid!r} (snapshots: {known})")
+    return json.loads(info.read_text())
+
+
+def restore(state: Path, sid: str, target: Path) -> None:
+    """Lay snapshot ``sid``'s content into ``target`` (staged parts linked)."""
+    _lay(state / SNAPSHOTS / sid, target)
+    (target / _INFO).unlink()
+
+
+def rollback(state: Path, sid: str) -> dict:
+    """Make snapshot ``sid`` the current state (module docstring)."""
+    find(state, sid)
     with lifecycle.locked(state):
         undo = state / ROLLED_BACK
         shutil.rmtree(undo, ignore_errors=True)
@@ -97,8 +123,7 @@ def rollback(state: Path, sid: str) -> dict:
         for entry in state.iterdir():
             if entry.name not in KEPT:
                 os.replace(entry, undo / entry.name)
-        _lay(source, state)
-        (state / _INFO).unlink()
+        restore(state, sid, state)
     return {"id": sid, "rolled_back_to": sid, "batch_id": last_commit(state / "checkpoint"),
             "previous_state": str(undo)}
 

@@ -156,7 +156,7 @@ def _max_event_time(path: Path, table: TableDef) -> int | None:
     """The largest event time (epoch ms) in a staged file, the end-of-input marker's (a row
     without data, tw__rownum -1) past every valid one, as SparkRuntime.source gives it."""
     data = pq.read_table(path, columns=[table.watermark.column, ROWNUM])
-    if pc.any(pc.less(data[ROWNUM], 0)).as_py():
+    if pc.any(pc.equal(data[ROWNUM], -1)).as_py():
         return END_OF_INPUT_US // 1000
     peak = pc.max(data.column(0).cast(pa.int64())).as_py()  # microseconds
     return None if peak is None else peak // 1000

@@ -61,6 +61,11 @@ def test_dagbag_imports_the_query_dags(airflow_env):
     assert set(hotspot.task_ids) == {"ship_code", "measure_skew", "choose_split"}
     assert bag.get_dag("twinflow_hotspot_tmall_max_price") is None
     assert set(bag.get_dag("twinflow_audit_tmall_max_price").task_ids) == {"ship_code", "audit"}
+    # The state lifecycle (tests/test_state_dags.py runs them).
+    for dag_id, tasks in (("checkpoints", {"snapshot", "ship_code", "verify", "prune"}),
+                          ("rollback", {"rollback"}), ("compact", {"ship_code", "compact", "audit"}),
+                          ("backfill", {"ship_code", "backfill", "gate_and_publish"})):
+        assert set(bag.get_dag(f"twinflow_{dag_id}_top_shops").task_ids) == tasks
 
 
 def _task_states(run) -> dict[str, str]:

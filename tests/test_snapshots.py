@@ -1,6 +1,7 @@
-"""``twinflow state snapshot|list|rollback`` (operators_lib/snapshots.py) on a ``twinflow
-run`` directory, with Structured Streaming: snapshot, continue, roll back, continue again
-must give what one uninterrupted run gives."""
+"""``twinflow state snapshot|list|verify|rollback|inspect`` (operators_lib/snapshots.py,
+state_verify.py, state_inspect.py) on a ``twinflow run`` directory, with Structured
+Streaming: snapshot, continue, roll back, continue again must give what one uninterrupted run
+gives; a snapshot verified resumes to the live state's result."""
 
 from __future__ import annotations
 
@@ -37,6 +38,14 @@ def test_snapshot_continue_rollback_continue_equals_an_uninterrupted_run(
     staged = tmp_path / "out" / "_state" / "staged" / "t" / "part-000000.parquet"
     linked = tmp_path / "out" / "_state" / "snapshots" / snap["id"] / "staged" / "t"
     assert os.path.samefile(staged, linked / staged.name)  # parts are linked, not copied
+    # The snapshot resumes in a scratch directory to the live state's result.
+    code, verified, err = _state(tmp_path, capsys, "verify", "--out", out, "--snapshot",
+                                 snap["id"])
+    assert code == 0, err
+    assert (verified["verdict"], verified["rows"], verified["snapshot_batch_id"]) == (
+        "equal", len(_expected()), 1)
+    assert verified["live_batch_id"] > 1 and verified["resumed_micro_batches"] >= 1
+    assert not list((tmp_path / "out" / "_state").glob(".verify-*"))  # the scratch is gone
 
     code, listed, _ = _state(tmp_path, capsys, "list", "--out", out)
     assert [s["id"] for s in listed["snapshots"]] == [snap["id"]]
@@ -76,3 +85,15 @@ def test_bad_state_commands_are_input_errors(spark, tmp_path, capsys):
     with lifecycle.locked(tmp_path / "out" / "_state"):  # a run holds the state
         code, _, err = _state(tmp_path, capsys, "snapshot", "--out", out)
     assert code == 2 and "in use by another run" in err
+    code, _, err = _state(tmp_path, capsys, "verify", "--out", out, "--snapshot", "nope")
+    assert code == 2 and "no snapshot 'nope'" in err
+    # Without a state TTL there is nothing to compact.
+    code, compacted, err = _state(tmp_path, capsys, "compact", "--out", out)
+    assert code == 0 and compacted["compacted"] is False and "no state TTL" in compacted["reason"]
+    # One micro-batch of the GROUP BY: one key ("a"), in one page.
+    code, seen, err = _state(tmp_path, capsys, "inspect", "--out", out)
+    assert code == 0, err
+    (group,) = seen["operators"]
+    assert (seen["batch_id"], group["operator"], group["keys"], group["rows"]) == (
+        0, "group", 1, 1)
+    assert group["bytes"] > 0 and group["disk_bytes"] > 0

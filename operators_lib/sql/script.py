@@ -148,12 +148,17 @@ def parse_select(stmt: Statement, text: str | None = None, line_offset: int = 0)
 
 def load_script(paths: list[str | Path]) -> Script:
     """Read ``--sql`` files in order and build the catalog; the last statement is the query."""
-    statements: list[Statement] = []
     for p in paths:
-        path = Path(p)
-        if not path.is_file():
-            raise InputError(f"SQL file not found: {path}")
-        statements.extend(split_statements(path.read_text(), path.name))
+        if not Path(p).is_file():
+            raise InputError(f"SQL file not found: {p}")
+    return script_of([(Path(p).name, Path(p).read_text()) for p in paths])
+
+
+def script_of(sources: list[tuple[str, str]]) -> Script:
+    """``load_script`` over (file name, text) pairs: a state directory's recorded query."""
+    statements: list[Statement] = []
+    for name, text in sources:
+        statements.extend(split_statements(text, name))
     if not statements:
         raise InputError("no SQL statements given")
     catalog = Catalog()

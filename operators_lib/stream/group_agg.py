@@ -12,8 +12,9 @@ changelog (Flink's GroupAggFunction with retraction):
   AVG truncates toward zero); DECIMAL SUM/AVG are DECIMAL(38, s) / DECIMAL(38, max(s, 6)).
 
 State TTL (``table.exec.state.ttl``): a group idle longer than the TTL when it is next touched
-starts afresh (its earlier result row stays emitted, as in Flink), and a ``TTL`` marker row with
-the group key is emitted for the parity report. Clock: the micro-batch's processing time.
+starts afresh (a state sweep, rows.py, drops it); its earlier result row stays emitted, as in
+Flink, and a ``TTL`` marker row with the group key is emitted for the parity report. Clock:
+the micro-batch's processing time.
 
 Each output row carries the arrival (``tw__rownum``) of the last input row that changed it: a
 TopN downstream ranks ties by it, as Flink ranks an updated row after its equals. Below a TopN
@@ -139,6 +140,13 @@ class GroupAggProcessor(ChangelogProcessor):
         elif before != after:
             changes.emit([before, after], [UPDATE_BEFORE, UPDATE_AFTER], [old_rownum, st[3]])
         return st if st[0] > 0 else None
+
+    def expire(self, key: tuple, st, cutoff: int, changes: Changes):
+        if st[2] >= cutoff:
+            return st
+        group = tuple(None if null else v for null, v in zip(key[0::2], key[1::2]))
+        changes.emit([group + (None,) * len(self.spec.aggs)], [TTL])
+        return None
 
     def _apply(self, call: AggCall, acc, values: list, adds):
         for v, add in zip(values, adds):

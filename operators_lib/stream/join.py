@@ -23,11 +23,11 @@ unmatched rows are kept, null-padded):
   row per micro-batch this is exactly Flink's changelog, up to the order of the rows of one step.
 
 State TTL (``table.exec.state.ttl``, Flink's meaning): every stored record keeps the time it
-was last written (added, copies or match count changed); when its key is next touched, records
-idle longer than the TTL are dropped first, so later rows no longer see them (results emitted
-earlier stay), and a ``TTL`` marker row with the key is emitted for the parity report. The
-clock is the micro-batch's processing time (``current_timestamp()``): no timers, so scheduled
-``availableNow`` runs terminate.
+was last written (added, copies or match count changed); when its key is next touched (or a
+state sweep passes, rows.py), records idle longer than the TTL are dropped first, so later
+rows no longer see them (results emitted earlier stay), and a ``TTL`` marker row with the key
+is emitted for the parity report. The clock is the micro-batch's processing time
+(``current_timestamp()``): no timers, so scheduled ``availableNow`` runs terminate.
 
 State layout per side, chosen from the side's unique key (as Flink's JoinRecordStateViews):
 - JoinKeyContainsUniqueKey: one record per join key;
@@ -245,6 +245,13 @@ class JoinProcessor(ChangelogProcessor):
         if views is not None and any(v.entries() for v in views):
             return views[0].data, views[1].data
         return None
+
+    def expire(self, key: tuple, stored, cutoff: int, changes: Changes):
+        views = (_View(self.spec.left, stored[0], None), _View(self.spec.right, stored[1], None))
+        if not any([v.expire(cutoff) for v in views]):
+            return stored
+        changes.emit([self._ttl_marker(key[1::2])], [TTL])
+        return (views[0].data, views[1].data) if any(v.entries() for v in views) else None
 
     # -- the per-record rules (module docstring) ---------------------------------------------
     def _record(self, s: int, row: tuple, add: bool, views, delta: Counter) -> None:

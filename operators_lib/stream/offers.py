@@ -6,7 +6,8 @@ seen yet oldest first, one per micro-batch. Where the directory holds Spark's fi
 metadata log (``_spark_metadata/``), the source lists only the files that log names, with the
 modification times the log records, instead of listing the directory. twinflow writes that log
 itself: a staged file is offered when the log names it, and the time it records is its place
-(part k: k + 1 ms; the end-of-input marker: ``EOF_TIME``). So the order is exact by
+(part k: k + 1 ms; the end-of-input marker: ``EOF_TIME``; a state sweep, ``sweep_file``: the
+time of the newest file offered before it, which the stream has read). So the order is exact by
 construction, whatever the file system's clock, its timestamp resolution, or whether it can set
 a file's time or link a file at all (an object store can do neither); the files are neither
 copied nor linked. Files the log does not name (a failed run's unstaged parts) are invisible to
@@ -69,6 +70,13 @@ def offer(source: Path, files: list[Path], eof: bool = False) -> None:
         (log / f"{old}.compact").unlink()
 
 
+def sweep_file(source: Path, batch: int) -> Path:
+    """Where a state sweep read in micro-batch ``batch`` is staged: after everything offered
+    so far (its name holds its time)."""
+    last = max((_time(f.name) for f in offered(source)), default=0)
+    return source / f"sweep-{last:013d}-{batch:08d}.parquet"
+
+
 def ended(source: Path) -> bool:
     """Whether the end-of-input marker has been offered."""
     return any(f.name == EOF_FILE for f in offered(source))
@@ -77,6 +85,9 @@ def ended(source: Path) -> bool:
 def _time(name: str) -> int:
     if name == EOF_FILE:
         return EOF_TIME
+    if name.startswith("sweep-"):
+        return int(name.split("-")[1])
     if not name.startswith("part-"):
-        raise ValueError(f"{name}: neither a staged part nor the end-of-input marker")
+        raise ValueError(f"{name}: neither a staged part, a state sweep nor the end-of-input "
+                         "marker")
     return int(name.removeprefix("part-").removesuffix(".parquet")) + 1

@@ -21,6 +21,7 @@ from operators_lib.plan import (
     MARKERS,
     OP,
     ROWNUM,
+    SWEEP_FIRST,
     Aggregate,
     Cond,
     Filter,
@@ -40,7 +41,7 @@ from operators_lib.plan import (
     scans,
     unique_key,
 )
-from operators_lib.relational import build, carried, spark_join, with_ttl_key
+from operators_lib.relational import build, carried, filter_rows, spark_join, with_ttl_key
 from operators_lib.scan import with_columns
 from operators_lib.sql.windows import windowed_by
 from operators_lib.stream.dedup import FirstRowProcessor
@@ -101,7 +102,8 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path],
 
     prefilter = runtime.per_batch_stages and (
         rows_per_batch is None or rows_per_batch >= PREFILTER_ROWS)
-    df = build(plan, scan, {Over: partial(over_stream, runtime=runtime),
+    df = build(plan, scan, {Filter: partial(filter_rows, sweeps=True),
+                            Over: partial(over_stream, runtime=runtime),
                             Join: partial(join_stream, runtime=runtime),
                             Aggregate: partial(aggregate_stream, runtime=runtime),
                             Rank: partial(rank_stream, runtime=runtime, prefilter=prefilter),
@@ -112,8 +114,8 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path],
     elif _emits_changelog(_last_stateful(plan)):
         # Below the sink tw__rownum is a row's arrival (TopN ranks ties by it); the sink orders
         # rows by it, and a changelog's rows must keep the order they were emitted in.
-        df = df.withColumn(ROWNUM, F.when(F.col(OP).isin(*MARKERS), F.col(ROWNUM))
-                           .otherwise(F.lit(0).cast("long")))
+        df = df.withColumn(ROWNUM, F.when(F.col(OP).isin(*MARKERS) | (F.col(ROWNUM) < 0),
+                                          F.col(ROWNUM)).otherwise(F.lit(0).cast("long")))
     if EMIT_TS not in df.columns:
         df = df.withColumn(EMIT_TS, F.lit(0).cast("long"))
     return df
@@ -225,8 +227,10 @@ def bucketed(df: DataFrame, cols: list[str]) -> tuple[DataFrame, list[str]]:
     key's columns."""
     df, keys = grouping_keys(df, cols)
     slot = F.pmod(F.xxhash64(*keys), F.lit(SLOTS))
-    return (df.withColumn(SLOT, slot).withColumn(BUCKET, F.pmod(F.col(SLOT), F.lit(BUCKETS))),
-            keys)
+    # A state sweep row goes to the bucket it names (plan.SWEEP_FIRST): one to each.
+    bucket = F.when(F.col(ROWNUM) <= SWEEP_FIRST, F.lit(SWEEP_FIRST) - F.col(ROWNUM)) \
+        .otherwise(F.pmod(F.col(SLOT), F.lit(BUCKETS)))
+    return df.withColumn(SLOT, slot).withColumn(BUCKET, bucket), keys
 
 
 def _changelog_columns(df: DataFrame, ttl_ms: int | None) -> tuple[list, list]:

@@ -13,6 +13,11 @@ SLOTS). In a page each key's value is pickled on its own: a micro-batch unpickle
 the values of the keys it touches, and only copies the bytes of the others. SLOTS and the
 page's encoding are part of the checkpoint's state layout (stream/layout.py).
 
+A state sweep (``twinflow state compact``, compaction.py) reaches every bucket of every
+changelog operator as one row (plan.SWEEP_FIRST): each bucket drops the keys idle longer than
+the state TTL from all its slots (``ChangelogProcessor.expire``), emits their ``TTL`` markers,
+as if each key were touched, and passes the row on to the operator downstream.
+
 Input order within a key and micro-batch: retractions first, then additions, each in arrival
 order. Every retraction refers to a row emitted in an *earlier* micro-batch (upstream operators
 emit net changes per micro-batch), so this order is always valid, and the result of a
@@ -22,7 +27,7 @@ micro-batch does not depend on how Spark's shuffle interleaved the rows.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -38,6 +43,8 @@ from operators_lib.plan import (
     OP,
     ROWNUM,
     SESSION_SPLIT,
+    SWEEP,
+    SWEEP_FIRST,
     TTL_UPSTREAM,
 )
 from operators_lib.stream.event_time import STATE_SCHEMA, one_frame
@@ -117,9 +124,11 @@ class KeyRows:
 
 
 def read_input(frames: Iterable[pd.DataFrame], key_cols: list[str]
-               ) -> tuple[Columns, dict[int, dict[tuple, KeyRows]], pd.DataFrame | None]:
+               ) -> tuple[Columns, dict[int, dict[tuple, KeyRows]], pd.DataFrame | None,
+                          int | None]:
     """A bucket's micro-batch as (its columns, data rows per slot and operator key, marker
-    rows); drops end-of-input markers. Keys are tuples of the ``key_cols`` values."""
+    rows, the ``tw__rownum`` of a state sweep row or None); drops end-of-input markers. Keys
+    are tuples of the ``key_cols`` values."""
     df = one_frame(frames)
     cols = Columns(df)
     group = _group_rows if len(df) < _VECTORIZE else _group_arrays
@@ -131,7 +140,10 @@ def read_input(frames: Iterable[pd.DataFrame], key_cols: list[str]
                                                             [add[i] for i in order])
     markers = [i for i, o in enumerate(cols[OP])
                if o in MARKERS] if OP in cols else []
-    return cols, by_slot, df.iloc[markers] if markers else None
+    sweeps = df[ROWNUM].to_numpy()
+    sweeps = sweeps[sweeps <= SWEEP_FIRST]
+    return (cols, by_slot, df.iloc[markers] if markers else None,
+            int(sweeps[0]) if len(sweeps) else None)
 
 
 def _group_rows(df: pd.DataFrame, cols: Columns, key_cols: list[str]
@@ -230,6 +242,13 @@ def marker_output(late: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
     return out
 
 
+def sweep_output(rownum: int, cols: list[str]) -> pd.DataFrame:
+    """A state sweep row passed on downstream (module docstring)."""
+    out = pd.DataFrame({c: pd.Series([None], dtype=object) for c in cols})
+    out[OP], out[EMIT_TS], out[ROWNUM] = SWEEP, 0, rownum
+    return out
+
+
 def clock(cols: Columns, ttl_ms: int | None) -> int | None:
     """The TTL clock of this micro-batch (None without TTL)."""
     return int(max(cols[NOW])) if ttl_ms and NOW in cols and len(cols) else None
@@ -266,6 +285,28 @@ class SlotState:
         elif not self.empty:
             self.map.removeKey((slot,))
 
+    def sweep(self, expire: Callable, done: Iterable[int]) -> None:
+        """Rewrite every page of the bucket but those of the slots ``done``, each key's value
+        replaced by ``expire(key, value)`` (None: the key is dropped; the same object:
+        unchanged)."""
+        if self.empty:
+            return
+        done = set(done)
+        for (slot,), (blob,) in list(self.map.iterator()):
+            if slot in done:
+                continue
+            page, changed = pickle.loads(blob), False
+            for k, packed in list(page.items()):
+                value = self.load(packed)
+                kept = expire(k, value)
+                if kept is None:
+                    del page[k]
+                elif kept is not value:
+                    page[k] = self.dump(kept)
+                changed = changed or kept is not value
+            if changed:
+                self.put(slot, page)
+
     @staticmethod
     def load(blob: bytes | None):
         return None if blob is None else pickle.loads(blob)
@@ -292,12 +333,14 @@ class ChangelogProcessor(StatefulProcessor):
         self.state = SlotState(handle, self.name)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        cols, by_slot, markers = read_input(rows, self.key_cols)
+        cols, by_slot, markers, sweep = read_input(rows, self.key_cols)
         if markers is not None:
             yield marker_output(markers, self.cols)
-        if not by_slot:
-            return
+        if sweep is not None:
+            yield sweep_output(sweep, self.cols)
         self.now = clock(cols, self.ttl_ms)
+        if not by_slot and (sweep is None or self.now is None):
+            return
         self.state.open_bucket()
         changes = Changes()
         for slot, by_key in by_slot.items():
@@ -309,11 +352,20 @@ class ChangelogProcessor(StatefulProcessor):
                 else:
                     page[k] = self.state.dump(value)
             self.state.put(slot, page)
+        if sweep is not None and self.now is not None:
+            cutoff = self.now - self.ttl_ms
+            self.state.sweep(lambda k, v: self.expire(k, v, cutoff, changes), by_slot)
         if changes.rows:
             yield output(changes, self.cols)
 
     def process(self, key: tuple, data: KeyRows, stored, changes: Changes):
         raise NotImplementedError
+
+    def expire(self, key: tuple, stored, cutoff: int, changes: Changes):
+        """A key's value without what was last written before ``cutoff`` (the TTL clock),
+        its ``TTL`` marker emitted: None if nothing is left, ``stored`` itself if nothing
+        expired. Operators with state TTL override it."""
+        return stored
 
     def close(self) -> None:
         pass

@@ -80,7 +80,7 @@ class SparkRuntime:
         if wm or processing_time:
             # The end-of-input marker (tw__rownum -1, no data) counts as an event time past
             # every valid one: the watermark then passes all data, as Flink's at end of input.
-            time = F.when(F.col(ROWNUM) < 0, F.timestamp_micros(F.lit(END_OF_INPUT_US))) \
+            time = F.when(F.col(ROWNUM) == -1, F.timestamp_micros(F.lit(END_OF_INPUT_US))) \
                 .otherwise(F.current_timestamp() if processing_time else F.col(wm.column))
             delay = 0 if processing_time else wm.delay_ms
             df = df.withColumn(_WM, time).withWatermark(_WM, f"{delay} milliseconds").drop(_WM)

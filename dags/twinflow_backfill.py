@@ -1,0 +1,55 @@
+"""Backfill DAGs, one per query config in ``dags/queries/*.json``: ``twinflow_backfill_<query>``.
+
+Triggered by hand with the params ``start`` and ``end``, two data intervals (run keys, as
+``ts_nodash``: ``20240101T110000``): ``backfill`` (spark-submit) recomputes in batch mode, from
+the retained input, what each recorded interval in that range published
+(operators_lib/backfill.py); ``gate_and_publish`` runs each through the query's Great
+Expectations suite and publishes it as the query's runs do (``published/<query>/<interval>/``,
+replacing that interval's version; ``LATEST`` stays on the newest interval). A failed gate
+stops there: the intervals before it are published, it and those after are not.
+
+The backfill only reads the query's state, so it may run while the query's DAG runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from airflow.sdk import DAG, Param, task
+
+from jobs.dag_parts import ship_code, spark_step, twinflow_dag
+from operators_lib.paths import home, queries_dir
+
+
+def build_backfill_dag(config_path: Path) -> DAG:
+    cfg = json.loads(config_path.read_text())
+    name = cfg["name"]
+    run_dir = f"{home() / 'runs' / ('backfill_' + name)}/{{{{ ts_nodash }}}}"
+    with twinflow_dag(f"twinflow_backfill_{name}", None, cfg, __doc__,
+                      ["twinflow", "maintenance"]) as dag:
+        for param in ("start", "end"):
+            dag.params[param] = Param(type="string", pattern=r"^\d{8}T\d{6}",
+                                      description=f"the {param} interval (ts_nodash)")
+        backfill = spark_step("backfill", "backfill", config_path, run_dir, cfg, (
+            "--start", "{{ params.start }}", "--end", "{{ params.end }}"))
+
+        @task
+        def gate_and_publish(run: str) -> dict[str, str]:
+            from jobs.gates import publish, validate
+            from operators_lib.incremental import QueryConfig
+
+            query = QueryConfig.load(config_path)
+            published = {}
+            for interval in sorted(p for p in Path(run).iterdir() if p.is_dir()):
+                validate(query, interval)
+                published[interval.name] = str(publish(query, interval, interval.name))
+            return published
+
+        ship_code() >> backfill >> gate_and_publish(run_dir)
+    return dag
+
+
+for _path in sorted(queries_dir().glob("*.json")):
+    _dag = build_backfill_dag(_path)
+    globals()[_dag.dag_id] = _dag

@@ -1,0 +1,105 @@
+"""State lifecycle DAGs, one set per query config in ``dags/queries/*.json``.
+
+- ``twinflow_checkpoints_<query>``: checkpoint rotation, after the query's runs (scheduled on
+  its Asset ``twinflow_<query>``, or the config's ``checkpoints.schedule``):
+  ``snapshot`` the state (operators_lib/snapshots.py) -> ``verify`` (spark-submit): resume the
+  new snapshot in a scratch directory and compare its result with the live state's
+  (state_verify.py; a difference fails the run) -> ``prune`` to the newest
+  ``checkpoints.keep`` (default 3). Pruning follows a verified snapshot only: one that does not
+  restore never displaces the good ones.
+- ``twinflow_rollback_<query>``: manual, with the snapshot's id as its param ``snapshot``
+  (``twinflow state list`` shows them): makes that snapshot the query's state. It refuses while
+  the query's DAG has a run queued or running (pause that DAG first); the state lock keeps any
+  run out while it works. The next run stages again what arrived after the snapshot.
+- ``twinflow_compact_<query>``: state TTL compaction (config ``compact_schedule``, default
+  ``@daily``): ``compact`` (spark-submit) sweeps the state idle longer than the query's TTL
+  (compaction.py; keys, rows and bytes before and after go to the metrics history) ->
+  ``audit``: everything the stream emitted against batch, after the sweep.
+
+The tasks that change the state hold its lock: a query run meeting one fails (exit 2) and is
+retried. The DAGs only wire tasks; the work is in ``operators_lib/``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from airflow.sdk import DAG, Asset, Param, get_current_context, task
+
+from jobs.dag_parts import ship_code, spark_step, twinflow_dag
+from operators_lib.paths import home, queries_dir
+
+_TS = "{{ ts_nodash }}"
+
+
+def build_checkpoints_dag(config_path: Path) -> DAG:
+    cfg = json.loads(config_path.read_text())
+    name = cfg["name"]
+    rotation = cfg.get("checkpoints", {})
+    run_dir = f"{home() / 'runs' / ('checkpoints_' + name)}/{_TS}"
+    schedule = rotation.get("schedule") or [Asset(name=f"twinflow_{name}")]
+    with twinflow_dag(f"twinflow_checkpoints_{name}", schedule, cfg, __doc__,
+                      ["twinflow", "maintenance"]) as dag:
+        @task
+        def snapshot() -> dict:
+            from operators_lib import snapshots
+            from operators_lib.paths import state_dir
+
+            return snapshots.snapshot(state_dir(name))
+
+        @task
+        def prune() -> list[str]:
+            from operators_lib import snapshots
+            from operators_lib.paths import state_dir
+
+            return snapshots.prune(state_dir(name), int(rotation.get("keep", 3)))
+
+        taken = snapshot()
+        verify = spark_step("verify", "verify", config_path, run_dir, cfg, (
+            "--snapshot", "{{ ti.xcom_pull(task_ids='snapshot')['id'] }}"))
+        [taken, ship_code()] >> verify >> prune()
+    return dag
+
+
+def build_rollback_dag(config_path: Path) -> DAG:
+    cfg = json.loads(config_path.read_text())
+    name = cfg["name"]
+    with twinflow_dag(f"twinflow_rollback_{name}", None, cfg | {"retries": 0}, __doc__,
+                      ["twinflow", "maintenance"]) as dag:
+        dag.params["snapshot"] = Param(type="string", minLength=1,
+                                       description="the snapshot's id (twinflow state list)")
+
+        @task
+        def rollback() -> dict:
+            from operators_lib import snapshots
+            from operators_lib.errors import InputError
+            from operators_lib.paths import state_dir
+
+            context = get_current_context()
+            busy = context["ti"].get_dr_count(dag_id=f"twinflow_{name}",
+                                              states=["queued", "running"])
+            if busy:
+                raise InputError(f"twinflow_{name} has {busy} run(s) queued or running: pause "
+                                 "it and let them end, then roll back")
+            return snapshots.rollback(state_dir(name), context["params"]["snapshot"])
+
+        rollback()
+    return dag
+
+
+def build_compact_dag(config_path: Path) -> DAG:
+    cfg = json.loads(config_path.read_text())
+    name = cfg["name"]
+    run_dir = f"{home() / 'runs' / ('compact_' + name)}/{_TS}"
+    with twinflow_dag(f"twinflow_compact_{name}", cfg.get("compact_schedule", "@daily"), cfg,
+                      __doc__, ["twinflow", "maintenance"]) as dag:
+        ship_code() >> spark_step("compact", "compact", config_path, run_dir, cfg) >> \
+            spark_step("audit", "audit", config_path, f"{run_dir}/audit", cfg)
+    return dag
+
+
+for _path in sorted(queries_dir().glob("*.json")):
+    for _build in (build_checkpoints_dag, build_rollback_dag, build_compact_dag):
+        _dag = _build(_path)
+        globals()[_dag.dag_id] = _dag

@@ -1,0 +1,169 @@
+"""``twinflow state compact``: drop now the state that the query's TTL has expired.
+
+The state TTL (``SET 'table.exec.state.ttl'``) is applied when a key is touched (stream/join.py,
+stream/group_agg.py): the state of a key that is never touched again would stay forever. A
+compaction sweeps it: it stages one sweep file per table, a row per bucket (plan.SWEEP_FIRST),
+and runs the stream over them from its checkpoint as one more micro-batch. Each changelog
+operator then drops, in every bucket, the keys idle longer than the TTL and emits their
+``TTL`` markers, as if each were touched (so parity knows them: stream/rows.py). RocksDB
+compacts on that micro-batch's commit, which reclaims the space. The sweep carries no data and
+moves no watermark: the changelog gains TTL markers only, the result is unchanged (checked:
+``result_rows_changed`` counts what the sweep's micro-batch emitted otherwise).
+
+A sweep needs the stream to have read everything offered to it (it would otherwise wait behind
+that input): a stream stopped with input pending is refused (exit 2). The next run continues
+after the sweep's micro-batch as after any other; its outputs take in the TTL markers.
+
+Sweep rows travel through filters, projections, unions and the changelog operators; an
+operator with state TTL above one they do not pass (OVER, a window, an interval join) is not
+swept, and the result says so (``not_swept``).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from operators_lib import ingest, lifecycle, metrics
+from operators_lib.errors import InputError
+from operators_lib.plan import (
+    OP,
+    TTL,
+    Aggregate,
+    Filter,
+    Join,
+    Node,
+    Project,
+    Rank,
+    Scan,
+    Union,
+    children,
+    find,
+    first_row_dedup,
+    source_tables,
+)
+from operators_lib.queries import recorded_plan, recorded_query
+from operators_lib.spark import session_conf
+from operators_lib.state_inspect import inspect
+from operators_lib.stream import offers
+from operators_lib.stream.rows import BUCKETS
+from operators_lib.stream.runner import changelog_frame, last_commit
+
+_COMPACT_ON_COMMIT = "spark.sql.streaming.stateStore.rocksdb.compactOnCommit"
+
+
+def compact(spark: SparkSession, state: Path) -> dict:
+    """Sweep the state (module docstring); returns what it did, per operator before and
+    after."""
+    with lifecycle.locked(state):
+        plan = recorded_plan(state, spark)
+        ttl = _ttl_operators(plan)
+        if not ttl:
+            return {"state": str(state), "compacted": False,
+                    "reason": "the query sets no state TTL (SET 'table.exec.state.ttl'): its "
+                              "state expires only when its rows do"}
+        tables = {k: t for k, t in source_tables(plan).items() if not t.constant}
+        last = last_commit(state / "checkpoint")
+        if last < 0:
+            raise InputError(f"{state}: the stream has committed no micro-batch yet: nothing "
+                             "to compact")
+        _check_all_read(state, list(tables))
+        before = inspect(spark, state)
+        for key, table in tables.items():
+            source = state / "staged" / key
+            offers.offer(source, [ingest.write_sweep(
+                table, offers.sweep_file(source, last + 1), BUCKETS)])
+        with session_conf(spark, {_COMPACT_ON_COMMIT: "true"}):
+            srun = lifecycle.stream(spark, plan, state, sorted(tables),
+                                    recorded_query(state)["rows_per_batch"])
+        swept = last_commit(state / "checkpoint")
+        counts = _kinds(spark, state, last + 1, swept)
+        after = inspect(spark, state)
+        expired = counts.pop(TTL, 0)
+        metrics.record_run(state, f"compact-{datetime.now(UTC):%Y%m%dT%H%M%S.%f}", "compact",
+                           srun.progress, 0, 0, 0, srun.seconds)
+        metrics.record_compaction(state, swept, expired, before["operators"],
+                                  after["operators"])
+    reached = [n for n in ttl if _reached(n)]
+    return {"state": str(state), "compacted": True, "micro_batch": swept,
+            "expired_keys": expired, "result_rows_changed": sum(counts.values()),
+            "ttl_ms": reached[0].ttl_ms if reached else ttl[0].ttl_ms,
+            "not_swept": [_name(n) for n in ttl if n not in reached],
+            "before": _totals(before), "after": _totals(after),
+            "operators": _per_operator(before, after), "seconds": round(srun.seconds, 3)}
+
+
+def _ttl_operators(plan: Node) -> list[Node]:
+    """The operators that apply the state TTL."""
+    return [n for n in find(plan, Join) + find(plan, Aggregate)
+            if n.ttl_ms and _changelog_operator(n)]
+
+
+def _changelog_operator(node: Node) -> bool:
+    """Is ``node`` run by a changelog processor (stream/rows.py), which sweeps and passes a
+    sweep on? Mirrors stream/planner.py's choice."""
+    if isinstance(node, Aggregate):
+        return True
+    if isinstance(node, Join):
+        return bool(node.ttl_ms) and not (node.interval or node.temporal or node.windowed)
+    if isinstance(node, Rank):
+        return not node.windowed and not first_row_dedup(node)
+    return False
+
+
+def _reached(node: Node) -> bool:
+    """Do sweep rows reach ``node``'s input (from any of its tables)?"""
+    return any(_passes(c) for c in children(node))
+
+
+def _passes(node: Node) -> bool:
+    if isinstance(node, Scan):
+        return True
+    if isinstance(node, (Filter, Project, Union)) or _changelog_operator(node):
+        return _reached(node)
+    return False
+
+
+def _name(node: Node) -> str:
+    if isinstance(node, Join):
+        return f"{node.kind} JOIN ON {', '.join(node.left_keys)}"
+    return f"GROUP BY {', '.join(node.group_by) or '()'}"
+
+
+def _check_all_read(state: Path, tables: list[str]) -> None:
+    """Refuse while the stream has input offered but not read (module docstring)."""
+    names = set()  # the files the sources' logs in the checkpoint say were read
+    for log in (state / "checkpoint" / "sources").glob("*/*"):
+        if log.name.split(".")[0].isdigit():
+            names |= {json.loads(line)["path"].rsplit("/", 1)[-1]
+                      for line in log.read_text().splitlines()[1:] if line.startswith("{")}
+    pending = [f"{t}/{f.name}" for t in tables for f in offers.offered(state / "staged" / t)
+               if f.name not in names]
+    if pending:
+        raise InputError(f"{state}: the stream has input it has not read yet ("
+                         f"{', '.join(pending[:3])}{' ...' if len(pending) > 3 else ''}): run "
+                         "or resume the query first, then compact")
+
+
+def _kinds(spark: SparkSession, state: Path, first: int, upto: int) -> dict[str, int]:
+    """Rows per kind (OP) that micro-batches ``first`` .. ``upto`` emitted."""
+    log = changelog_frame(spark, state / "changelog", state / "checkpoint", first, upto)
+    if log is None:
+        return {}
+    return {r[OP]: r["count"] for r in log.groupBy(OP).count().collect()}
+
+
+def _totals(inspected: dict) -> dict:
+    ops = inspected["operators"]
+    return {k: sum(o[k] or 0 for o in ops) for k in ("keys", "rows", "bytes")}
+
+
+def _per_operator(before: dict, after: dict) -> list[dict]:
+    later = {o["operator"]: o for o in after["operators"]}
+    return [{"operator": o["operator"], "id": o["id"],
+             **{f"{k}_before": o[k] for k in ("keys", "rows", "bytes")},
+             **{f"{k}_after": later.get(o["operator"], {}).get(k)
+                for k in ("keys", "rows", "bytes")}} for o in before["operators"]]

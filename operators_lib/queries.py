@@ -1,0 +1,56 @@
+"""A query's plan from its SQL, and the record of it a state directory keeps.
+
+Every run records in its state's manifest the query it ran: the SQL files' names and texts,
+the TopN split and the micro-batch size (``record_query``). A state directory thus says by
+itself what it is the state of: the state commands (compaction, verification) rebuild the
+stream's plan from it (``recorded_plan``) without the files or the DAG config it came from.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from operators_lib import lifecycle
+from operators_lib.errors import InputError
+from operators_lib.plan import Node
+from operators_lib.sql.planner import compile_query
+from operators_lib.sql.script import Script, script_of
+from operators_lib.topn_split import split_topn, splittable
+
+
+def plan_query(script: Script, spark: SparkSession, topn_split: int) -> Node:
+    """The query's plan, its TopNs split in two levels by ``topn_split`` (> 1)."""
+    plan = compile_query(script, spark)
+    if topn_split < 1:
+        raise InputError(f"the TopN split factor must be at least 1, got {topn_split}")
+    if topn_split > 1 and not splittable(plan):
+        raise InputError(f"a TopN split factor ({topn_split}) was given, but the query has no "
+                         "TopN to split (ROW_NUMBER / RANK / DENSE_RANK .. WHERE rownum <= N, "
+                         "not a deduplication)")
+    return split_topn(plan, topn_split)
+
+
+def record_query(state: Path, sql: list[Path], topn_split: int, rows_per_batch: int) -> None:
+    """Record in the state's manifest the query its stream runs (module docstring)."""
+    record = lifecycle.manifest(state)
+    record["query"] = {"sql": [{"file": Path(p).name, "text": Path(p).read_text()} for p in sql],
+                       "topn_split": topn_split, "rows_per_batch": rows_per_batch}
+    lifecycle.save_manifest(state, record)
+
+
+def recorded_query(state: Path) -> dict:
+    """The query the state's stream runs (``record_query``)."""
+    query = lifecycle.manifest(state).get("query")
+    if query is None:
+        raise InputError(f"{state}: the state does not record its query (it was written by an "
+                         "earlier version of twinflow): run the query once, then try again")
+    return query
+
+
+def recorded_plan(state: Path, spark: SparkSession) -> Node:
+    """The stream's plan, rebuilt from the state's record of its query."""
+    query = recorded_query(state)
+    script = script_of([(s["file"], s["text"]) for s in query["sql"]])
+    return plan_query(script, spark, query["topn_split"])

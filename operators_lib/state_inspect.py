@@ -1,0 +1,123 @@
+"""``twinflow state inspect``: what a query's state holds, per stateful operator.
+
+Read at the checkpoint's last committed micro-batch with Spark's state data sources
+(``state-metadata`` lists the operators and their state variables, ``statestore`` reads one),
+as Spark jobs: the executors decode the values and the driver receives one row of sums per
+state variable. Per operator:
+
+- ``rows``: Spark's state entries. A changelog operator (join, GROUP BY, TopN) keeps one page
+  per slot (stream/rows.py); OVER, keep-first deduplication and the processing-time temporal
+  join one value per operator key; windows, interval and event-time temporal joins one page
+  per bucket.
+- ``keys``: operator keys held: counted in the pages of the changelog operators, one per entry
+  for per-key values; None where a page per bucket is not decoded.
+- ``bytes``: the size of the stored values (what RocksDB holds, before its own compression);
+  ``disk_bytes``: the operator's directory in the checkpoint (every version Spark retains).
+- ``oldest_write_age_s`` (operators with state TTL): the age of the least recently written
+  record, which a compaction drops once it exceeds the TTL.
+
+Also the micro-batch, the watermark in force and the age of the last commit.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from operators_lib.errors import InputError
+from operators_lib.metrics import tree_bytes
+from operators_lib.stream.runner import last_commit
+
+_PAGES = {"join", "group", "topn"}  # MapState: slot -> pickled {key: pickled value}
+_PER_KEY = {"over", "dedup_first", "latest"}  # ValueState: one per operator key
+
+
+def inspect(spark: SparkSession, state: Path) -> dict:
+    """The state's operators (module docstring), as one JSON-ready dict."""
+    checkpoint = state / "checkpoint"
+    batch = last_commit(checkpoint)
+    if batch < 0:
+        raise InputError(f"{state}: the stream has committed no micro-batch yet: no state")
+    meta = json.loads((checkpoint / "offsets" / str(batch)).read_text().splitlines()[1])
+    watermark_ms = meta.get("batchWatermarkMs", 0)
+    operators = []
+    for op in sorted(spark.read.format("state-metadata").load(str(checkpoint)).collect(),
+                     key=lambda r: r.operatorId):
+        props = json.loads(op.operatorProperties or "{}")
+        names = [v["stateName"] for v in props.get("stateVariables", [])]
+        for name in names or [None]:
+            operators.append({"operator": name or op.operatorName, "id": op.operatorId,
+                              "kind": op.operatorName, "partitions": op.numPartitions,
+                              **_variable(spark, checkpoint, op.operatorId, op.operatorName,
+                                          name),
+                              "disk_bytes": tree_bytes(checkpoint / "state" /
+                                                       str(op.operatorId))})
+    committed = (checkpoint / "commits" / str(batch)).stat().st_mtime
+    return {"state": str(state), "batch_id": batch,
+            "watermark": (datetime.fromtimestamp(watermark_ms / 1000, UTC).isoformat()
+                          if watermark_ms else None),
+            "last_commit_age_s": round(time.time() - committed, 1),
+            "checkpoint_bytes": tree_bytes(checkpoint), "operators": operators}
+
+
+def _variable(spark: SparkSession, checkpoint: Path, op_id: int, op_name: str,
+              name: str | None) -> dict:
+    reader = spark.read.format("statestore").option("operatorId", op_id)
+    if name is None:  # Spark's own operator (the stream-stream join of append-only inputs)
+        sides = ("left", "right") if "Join" in op_name else (None,)
+        rows = sum((reader.option("joinSide", s) if s else reader).load(str(checkpoint)).count()
+                   for s in sides)
+        return {"rows": rows, "keys": None, "bytes": None}
+    df = reader.option("stateVarName", name).load(str(checkpoint))
+    blob = F.col("user_map_value.blob" if "user_map_value" in df.columns else "value.blob")
+    if name in _PAGES:
+        stats = F.pandas_udf(_page_stats(name), "keys long, oldest long")(blob)
+        row = df.select(F.length(blob).alias("b"), stats.alias("s")).agg(
+            F.count("*").alias("rows"), F.sum("b").alias("bytes"),
+            F.sum("s.keys").alias("keys"), F.min("s.oldest").alias("oldest")).first()
+    else:
+        row = df.select(F.length(blob).alias("b")).agg(
+            F.count("*").alias("rows"), F.sum("b").alias("bytes"),
+            F.lit(None).alias("keys"), F.lit(None).alias("oldest")).first()
+    keys = row["rows"] if name in _PER_KEY else (row["keys"] or 0) if name in _PAGES else None
+    out = {"rows": row["rows"], "keys": None if keys is None else int(keys),
+           "bytes": row["bytes"] or 0}
+    if row["oldest"] is not None:
+        out["oldest_write_age_s"] = round(time.time() - row["oldest"] / 1000, 1)
+    return out
+
+
+def _page_stats(name: str):
+    """A pandas UDF's function: per page, its keys and the oldest TTL clock written in it."""
+    def stats(blobs: pd.Series) -> pd.DataFrame:
+        keys, oldest = [], []
+        for blob in blobs:
+            page = pickle.loads(blob)
+            keys.append(len(page))
+            times = [t for v in page.values() for t in _written(name, pickle.loads(v))
+                     if t is not None]
+            oldest.append(min(times) if times else None)
+        return pd.DataFrame({"keys": keys, "oldest": pd.array(oldest, dtype="Int64")})
+    return stats
+
+
+def _written(name: str, value) -> list:
+    """The TTL clocks a key's value records (stream/join.py, stream/group_agg.py)."""
+    if name == "group":
+        return [value[2]]
+    if name == "join":
+        out = []
+        for side in value:
+            if isinstance(side, list):  # one record per join key
+                out.append(side[3])
+            elif isinstance(side, dict):
+                out += [e[3] for e in side.values()]
+        return out
+    return []

@@ -1,0 +1,128 @@
+"""``twinflow state verify``: prove that a snapshot restores.
+
+The snapshot is laid into a scratch directory in the state (``.verify-*``, removed after), and
+its stream resumed there from the snapshot's checkpoint over everything the live stream has
+been offered since (the staged files, linked: they are immutable). Its result is then compared
+with the live state's: the materialized result of an updating query, every emitted row of an
+append-only one. The live state is held meanwhile (lifecycle.locked).
+
+Equal results are the verdict ``equal`` (exit 0), else ``differs`` with a sample (exit 1).
+The resumed stream may cut its micro-batches differently from the live one (it reads what
+several runs were offered in one), which does not change a deterministic query's result. Where
+the result depends on when rows are processed the comparison is ``not_applicable``
+(parity.not_comparable); with a state TTL, the rows of keys whose state expired in either
+stream are left out (``explained_by_ttl``: the resumed stream runs later, so more keys expire).
+The scratch run proves the resume either way.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from operators_lib import lifecycle, result_store, snapshots
+from operators_lib.changelog import ADDS
+from operators_lib.parity import TTL_EXPLANATION, compare_frames, not_comparable
+from operators_lib.plan import OP, TTL, TTL_KEY, Node, append_only, source_tables
+from operators_lib.queries import recorded_plan, recorded_query
+from operators_lib.stream import offers
+from operators_lib.stream.runner import last_commit
+
+
+def verify(spark: SparkSession, state: Path, sid: str) -> dict:
+    """Resume snapshot ``sid`` in a scratch directory and compare (module docstring)."""
+    taken = snapshots.find(state, sid)
+    with lifecycle.locked(state):
+        plan = recorded_plan(state, spark)
+        tables = sorted(k for k, t in source_tables(plan).items() if not t.constant)
+        scratch = Path(tempfile.mkdtemp(prefix=".verify-", dir=state))
+        try:
+            snapshots.restore(state, sid, scratch)
+            _relocate_sources(scratch / "checkpoint", state / "staged", scratch / "staged")
+            for t in tables:
+                _offer_as_live(state / "staged" / t, scratch / "staged" / t)
+            srun = lifecycle.stream(spark, plan, scratch, tables,
+                                    recorded_query(state)["rows_per_batch"])
+            out = {"state": str(state), "snapshot": sid,
+                   "snapshot_batch_id": taken["batch_id"],
+                   "resumed_micro_batches": srun.micro_batches,
+                   "live_batch_id": last_commit(state / "checkpoint"),
+                   **_compare(spark, plan, state, scratch)}
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return out
+
+
+def _relocate_sources(checkpoint: Path, old: Path, new: Path) -> None:
+    """Point the checkpoint's record of the files its sources read (``sources/<i>/``) from
+    ``old`` to ``new``: on restart Spark plans its last batch again from those paths."""
+    forms = [(p.absolute().as_uri(), q.absolute().as_uri()) for p, q in ((old, new),)]
+    forms += [(f"file:{old.absolute()}", f"file:{new.absolute()}")]
+    for log in (checkpoint / "sources").glob("*/*"):
+        if log.name.split(".")[0].isdigit():  # a batch's entry, or a compaction of them
+            text = log.read_text()
+            for a, b in forms:
+                text = text.replace(a + "/", b + "/")
+            log.write_text(text)
+            (log.parent / f".{log.name}.crc").unlink(missing_ok=True)  # Hadoop's, now stale
+
+
+def _offer_as_live(live: Path, scratch: Path) -> None:
+    """Offer in ``scratch`` what the live source has been offered, in its order."""
+    files = offers.offered(live)
+    for f in files:
+        target = scratch / f.name
+        if not target.exists():
+            try:
+                os.link(f, target)
+            except OSError:  # another file system, or one without links
+                shutil.copy2(f, target)
+    parts = [scratch / f.name for f in files if f.name != offers.EOF_FILE]
+    offers.offer(scratch, parts, eof=len(parts) < len(files))
+
+
+def _compare(spark: SparkSession, plan: Node, live: Path, scratch: Path) -> dict:
+    exempt = not_comparable(plan)
+    if exempt:
+        return {"verdict": "not_applicable", "reason": exempt}
+    types = {f.name: f.type for f in plan.fields}
+    columns = [f.name for f in plan.fields]
+    results = [_result(spark, plan, s) for s in (live, scratch)]
+    diff = compare_frames(results[0], results[1], types, columns)
+    if diff.equal:
+        return {"verdict": "equal", "rows": diff.batch_rows}
+    expired = _expired(spark, plan, live, scratch)
+    if expired is not None:
+        rest = compare_frames(*(r.join(expired, TTL_KEY, "left_anti") for r in results),
+                              types, columns)
+        if rest.equal:
+            return {"verdict": "explained_by_ttl", "rows": diff.batch_rows,
+                    "explanation": TTL_EXPLANATION}
+    return {"verdict": "differs", "only_in_live": diff.only_batch_count,
+            "only_in_restored": diff.only_stream_count,
+            "sample_only_in_live": [list(map(str, r)) for r in diff.only_batch],
+            "sample_only_in_restored": [list(map(str, r)) for r in diff.only_stream]}
+
+
+def _result(spark: SparkSession, plan: Node, state: Path) -> DataFrame:
+    """The state's result: every row an append-only query emitted, an updating one's rows."""
+    log = result_store.changelog(spark, plan, state)
+    if append_only(plan):
+        return log.where(F.col(OP).isin(*ADDS))
+    return result_store.result_rows(spark, state, last_commit(state / "checkpoint"),
+                                    result_store.result_schema(plan, log), save=False)
+
+
+def _expired(spark: SparkSession, plan: Node, *states: Path) -> DataFrame | None:
+    """The TTL keys whose state expired in any of the states' streams (None: none)."""
+    logs = [result_store.changelog(spark, plan, s) for s in states]
+    if any(TTL_KEY not in log.columns for log in logs):
+        return None
+    found = logs[0].where(F.col(OP) == TTL).select(TTL_KEY).unionByName(
+        logs[1].where(F.col(OP) == TTL).select(TTL_KEY)).distinct()
+    return found if found.limit(1).count() else None

@@ -1,0 +1,91 @@
+"""A state sweep (``twinflow state compact``, stream/rows.py) through the changelog operators
+themselves, in memory: rows in at a TTL clock, a sweep later, the TTL markers and what stays
+in state out. (tests/test_compaction.py runs it on Spark.)"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+from pyspark.sql.streaming.tws_tester import TwsTester
+
+from operators_lib.plan import OP, ROWNUM, SWEEP, SWEEP_FIRST, TTL, AggCall
+from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
+from operators_lib.stream.join import LAYOUTS, JoinProcessor, JoinSpec, SideSpec
+from operators_lib.stream.rows import NOW, SLOT
+from operators_lib.types import FlinkType
+
+TTL_MS = 5_000
+KEYS = ["tw__kn0", "tw__kv0"]
+BIGINT = FlinkType("BIGINT")
+
+
+def _rows(groups: list[int], now: int, first: int = 0, **cols) -> pd.DataFrame:
+    n = len(groups)
+    return pd.DataFrame({**cols, OP: ["+I"] * n, ROWNUM: np.arange(first, first + n),
+                         NOW: now, "tw__kn0": False, "tw__kv0": groups,
+                         SLOT: [g % 7 for g in groups]})
+
+
+def _sweep(now: int, bucket: int = 0, extra: dict | None = None) -> pd.DataFrame:
+    """What a bucket receives of a sweep: its one row, every column NULL."""
+    frame = pd.DataFrame({c: [None] for c in (extra or {})})
+    frame[OP], frame[ROWNUM], frame[NOW] = "+I", SWEEP_FIRST - bucket, now
+    frame["tw__kn0"], frame["tw__kv0"], frame[SLOT] = False, 0, 0
+    return frame
+
+
+def _keys(tester: TwsTester, name: str) -> set:
+    pages = tester.peekMapState(name, 0)
+    return {k for (blob,) in pages.values() for k in pickle.loads(blob)}
+
+
+def test_sweep_drops_idle_groups_and_reports_them():
+    spec = AggSpec(("g0",), ("int",), (AggCall("COUNT", None, None, "n", BIGINT),), ("",),
+                   ("o0",), TTL_MS)
+    tester = TwsTester(GroupAggProcessor(spec, KEYS))
+    tester.testInPandas(0, _rows([1, 2, 3], 1_000, g0=[1, 2, 3]))
+    tester.testInPandas(0, _rows([3], 4_000, first=3, g0=[3]))
+    assert _keys(tester, "group") == {(False, 1), (False, 2), (False, 3)}
+    out = tester.testInPandas(0, _sweep(8_000, extra={"g0": None}))
+    # Groups 1 and 2 were written at 1 s, idle 7 s > 5 s; group 3 was written at 4 s.
+    ttl = out[out[OP] == TTL]
+    assert sorted(ttl["g0"]) == [1, 2]
+    assert ttl["o0"].isna().all()
+    passed = out[out[OP] == SWEEP]  # passed on, once, to the operator downstream
+    assert passed[ROWNUM].tolist() == [SWEEP_FIRST]
+    assert len(out) == 3  # nothing else: results emitted earlier stay
+    assert _keys(tester, "group") == {(False, 3)}
+    # The group that started afresh counts from 1, as after an expiry on touch.
+    again = tester.testInPandas(0, _rows([1], 8_500, first=4, g0=[1]))
+    assert again[again[OP] == "+I"]["o0"].tolist() == [1]
+
+
+def test_sweep_without_ttl_passes_on_and_keeps_everything():
+    spec = AggSpec(("g0",), ("int",), (AggCall("COUNT", None, None, "n", BIGINT),), ("",),
+                   ("o0",))
+    tester = TwsTester(GroupAggProcessor(spec, KEYS))
+    tester.testInPandas(0, _rows([1, 2], 1_000, g0=[1, 2]))
+    out = tester.testInPandas(0, _sweep(10**9, extra={"g0": None}))
+    assert out[OP].tolist() == [SWEEP]
+    assert _keys(tester, "group") == {(False, 1), (False, 2)}
+
+
+def test_sweep_expires_join_records_side_by_side():
+    """A join key keeps its records written within the TTL; one whose records all expired is
+    dropped; each key that lost records is reported once."""
+    side = SideSpec(("l0",), ("v",), ("int",), False, LAYOUTS[2], (), ())
+    spec = JoinSpec("INNER", side, SideSpec(("r0",), ("w",), ("int",), False, LAYOUTS[2], (),
+                                            ()), None, TTL_MS)
+    tester = TwsTester(JoinProcessor(spec, KEYS))
+    cols = {"l0": [10, 20], "r0": [None, None], "tw__side": [0, 0]}
+    tester.testInPandas(0, _rows([1, 2], 1_000, **cols))
+    tester.testInPandas(0, _rows([2], 5_500, first=2, l0=[None], r0=[7], tw__side=[1]))
+    out = tester.testInPandas(0, _sweep(8_000, extra={"l0": None, "r0": None}))
+    ttl = out[out[OP] == TTL]
+    assert len(ttl) == 2  # key 1 (its only record) and key 2 (its left record)
+    assert _keys(tester, "join") == {(False, 2)}
+    page = pickle.loads(next(iter(tester.peekMapState("join", 0).values()))[0])
+    left, right = pickle.loads(page[(False, 2)])
+    assert left == {} and [e[0] for e in right.values()] == [(7,)]
