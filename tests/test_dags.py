@@ -63,7 +63,8 @@ def test_dagbag_imports_the_query_dags(airflow_env):
     assert set(bag.get_dag("twinflow_audit_tmall_max_price").task_ids) == {"ship_code", "audit"}
     # The state lifecycle (tests/test_state_dags.py runs them).
     for dag_id, tasks in (("checkpoints", {"snapshot", "ship_code", "verify", "prune"}),
-                          ("rollback", {"rollback"}), ("compact", {"ship_code", "compact", "audit"}),
+                          ("rollback", {"rollback"}),
+                          ("compact", {"ship_code", "compact", "audit"}),
                           ("backfill", {"ship_code", "backfill", "gate_and_publish"})):
         assert set(bag.get_dag(f"twinflow_{dag_id}_top_shops").task_ids) == tasks
 
