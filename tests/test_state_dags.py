@@ -1,6 +1,6 @@
 """The state lifecycle DAGs with ``dag.test()``, real spark-submit jobs, on one query's state
-(the shop's LEFT JOIN + GROUP BY, with a state TTL): checkpoint rotation, a backfill, TTL
-compaction, a rollback."""
+(the shop's LEFT JOIN + GROUP BY, with a state TTL) after one run: checkpoint rotation, a
+backfill, TTL compaction, a rollback."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
-from operators_lib import lifecycle, metrics
-from operators_lib.snapshots import list_snapshots
+from operators_lib import lifecycle, metrics, snapshots
 from operators_lib.stream.runner import last_commit
 from tests.cluster import INTERPRETED
 from tests.test_dags import _latest, _run, _task_states
@@ -60,33 +59,28 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow_env, tmp_p
     _arrive(tmp_path, 10)
     assert _run(airflow_env, config, 10).state == "success"
 
+    older = snapshots.snapshot(state)["id"]  # taken by hand before
     # Rotation: a snapshot, verified by resuming it in a scratch directory, then pruned to 1.
-    rotation = build_checkpoints_dag(config)
-    for minute in (20, 40):
-        run = rotation.test(logical_date=_at(10, minute))
-        assert run.state == "success", _task_states(run)
-    checked = sorted((home / "runs" / "checkpoints_q_rev").glob("*/verify.json"))
-    assert [json.loads(p.read_text())["verdict"] for p in checked] == ["equal", "equal"]
-    (kept,) = [s["id"] for s in list_snapshots(state)]
-    assert kept == json.loads(checked[-1].read_text())["snapshot"]
+    run = build_checkpoints_dag(config).test(logical_date=_at(10, 30))
+    assert run.state == "success", _task_states(run)
+    (checked,) = (home / "runs" / "checkpoints_q_rev").glob("*/verify.json")
+    verified = json.loads(checked.read_text())
+    assert (verified["verdict"], verified["rows"]) == ("equal", 3)  # the regions
+    (kept,) = [s["id"] for s in snapshots.list_snapshots(state)]
+    assert kept == verified["snapshot"] != older
     at_snapshot = last_commit(state / "checkpoint")
-
-    _arrive(tmp_path, 11)
-    assert _run(airflow_env, config, 11).state == "success"
     scheduled = (_latest(home, "q_rev") / "stream.csv").read_text()
 
-    # Backfill both intervals in batch mode: gated and published as the runs were.
-    backfill = build_backfill_dag(config)
-    run = backfill.test(logical_date=_at(12), run_conf={"start": "20240101T100000",
-                                                       "end": "20240101T110000"})
+    # Backfill the interval in batch mode: gated and published as the run was.
+    shutil.rmtree(_latest(home, "q_rev"))  # lost, say
+    run = build_backfill_dag(config).test(logical_date=_at(12), run_conf={
+        "start": "20240101T100000", "end": "20240101T100000"})
     assert run.state == "success", _task_states(run)
     latest = _latest(home, "q_rev")
-    assert latest.name == "20240101T110000"
+    assert latest.name == "20240101T100000"
     assert json.loads((latest / "parity.json").read_text())["verdict"] == "batch_backfill"
     assert sorted((latest / "stream.csv").read_text().splitlines()) == \
         sorted(scheduled.splitlines())  # an updating query: its whole result then
-    assert json.loads((home / "published" / "q_rev" / "20240101T100000" / "parity.json")
-                      .read_text())["verdict"] == "batch_backfill"
 
     # Compaction: a sweep micro-batch through the join and the aggregate (nothing is idle
     # for an hour here), then the audit proves the result unchanged.
@@ -98,7 +92,8 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow_env, tmp_p
     assert done["after"]["keys"] == done["before"]["keys"] > 0
     assert len(metrics.history(state)["compactions"]) == 2  # one row per operator
 
-    # Rollback to the verified snapshot: the state is as it was after the 10h run.
+    # Rollback to the verified snapshot: the state is as it was before the sweep.
+    assert last_commit(state / "checkpoint") == at_snapshot + 1
     run = build_rollback_dag(config).test(logical_date=_at(13), run_conf={"snapshot": kept})
     assert run.state == "success", _task_states(run)
     assert last_commit(state / "checkpoint") == at_snapshot
