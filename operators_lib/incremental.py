@@ -17,15 +17,17 @@ rows emitted in the run, so that the intervals' outputs together are the result;
 updating query (joins, GROUP BY, TopN) the whole result after the run, merged from the result
 before it and the run's changes, which it also writes (``changes.csv``: op and row).
 
-The checkpoint is bound to the TopN split factor and the state layout it was written with
-(``manifest.json`` records both): the split changes the TopN's operator keys, the layout how
-operators store their state (stream/layout.py). When the query's config asks for another factor
-(the hotspot DAG changed it), or this twinflow stores state in another layout than the one
-that wrote the checkpoint (an upgrade), ``stream_increment`` retires the checkpoint and its
-changelog (one generation is kept under ``retired/``, for a manual rollback) and rebuilds the
-state by replaying every staged input file into a new checkpoint before the new files: the
-materialized result is then exactly that of an uninterrupted run with the new factor, and
-``batch_parity`` checks it as after any run (an append-only result leaves out what the retired
+The checkpoint is bound to the query's SQL, the TopN split factor and the state layout it was
+written with (``manifest.json`` records them): the SQL and the split decide the operators and
+their keys, the layout how operators store their state (stream/layout.py). When the query's
+SQL changed (a new version; its tables' columns must stay as its input was staged), its config
+asks for another factor (the hotspot DAG changed it), or this twinflow stores state in another
+layout than the one that wrote the checkpoint (an upgrade), ``stream_increment`` retires the
+checkpoint and its changelog (one generation is kept under ``retired/``, with the SQL it ran,
+for a manual rollback) and rebuilds the state by replaying every staged input file into a new
+checkpoint before the new files: the materialized result is then exactly that of an
+uninterrupted run of the new query, factor or layout, and ``batch_parity`` checks it as after
+any run (an append-only result leaves out what the retired
 state had emitted: it was published before). Cost: one replay of the retained input.
 
 Each ``stream_increment`` stages only input files that arrived since the last run, and runs the
@@ -123,6 +125,7 @@ from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER, result_rows
 from operators_lib.scan import staged_schema
 from operators_lib.sql import load_script
+from operators_lib.sql.script import script_of
 from operators_lib.stream import offers
 from operators_lib.stream.layout import STATE_LAYOUT, UNRECORDED
 from operators_lib.stream.runner import (
@@ -248,16 +251,22 @@ def same_layout(state: Path) -> None:
 
 
 def bind_state(cfg: QueryConfig, state: Path) -> dict | None:
-    """Bind the state to the config's TopN split factor and to this twinflow's state layout
-    (stream/layout.py): when either changed (the hotspot DAG raised the split; an upgrade
-    changed how state is stored), retire the checkpoint, changelog, offer logs, result and
-    left-out rows (see the module docstring); ``stage_new_inputs`` then offers every staged
-    file to the new one. Each step can be repeated after a crash: the checkpoint moves last,
-    the manifest is saved last. Returns what was rebuilt and why (None: nothing)."""
+    """Bind the state to the query's SQL, the config's TopN split factor and this twinflow's
+    state layout (stream/layout.py): when one changed (a new version of the query; the
+    hotspot DAG raised the split; an upgrade changed how state is stored), retire the
+    checkpoint, changelog, offer logs, result and left-out rows (see the module docstring);
+    ``stage_new_inputs`` then offers every staged file to the new one. Each step can be
+    repeated after a crash: the checkpoint moves last, the manifest is saved last. Returns what
+    was rebuilt and why (None: nothing)."""
     manifest = lifecycle.manifest(state)
     old, new = int(manifest.get("topn_split", 1)), cfg.topn_split
     layout = manifest.get("state_layout", UNRECORDED)
-    if old == new and layout == STATE_LAYOUT:
+    query = manifest.get("query")
+    sql_changed = query is not None and [s["text"] for s in query["sql"]] != [
+        Path(p).read_text() for p in cfg.sql]
+    if sql_changed:
+        _same_tables(cfg, query, manifest)
+    if old == new and layout == STATE_LAYOUT and not sql_changed:
         if "state_layout" not in manifest:  # recorded from the first run on
             manifest["state_layout"] = STATE_LAYOUT
             lifecycle.save_manifest(state, manifest)
@@ -267,6 +276,7 @@ def bind_state(cfg: QueryConfig, state: Path) -> dict | None:
         retiring.mkdir(parents=True, exist_ok=True)
         (retiring / "topn_split").write_text(f"{old}\n")
         (retiring / "state_layout").write_text(f"{layout}\n")
+        write_json(retiring / "query.json", query or {})  # the SQL it ran
         for log in (state / "staged").glob(f"*/{offers.LOG}"):  # what the stream was offered
             (retiring / "offers").mkdir(exist_ok=True)
             os.replace(log, retiring / "offers" / log.parent.name)
@@ -284,10 +294,27 @@ def bind_state(cfg: QueryConfig, state: Path) -> dict | None:
     replayed = sum(t["rows"] for t in manifest["tables"].values())
     if not replayed:
         return None  # nothing staged yet: the first run starts with the new split and layout
-    return {"reason": "the TopN split changed" if old != new else
+    return {"reason": "the query's SQL changed" if sql_changed else
+            "the TopN split changed" if old != new else
             "twinflow's state layout changed (an upgrade)",
             "from_split": old, "to_split": new, "from_layout": layout, "to_layout": STATE_LAYOUT,
             "retired": str(retired), "replayed_input_rows": replayed}
+
+
+def _same_tables(cfg: QueryConfig, recorded: dict, manifest: dict) -> None:
+    """InputError if the new SQL declares a table with staged input with other columns: its
+    retained input, staged with the old ones, cannot be replayed into the new state."""
+    before = script_of([(s["file"], s["text"]) for s in recorded["sql"]]).catalog.tables
+    after = load_script(cfg.sql).catalog.tables
+    for key in manifest["tables"]:
+        if key in before and key in after and (staged_schema(before[key]).simpleString()
+                                               != staged_schema(after[key]).simpleString()):
+            raise InputError(
+                f"query {cfg.name}: the new SQL declares table {after[key].name} with other "
+                f"columns than the input it has retained was staged with "
+                f"({staged_schema(before[key]).simpleString()} -> "
+                f"{staged_schema(after[key]).simpleString()}): that input cannot rebuild the "
+                "new query's state; give the changed query a new name (a new state)")
 
 
 def result_identity(plan: Node) -> list[str]:

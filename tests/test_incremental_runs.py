@@ -178,6 +178,28 @@ def test_join_and_group_by_retract_across_runs_in_parity(spark, tmp_path, monkey
     assert batch_parity(cfg, spark, state, tmp_path / "run12")["verdict"] == "equal"
     assert stream_increment(cfg, spark, state, tmp_path / "run13")["state_rebuilt"] is None
 
+    # A new version of the query (one more aggregate): run 14 bootstraps its state from the
+    # retained input, in parity; the old state is retired with the SQL it ran, not deleted.
+    v2 = tmp_path / "revenue_v2.sql"
+    v2.write_text((shop / "revenue_by_region.sql").read_text().replace(
+        "AS revenue", "AS revenue, MAX(o.amount) AS biggest"))
+    cfg.sql = [shop / "shop.sql", v2]
+    report = stream_increment(cfg, spark, state, tmp_path / "run14")
+    assert (report["state_rebuilt"]["reason"], report["state_rebuilt"]["replayed_input_rows"]) \
+        == ("the query's SQL changed", 13)
+    assert set((tmp_path / "run14" / "stream.csv").read_text().splitlines()) == {
+        "region,customers,orders,revenue,biggest", "north,2,3,18.25,10.50",
+        "south,2,3,33.00,20.00", "east,2,1,7.00,7.00"}
+    assert batch_parity(cfg, spark, state, tmp_path / "run14")["verdict"] == "equal"
+    retired = json.loads((state / "retired" / "query.json").read_text())
+    assert [s["file"] for s in retired["sql"]] == ["shop.sql", "revenue_by_region.sql"]
+    # A version whose table has other columns cannot reuse the staged input.
+    ddl = tmp_path / "shop_v3.sql"
+    ddl.write_text((shop / "shop.sql").read_text().replace("region STRING,", "region INT,"))
+    cfg.sql = [ddl, v2]
+    with pytest.raises(InputError, match="table customers with other columns"):
+        stream_increment(cfg, spark, state, tmp_path / "run15")
+
 
 def test_parity_of_a_later_run_compares_the_keys_it_touched(spark, tmp_path):
     """Keyed results (parity_scope.key_scope): a later run's parity is batch over the rows of
