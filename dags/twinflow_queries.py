@@ -8,8 +8,9 @@ Each run of ``twinflow_<query>``:
    streaming job from the query's checkpoint with ``availableNow``;
 2. ``batch_parity`` (spark-submit): recomputes the same input in batch and proves the stream's
    emitted rows equal it (other rows: late, or pending behind the watermark);
-3. ``validate``: the query's Great Expectations suite (``expectations/<suite>.json``) plus
-   run-time row-count rules; a failure fails the run;
+3. ``validate``: the checkpoint of the query's Great Expectations suite (the file context
+   ``expectations/gx/``, operators_lib/quality.py; its action updates the Data Docs under
+   ``$TWINFLOW_HOME/gx/``) plus run-time row-count rules; a failure fails the run;
 4. ``publish``: only then, an atomic move into ``published/<query>/<interval>/`` + ``LATEST``,
    and an event of the query's Asset (``twinflow_<query>``) with the run's numbers as its
    extra (jobs/gates.published_numbers): downstream DAGs can be scheduled on it.

@@ -4,7 +4,9 @@ network), so it can be mailed, archived or opened offline.
 
 Charts: throughput per micro-batch; watermark per micro-batch and lag per run; state rows and
 bytes per micro-batch; late and rejected rows per run; parity and quality-gate outcomes per
-run. Then a table of the runs and the audits. Counts are per run, as labelled.
+run. Then tables of the runs, the audits and the state compactions, and a link to the Great
+Expectations Data Docs once quality gates have built them (quality.py). Counts are per run, as
+labelled.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from operators_lib import metrics  # noqa: E402
+from operators_lib.quality import data_docs_index  # noqa: E402
 from operators_lib.stream.runner import last_commit  # noqa: E402
 
 _WARNED = "passed_with_warnings"  # the gate: only warning-severity expectations failed
@@ -45,11 +48,13 @@ def render(state: Path, out: Path) -> dict:
         ("Parity and quality gate per run", _outcomes(runs)),
     ]
     drawn = [(title, svg) for title, svg in charts if svg]
-    page = _page(state, runs, h["audits"], drawn)
+    page = _page(state, runs, h["audits"], h["compactions"], drawn)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
+    docs = data_docs_index()
     return {"html": str(out), "runs": len(runs), "micro_batches": len(batches),
-            "charts": [title for title, _ in drawn]}
+            "charts": [title for title, _ in drawn],
+            "data_docs": docs.as_uri() if docs.is_file() else None}
 
 
 def _svg(fig) -> str:
@@ -161,7 +166,7 @@ def _color(verdict: str) -> str:
             "lightgray" if verdict in _NEUTRAL else "tab:red")
 
 
-def _page(state: Path, runs: pd.DataFrame, audits: pd.DataFrame,
+def _page(state: Path, runs: pd.DataFrame, audits: pd.DataFrame, compactions: pd.DataFrame,
           charts: list[tuple[str, str]]) -> str:
     now = datetime.now(UTC)
     commits = state / "checkpoint" / "commits"
@@ -185,6 +190,11 @@ def _page(state: Path, runs: pd.DataFrame, audits: pd.DataFrame,
              "</style></head><body><h1>twinflow: run history</h1><table>"]
     parts += [f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts]
     parts.append("</table>")
+    docs = data_docs_index()
+    if docs.is_file():  # the quality gates' validations (operators_lib/quality.py)
+        parts.append(f"<p><a href='{html.escape(docs.as_uri())}'>Great Expectations Data "
+                     "Docs</a>: every validation of the quality gates, with its expectations "
+                     "and observed values</p>")
     if not charts:
         parts.append("<p>No run has been recorded yet.</p>")
     for title, svg in charts:
@@ -192,6 +202,9 @@ def _page(state: Path, runs: pd.DataFrame, audits: pd.DataFrame,
     parts.append("<h2>Runs</h2>" + _table(runs))
     if not audits.empty:
         parts.append("<h2>Audits</h2>" + _table(audits))
+    if not compactions.empty:
+        parts.append("<h2>State compactions (per operator, before and after)</h2>"
+                     + _table(compactions))
     parts.append("</body></html>")
     return "\n".join(parts)
 

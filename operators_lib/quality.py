@@ -1,68 +1,89 @@
-"""Great Expectations gates on twinflow outputs.
+"""Great Expectations gates on twinflow outputs, through the GX file context in the repository.
 
-A query's suite lives in ``expectations/<suite>.json`` in GX's own suite format (static rules:
-key columns not NULL, aggregate bounds, ...). It is loaded into an ephemeral GX context, so a
-validation never rewrites files in the repository. Facts that only a run knows (how many rows
-the output must have given the input, the late and the still-pending rows) are added to that
-run's validation as runtime expectations. One validation per output (FACTS: a GX run is expensive).
+The context is ``expectations/gx/`` (or ``$TWINFLOW_GX_ROOT/gx/``), in GX's own layout: per
+suite ``expectations/<suite>.json`` (static rules: key columns not NULL, aggregate bounds,
+...), a validation definition ``validation_definitions/<suite>.json`` (the suite over the
+output's rows: the pandas data source ``twinflow``, one dataframe asset per suite) and a
+checkpoint ``checkpoints/<suite>.json`` whose action updates the Data Docs. Nothing a
+validation writes lands in the repository: ``great_expectations.yml`` puts the validation
+results and the Data Docs site under ``$TWINFLOW_HOME/gx/`` (``data_docs/index.html``; the
+ops report links it). ``register_suite`` adds a suite with its validation definition and
+checkpoint (``python -m operators_lib.quality SUITE.json``).
 
-Severity (GX's ``severity`` of an expectation, default ``critical``): only a failed critical
-expectation fails the gate; a failed ``warning`` or ``info`` one is reported under
-``warnings`` and lets the output through.
+Facts that only a run knows (how many rows the output must have given the input) are validated
+beside the checkpoint as runtime expectations, in the same summary. Severity (GX's
+``severity`` of an expectation, default ``critical``): only a failed critical expectation fails
+the gate; a failed ``warning`` or ``info`` one is reported under ``warnings`` and lets the
+output through.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pandas as pd
 
 from operators_lib.errors import InputError
+from operators_lib.paths import home
 
 REPO = Path(__file__).resolve().parents[1]
+SOURCE = "twinflow"  # the context's pandas data source
+BATCH = "whole"  # each asset's batch definition: the whole output
 
 
 def gx_root() -> Path:
+    """The directory that holds the GX context (``gx/``)."""
     return Path(os.environ.get("TWINFLOW_GX_ROOT", REPO / "expectations"))
+
+
+def data_docs_index() -> Path:
+    """Where the Data Docs site's index is built (great_expectations.yml)."""
+    return home() / "gx" / "data_docs" / "index.html"
+
+
+def _context(root: Path, progress_bars: bool = False):
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    if not (root / "gx" / "great_expectations.yml").is_file():
+        raise InputError(f"no Great Expectations context in {root} (gx/great_expectations.yml)")
+    ctx = gx.get_context(mode="file", project_root_dir=root,
+                         runtime_environment={"TWINFLOW_HOME": str(home())})
+    # GX ignores TQDM_DISABLE: it passes disable= to tqdm from this setting.
+    ctx.variables.progress_bars = ProgressBarsConfig(globally=progress_bars)
+    return ctx
 
 
 def validate_csv(csv_path: Path, suite_name: str, runtime: list[dict] | None = None,
                  result_path: Path | None = None, progress_bars: bool = False) -> dict:
-    """Validate ``csv_path`` against the suite (+ ``runtime`` expectations given as
-    ``{"type": "expect_...", "kwargs": {...}}``); returns a summary with ``success``.
-    ``progress_bars``: GX's tqdm bars on stderr (off: they would flood task logs)."""
-    import great_expectations as gx
-    from great_expectations.data_context.types.base import ProgressBarsConfig
+    """Run the suite's checkpoint over ``csv_path`` (+ ``runtime`` expectations given as
+    ``{"type": "expect_...", "kwargs": {...}}``); returns a summary with ``success`` and the
+    Data Docs page of the validation. ``progress_bars``: GX's tqdm bars on stderr (off: they
+    would flood task logs)."""
+    from great_expectations.exceptions import DataContextError
     from great_expectations.expectations.registry import get_expectation_impl
 
-    path = gx_root() / f"{suite_name}.json"
-    if not path.exists():
-        raise InputError(f"expectation suite not found: {path}")
-    ctx = gx.get_context(mode="ephemeral")
-    # GX ignores TQDM_DISABLE: it passes disable= to tqdm from this setting.
-    ctx.variables.progress_bars = ProgressBarsConfig(globally=progress_bars)
-    suite = ctx.suites.add(gx.ExpectationSuite(**json.loads(path.read_text())))
+    ctx = _context(gx_root(), progress_bars)
+    try:
+        checkpoint = ctx.checkpoints.get(suite_name)
+    except DataContextError:
+        raise InputError(f"no checkpoint {suite_name!r} in {gx_root() / 'gx'}: add the suite "
+                         "with `python -m operators_lib.quality SUITE.json`") from None
     df = pd.read_csv(csv_path, keep_default_na=False, na_values=[""])
-    source = ctx.data_sources.add_or_update_pandas("twinflow")
-    try:
-        asset = source.get_asset(suite_name)
-    except LookupError:
-        asset = source.add_dataframe_asset(name=suite_name)
-    try:
-        batch_def = asset.get_batch_definition("whole")
-    except (KeyError, LookupError):
-        batch_def = asset.add_batch_definition_whole_dataframe("whole")
-    batch = batch_def.get_batch(batch_parameters={"dataframe": df})
-    results = [batch.validate(suite)]
-    for rule in runtime or []:
-        expectation = get_expectation_impl(rule["type"])(**rule["kwargs"])
-        results.append(batch.validate(expectation))
+    run = checkpoint.run(batch_parameters={"dataframe": df})
+    (identifier, result), = run.run_results.items()
+    results = [result]
+    if runtime:
+        batch = ctx.data_sources.get(SOURCE).get_asset(suite_name) \
+            .get_batch_definition(BATCH).get_batch(batch_parameters={"dataframe": df})
+        results += [batch.validate(get_expectation_impl(rule["type"])(**rule["kwargs"]))
+                    for rule in runtime]
     failed, warned = [], []
     for r in results:
-        items = r.results if hasattr(r, "results") else [r]
-        for item in items:
+        for item in r.results if hasattr(r, "results") else [r]:
             if not item.success:
                 cfg = item.expectation_config
                 severity = getattr(cfg.severity, "value", cfg.severity) or "critical"
@@ -70,9 +91,45 @@ def validate_csv(csv_path: Path, suite_name: str, runtime: list[dict] | None = N
                     {"type": cfg.type, "severity": severity,
                      "kwargs": {k: v for k, v in cfg.kwargs.items() if k != "batch_id"},
                      "observed": (item.result or {}).get("observed_value")})
+    pages = ctx.get_docs_sites_urls(resource_identifier=identifier)
     summary = {"suite": suite_name, "rows": len(df), "success": not failed,
                "evaluated": sum(len(r.results) if hasattr(r, "results") else 1
-                                for r in results), "failed": failed, "warnings": warned}
+                                for r in results), "failed": failed, "warnings": warned,
+               "data_docs": pages[0]["site_url"] if pages else None}
     if result_path is not None:
         result_path.write_text(json.dumps(summary, indent=2, default=str))
     return summary
+
+
+def register_suite(suite: dict, root: Path | None = None) -> None:
+    """Add (or replace) a suite in the context under ``root`` (default ``gx_root()``), with
+    its data asset, validation definition and checkpoint."""
+    import great_expectations as gx
+    from great_expectations.checkpoint import UpdateDataDocsAction
+
+    ctx = _context(root or gx_root())
+    name = suite["name"]
+    try:
+        source = ctx.data_sources.get(SOURCE)
+    except KeyError:
+        source = ctx.data_sources.add_pandas(SOURCE)
+    try:
+        asset = source.get_asset(name)
+    except LookupError:
+        asset = source.add_dataframe_asset(name=name)
+    try:
+        batch = asset.get_batch_definition(BATCH)
+    except (KeyError, LookupError):
+        batch = asset.add_batch_definition_whole_dataframe(BATCH)
+    stored = ctx.suites.add_or_update(gx.ExpectationSuite(**suite))
+    definition = ctx.validation_definitions.add_or_update(
+        gx.ValidationDefinition(name=name, data=batch, suite=stored))
+    ctx.checkpoints.add_or_update(gx.Checkpoint(
+        name=name, validation_definitions=[definition],
+        actions=[UpdateDataDocsAction(name="update_data_docs")]))
+
+
+if __name__ == "__main__":
+    for path in sys.argv[1:]:
+        register_suite(json.loads(Path(path).read_text()))
+        print(f"registered {path} in {gx_root() / 'gx'}")

@@ -14,7 +14,9 @@ from pathlib import Path
 import pandas as pd
 
 from operators_lib import metrics
+from operators_lib.ops_report import render
 from operators_lib.plan import OP, ROWNUM
+from operators_lib.quality import register_suite
 from tests.cluster import INTERPRETED
 
 REPO = Path(__file__).resolve().parents[1]
@@ -108,14 +110,17 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
     """
     config = _config(tmp_path, "tmall_max_price")
     gx_root = tmp_path / "expectations"
-    gx_root.mkdir()
-    suite = json.loads((REPO / "expectations" / "tmall_max_price.json").read_text())
-    (gx_root / "tmall_max_price.json").write_text(json.dumps(suite))
+    shutil.copytree(REPO / "expectations" / "gx", gx_root / "gx",
+                    ignore=shutil.ignore_patterns("uncommitted"))
+    suite = json.loads((gx_root / "gx" / "expectations" / "tmall_max_price.json").read_text())
+    suite.pop("id")
     suite["name"] = "tmall_strict"
+    suite["expectations"] = [{k: v for k, v in e.items() if k != "id"}
+                             for e in suite["expectations"]]
     suite["expectations"].append({"type": "expect_column_values_to_be_between",
                                   "kwargs": {"column": "maxPrice", "max_value": 40}})
-    (gx_root / "tmall_strict.json").write_text(json.dumps(suite))
     airflow_env.setenv("TWINFLOW_GX_ROOT", str(gx_root))
+    register_suite(suite, gx_root)
     cfg = json.loads(config.read_text())
     home = Path(airflow_env["TWINFLOW_HOME"])
     runs = home / "runs" / "q_tmall_max_price"
@@ -186,6 +191,12 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
         6, "equal_for_emitted_rows", "failed"]
     assert "20240101T120000" not in runs.index  # failed before its stream step
     assert set(history["micro_batches"]["run"]) == {"20240101T110000", "20240101T130000"}
+    # Each gate's validation is a page of the Data Docs, which the ops report links.
+    docs = home / "gx" / "data_docs"
+    assert len(list((docs / "validations").rglob("*.html"))) == 3  # 11h, 13h (failed), 11h
+    drawn = render(home / "state" / "q_tmall_max_price", tmp_path / "report.html")
+    assert drawn["data_docs"] == (docs / "index.html").as_uri()
+    assert drawn["data_docs"] in (tmp_path / "report.html").read_text()
 
     # Each publish is an event of the query's Asset, with the run's numbers: 11h twice. (The
     # Airflow database is the test session's: other tests' DAG runs publish under their homes.)

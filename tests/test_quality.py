@@ -1,22 +1,32 @@
-"""The quality gate (operators_lib/quality.py) honours GX severity: a failed warning passes
-with the failure listed, a failed critical expectation fails."""
+"""The quality gate (operators_lib/quality.py), through a GX file context: GX severity is
+honoured (a failed warning passes with the failure listed, a failed critical expectation
+fails), and each validation is in the Data Docs."""
 
 from __future__ import annotations
 
-import json
+import shutil
+from pathlib import Path
 
-from operators_lib.quality import validate_csv
+import pytest
+
+from operators_lib.errors import InputError
+from operators_lib.quality import data_docs_index, register_suite, validate_csv
+
+REPO = Path(__file__).resolve().parents[1]
 
 
-def _suite(tmp_path, severity: str) -> None:
-    (tmp_path / "s.json").write_text(json.dumps({"name": "s", "expectations": [
+def _suite(root: Path, severity: str) -> None:
+    register_suite({"name": "s", "expectations": [
         {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "k"}},
         {"type": "expect_column_values_to_be_between", "severity": severity,
-         "kwargs": {"column": "v", "max_value": 10}}]}))
+         "kwargs": {"column": "v", "max_value": 10}}]}, root)
 
 
 def test_a_failed_warning_passes_and_a_failed_critical_fails(tmp_path, monkeypatch):
+    monkeypatch.setenv("TWINFLOW_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("TWINFLOW_GX_ROOT", str(tmp_path))
+    shutil.copytree(REPO / "expectations" / "gx", tmp_path / "gx",
+                    ignore=shutil.ignore_patterns("uncommitted"))
     (tmp_path / "out.csv").write_text("k,v\na,1\nb,42\n")
     _suite(tmp_path, "warning")
     summary = validate_csv(tmp_path / "out.csv", "s")
@@ -24,6 +34,16 @@ def test_a_failed_warning_passes_and_a_failed_critical_fails(tmp_path, monkeypat
     assert [(w["type"], w["severity"]) for w in summary["warnings"]] == [
         ("expect_column_values_to_be_between", "warning")]
     _suite(tmp_path, "critical")
-    summary = validate_csv(tmp_path / "out.csv", "s")
+    summary = validate_csv(tmp_path / "out.csv", "s", runtime=[
+        {"type": "expect_table_row_count_to_equal", "kwargs": {"value": 3}}])
     assert not summary["success"] and not summary["warnings"]
-    assert [f["severity"] for f in summary["failed"]] == ["critical"]
+    assert [(f["type"], f["severity"]) for f in summary["failed"]] == [
+        ("expect_column_values_to_be_between", "critical"),
+        ("expect_table_row_count_to_equal", "critical")]
+    # Both validations are pages of the Data Docs site under $TWINFLOW_HOME, not the repo.
+    page = Path(summary["data_docs"].removeprefix("file://"))
+    assert page.is_file() and page.is_relative_to(tmp_path / "home" / "gx" / "data_docs")
+    assert data_docs_index().is_file()
+    assert len(list((tmp_path / "home" / "gx" / "data_docs" / "validations").rglob("*.html"))) == 2
+    with pytest.raises(InputError, match="no checkpoint 'nope'"):
+        validate_csv(tmp_path / "out.csv", "nope")
