@@ -13,7 +13,8 @@
   run out while it works. The next run stages again what arrived after the snapshot.
 - ``twinflow_compact_<query>``: state TTL compaction (config ``compact_schedule``, default
   ``@daily``): ``compact`` (spark-submit) sweeps the state idle longer than the query's TTL
-  (compaction.py; keys, rows and bytes before and after go to the metrics history) ->
+  (compaction.py; keys, rows and bytes before and after go to the metrics history and the
+  audit log ``$TWINFLOW_HOME/audit/<query>.jsonl``) ->
   ``audit``: everything the stream emitted against batch, after the sweep.
 
 The tasks that change the state hold its lock: a query run meeting one fails (exit 2) and is

@@ -27,6 +27,7 @@ import argparse
 import json
 import sys
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 
 from operators_lib.backfill import backfill
@@ -35,7 +36,7 @@ from operators_lib.errors import TwinflowError
 from operators_lib.hotspot import measure_skew
 from operators_lib.incremental import QueryConfig, audit, batch_parity, stream_increment
 from operators_lib.locations import check_shared, local_path
-from operators_lib.paths import home, state_dir
+from operators_lib.paths import append_audit, home, state_dir
 from operators_lib.state_verify import verify
 
 
@@ -70,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
                 report = compact(spark, state) if args.step == "compact" else verify(
                     spark, state, args.snapshot)
                 _write(args.run_dir / f"{args.step}.json", report)
+                if args.step == "compact":
+                    append_audit(cfg.name, {
+                        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+                        "query": cfg.name, "action": "compact",
+                        **{k: report.get(k) for k in ("micro_batch", "expired_keys", "before",
+                                                      "after", "operators", "not_swept")}})
                 if report.get("verdict") == "differs":
                     print(json.dumps(report, indent=2, default=str))
                     return 1

@@ -39,7 +39,7 @@ from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError
 from operators_lib.incremental import QueryConfig, plan_for
 from operators_lib.lifecycle import staged_files
-from operators_lib.paths import chosen_settings, home
+from operators_lib.paths import append_audit, chosen_settings
 from operators_lib.plan import quote, scans
 from operators_lib.topn_split import splittable
 
@@ -123,10 +123,7 @@ def decide(cfg_path: Path, skew: Skew, now: datetime | None = None) -> dict:
               "query": cfg.name, "old_split": old, "new_split": new, "changed": new != old,
               "reason": why, "rule": RULE, "parallelism": opts["parallelism"],
               "skew": asdict(skew)}
-    audit = home() / "audit" / f"{cfg.name}.jsonl"
-    audit.parent.mkdir(parents=True, exist_ok=True)
-    with open(audit, "a") as fh:
-        fh.write(json.dumps(record) + "\n")
+    append_audit(cfg.name, record)
     if new != old:
         path = chosen_settings(cfg.name)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -26,6 +27,15 @@ def chosen_settings(query: str) -> Path:
     """Settings the maintenance DAGs chose for a query (the hotspot split), over its config:
     kept here, not in the DAG folder, which may be read-only or a git bundle."""
     return home() / "config" / f"{query}.json"
+
+
+def append_audit(query: str, record: dict) -> None:
+    """Append a maintenance decision or action to the query's audit log
+    (``$TWINFLOW_HOME/audit/<query>.jsonl``: hotspot splits, state compactions)."""
+    log = home() / "audit" / f"{query}.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a") as fh:
+        fh.write(json.dumps(record, default=str) + "\n")
 
 
 def published_dir(query: str) -> Path:

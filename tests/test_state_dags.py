@@ -91,6 +91,9 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow_env, tmp_p
     assert (done["compacted"], done["expired_keys"], done["not_swept"]) == (True, 0, [])
     assert done["after"]["keys"] == done["before"]["keys"] > 0
     assert len(metrics.history(state)["compactions"]) == 2  # one row per operator
+    (logged,) = [json.loads(line) for line in
+                 (home / "audit" / "q_rev.jsonl").read_text().splitlines()]
+    assert (logged["action"], logged["before"]) == ("compact", done["before"])
 
     # Rollback to the verified snapshot: the state is as it was before the sweep.
     assert last_commit(state / "checkpoint") == at_snapshot + 1
