@@ -64,11 +64,11 @@ def build(node: Node, scan: Callable[[Scan], DataFrame], operators: Operators) -
 def filter_rows(node: Filter, child: DataFrame, sweeps: bool = False) -> DataFrame:
     """WHERE / HAVING. Late rows and TTL reports travel with the changelog to the sink: kept;
     ``sweeps`` (stream mode): state sweep rows (plan.SWEEP_FIRST) too."""
-    cond: Column = F.coalesce(F.expr(node.condition), F.lit(False))
-    if OP in child.columns:
-        cond = F.col(OP).isin(*MARKERS) | cond
-    if sweeps:
-        cond = (F.col(ROWNUM) <= SWEEP_FIRST) | cond
+    cond: Column = F.expr(node.condition)
+    kept = ([F.col(OP).isin(*MARKERS)] if OP in child.columns else []) + (
+        [F.col(ROWNUM) <= SWEEP_FIRST] if sweeps else [])
+    for keep in kept:
+        cond = keep | F.coalesce(cond, F.lit(False))
     return child.where(cond)
 
 
