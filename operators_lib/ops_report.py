@@ -40,7 +40,9 @@ def render(state: Path, out: Path) -> dict:
         t=pd.to_datetime(batches["time"], utc=True, errors="coerce"),
         wm=pd.to_datetime(batches["watermark"], utc=True, errors="coerce"))
     charts = [
-        ("Throughput: input rows per second, each micro-batch", _throughput(batches)),
+        # (a compaction's micro-batch reads sweep rows, not input)
+        ("Throughput: input rows per second, each micro-batch", _throughput(batches[
+            ~batches["run"].isin(runs.loc[runs["kind"] == "compact", "run"])])),
         ("Watermark of each micro-batch, and lag (run end - watermark) per run",
          _watermark(batches, runs)),
         ("State after each micro-batch: entries and bytes (RocksDB SST files)", _state(batches)),

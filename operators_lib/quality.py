@@ -63,6 +63,7 @@ def validate_csv(csv_path: Path, suite_name: str, runtime: list[dict] | None = N
     ``{"type": "expect_...", "kwargs": {...}}``); returns a summary with ``success`` and the
     Data Docs page of the validation. ``progress_bars``: GX's tqdm bars on stderr (off: they
     would flood task logs)."""
+    from great_expectations.core.run_identifier import RunIdentifier
     from great_expectations.exceptions import DataContextError
     from great_expectations.expectations.registry import get_expectation_impl
 
@@ -73,7 +74,9 @@ def validate_csv(csv_path: Path, suite_name: str, runtime: list[dict] | None = N
         raise InputError(f"no checkpoint {suite_name!r} in {gx_root() / 'gx'}: add the suite "
                          "with `python -m operators_lib.quality SUITE.json`") from None
     df = pd.read_csv(csv_path, keep_default_na=False, na_values=[""])
-    run = checkpoint.run(batch_parameters={"dataframe": df})
+    # Named by the output's directory (a scheduled run's: its interval) in the Data Docs.
+    run = checkpoint.run(batch_parameters={"dataframe": df},
+                         run_id=RunIdentifier(run_name=csv_path.parent.name))
     (identifier, result), = run.run_results.items()
     results = [result]
     if runtime:
