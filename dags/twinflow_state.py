@@ -5,8 +5,9 @@
   ``snapshot`` the state (operators_lib/snapshots.py) -> ``verify`` (spark-submit): resume the
   new snapshot in a scratch directory and compare its result with the live state's
   (state_verify.py; a difference fails the run) -> ``prune`` to the newest
-  ``checkpoints.keep`` (default 3). Pruning follows a verified snapshot only: one that does not
-  restore never displaces the good ones.
+  ``checkpoints.keep`` (default 3) of the rotation's snapshots (those taken by hand stay).
+  Pruning follows a verified snapshot only: one that does not restore never displaces the
+  good ones.
 - ``twinflow_rollback_<query>``: manual, with the snapshot's id as its param ``snapshot``
   (``twinflow state list`` shows them): makes that snapshot the query's state. It refuses while
   the query's DAG has a run queued or running (pause that DAG first); the state lock keeps any
@@ -14,8 +15,9 @@
 - ``twinflow_compact_<query>``: state TTL compaction (config ``compact_schedule``, default
   ``@daily``): ``compact`` (spark-submit) sweeps the state idle longer than the query's TTL
   (compaction.py; keys, rows and bytes before and after go to the metrics history and the
-  audit log ``$TWINFLOW_HOME/audit/<query>.jsonl``) ->
-  ``audit``: everything the stream emitted against batch, after the sweep.
+  audit log ``$TWINFLOW_HOME/audit/<query>.jsonl``; a sweep that changed the result fails it)
+  -> ``compacted`` (skips the rest when the query sets no TTL or has not run) -> ``audit``:
+  everything the stream emitted against batch.
 
 The tasks that change the state hold its lock: a query run meeting one fails (exit 2) and is
 retried. The DAGs only wire tasks; the work is in ``operators_lib/``.
@@ -47,14 +49,15 @@ def build_checkpoints_dag(config_path: Path) -> DAG:
             from operators_lib import snapshots
             from operators_lib.paths import state_dir
 
-            return snapshots.snapshot(state_dir(name))
+            return snapshots.snapshot(state_dir(name), origin=snapshots.ROTATION)
 
         @task
         def prune() -> list[str]:
             from operators_lib import snapshots
             from operators_lib.paths import state_dir
 
-            return snapshots.prune(state_dir(name), int(rotation.get("keep", 3)))
+            return snapshots.prune(state_dir(name), int(rotation.get("keep", 3)),
+                                   snapshots.ROTATION)
 
         taken = snapshot()
         verify = spark_step("verify", "verify", config_path, run_dir, cfg, (
@@ -95,8 +98,15 @@ def build_compact_dag(config_path: Path) -> DAG:
     run_dir = f"{home() / 'runs' / ('compact_' + name)}/{_TS}"
     with twinflow_dag(f"twinflow_compact_{name}", cfg.get("compact_schedule", "@daily"), cfg,
                       __doc__, ["twinflow", "maintenance"]) as dag:
+        @task.short_circuit
+        def compacted(run: str) -> bool:
+            """Audit only what a sweep changed (a query without TTL, or that has not run yet,
+            is left as it was)."""
+            return json.loads((Path(run) / "compact.json").read_text())["compacted"]
+
         ship_code() >> spark_step("compact", "compact", config_path, run_dir, cfg) >> \
-            spark_step("audit", "audit", config_path, f"{run_dir}/audit", cfg)
+            compacted(run_dir) >> spark_step("audit", "audit", config_path, f"{run_dir}/audit",
+                                             cfg)
     return dag
 
 

@@ -202,7 +202,8 @@ def _state(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 3
     print(json.dumps(out))
-    return 1 if out.get("verdict") == "differs" else 0
+    # 1: a snapshot that does not reach the live result; a sweep that changed the result
+    return 1 if out.get("verdict") == "differs" or out.get("result_rows_changed") else 0
 
 
 def _with_spark(args: argparse.Namespace, state: Path) -> dict:

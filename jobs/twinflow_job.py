@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                         "query": cfg.name, "action": "compact",
                         **{k: report.get(k) for k in ("micro_batch", "expired_keys", "before",
                                                       "after", "operators", "not_swept")}})
-                if report.get("verdict") == "differs":
+                if report.get("verdict") == "differs" or report.get("result_rows_changed"):
                     print(json.dumps(report, indent=2, default=str))
                     return 1
             elif args.step == "backfill":

@@ -2,20 +2,30 @@
 from the retained input, into the layout scheduled runs publish (``twinflow_backfill_<query>``).
 
 For each recorded run whose interval lies in ``[start, end]`` (``runs/<key>.json`` in the
-query's state: the staged parts it covered), batch runs over every part staged up to that run
-and writes ``<out>/<key>/``: ``stream.csv`` as the scheduled run published it (an updating
-query: its whole result then; an append-only one: the rows that interval added, the batch
-result up to it less the one up to the previous run, as multisets), ``stream_report.json`` and
-``parity.json`` (``"verdict": "batch_backfill"``). The DAG then gates each interval with the
-query's suite and publishes it (jobs/gates.py), replacing what that interval had published.
-Only reads the state: it may run while the query's DAG runs.
+query's state: the staged parts and rows it covered), batch runs the query's current SQL over
+every part staged up to that run and writes ``<out>/<key>/``, in the layout a scheduled run
+publishes: ``stream.csv``, ``stream_report.json`` and ``parity.json`` (``"verdict":
+"batch_backfill"``). What an interval holds, in batch semantics (no row is late):
+
+- an updating query (joins, GROUP BY, TopN): its whole result as of the interval, as the
+  scheduled run published it;
+- an append-only query over one table: the result rows whose input row arrived in the
+  interval (their arrival numbers in its range; a window aggregate's row: its window's first
+  row). A scheduled run publishes a row when the watermark passes it, so an interval's rows
+  can differ between the two while all intervals together hold the same rows;
+- an append-only query over several tables (an interval or window join) is refused: its rows
+  belong to no one interval.
+
+The DAG then gates each interval with the query's suite and publishes it (jobs/gates.py),
+replacing what that interval had published. Only reads the state: it may run while the
+query's DAG runs.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from operators_lib import lifecycle
@@ -23,7 +33,7 @@ from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError
 from operators_lib.incremental import QueryConfig, plan_for
 from operators_lib.output import write_csv_frame, write_json
-from operators_lib.plan import Node, append_only, quote, source_tables
+from operators_lib.plan import ROWNUM, append_only, quote, source_tables
 
 VERDICT = "batch_backfill"
 
@@ -39,13 +49,23 @@ def backfill(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path, star
                          + (f"runs from {known[0]} to {known[-1]}" if known else "no runs yet")
                          + "): a backfill recomputes intervals the query has staged input for")
     plan = plan_for(cfg, spark)
+    tables = [k for k, t in source_tables(plan).items() if not t.constant]
+    if append_only(plan) and len(tables) != 1:
+        raise InputError(f"query {cfg.name}: a backfill of an append-only query over several "
+                         "tables (an interval or window join) is not supported: its rows "
+                         "belong to no one interval")
     done = {}
     for key in keys:
         record = lifecycle.run_record(state, key)
-        rows = _upto(spark, plan, state, record)
         previous = lifecycle.previous_record(state, key)
-        if append_only(plan) and previous is not None:
-            rows = rows.exceptAll(_upto(spark, plan, state, previous))
+        pool = {t: lifecycle.staged_files(state, t)[:record["parts"].get(t, 0)]
+                for t in source_tables(plan)}
+        rows = batch_dataframe(spark, plan, pool)
+        if append_only(plan):  # the rows whose input arrived in the interval
+            first = (previous or {"rows": {}})["rows"].get(tables[0], 0)
+            rows = rows.where((F.col(ROWNUM) >= first)
+                              & (F.col(ROWNUM) < record["rows"].get(tables[0], 0)))
+        rows = rows.select(*[F.col(quote(f.name)) for f in plan.fields])
         run = out / key
         written = write_csv_frame(rows, run / "stream.csv", {f.name: f.type for f in plan.fields},
                                   [f.name for f in plan.fields])["rows"]
@@ -59,9 +79,3 @@ def backfill(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path, star
     return {"query": cfg.name, "intervals": done}
 
 
-def _upto(spark: SparkSession, plan: Node, state: Path, record: dict) -> DataFrame:
-    """Batch over the parts staged up to the run of ``record``: the query's columns."""
-    pool = {t: lifecycle.staged_files(state, t)[:record["parts"].get(t, 0)]
-            for t in source_tables(plan)}
-    return batch_dataframe(spark, plan, pool).select(*[F.col(quote(f.name))
-                                                       for f in plan.fields])

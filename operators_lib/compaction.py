@@ -3,16 +3,21 @@
 The state TTL (``SET 'table.exec.state.ttl'``) is applied when a key is touched (stream/join.py,
 stream/group_agg.py): the state of a key that is never touched again would stay forever. A
 compaction sweeps it: it stages one sweep file per table, a row per bucket (plan.SWEEP_FIRST),
-and runs the stream over them from its checkpoint as one more micro-batch. Each changelog
-operator then drops, in every bucket, the keys idle longer than the TTL and emits their
-``TTL`` markers, as if each were touched (so parity knows them: stream/rows.py). RocksDB
-compacts on that micro-batch's commit, which reclaims the space. The sweep carries no data and
-moves no watermark: the changelog gains TTL markers only, the result is unchanged (checked:
-``result_rows_changed`` counts what the sweep's micro-batch emitted otherwise).
+and runs the stream over them from its checkpoint as one more micro-batch. Each join and
+GROUP BY then drops, in every bucket, the keys idle longer than the TTL and emits their ``TTL``
+markers, as if each were touched (so parity knows them: stream/rows.py). RocksDB compacts its
+files on that micro-batch's commit; the checkpoint keeps the versions Spark retains
+(``spark.sql.streaming.minBatchesToRetain``) until they age out, so its size on disk falls
+only then. The sweep carries no data and moves no watermark: the changelog gains TTL markers
+only, the result is unchanged (checked: ``result_rows_changed`` counts what else the sweep's
+micro-batch emitted). A query with processing-time windows is refused (its watermark is the
+clock: the micro-batch would fire windows).
 
 A sweep needs the stream to have read everything offered to it (it would otherwise wait behind
-that input): a stream stopped with input pending is refused (exit 2). The next run continues
-after the sweep's micro-batch as after any other; its outputs take in the TTL markers.
+that input) and committed every micro-batch it planned: otherwise it is refused (exit 2). The
+next run continues after the sweep's micro-batch as after any other; its outputs take in the
+TTL markers. A query that sets no TTL, or has committed nothing yet, is left as it is
+(``compacted: false`` and the reason).
 
 Sweep rows travel through filters, projections, unions and the changelog operators; an
 operator with state TTL above one they do not pass (OVER, a window, an interval join) is not
@@ -24,14 +29,17 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from pyspark.sql import SparkSession
 
 from operators_lib import ingest, lifecycle, metrics
 from operators_lib.errors import InputError
 from operators_lib.plan import (
+    MARKERS,
     OP,
     TTL,
+    TTL_UPSTREAM,
     Aggregate,
     Filter,
     Join,
@@ -43,6 +51,7 @@ from operators_lib.plan import (
     children,
     find,
     first_row_dedup,
+    processing_time_windows,
     source_tables,
 )
 from operators_lib.queries import recorded_plan, recorded_query
@@ -61,35 +70,41 @@ def compact(spark: SparkSession, state: Path) -> dict:
     with lifecycle.locked(state):
         plan = recorded_plan(state, spark)
         ttl = _ttl_operators(plan)
-        if not ttl:
-            return {"state": str(state), "compacted": False,
-                    "reason": "the query sets no state TTL (SET 'table.exec.state.ttl'): its "
-                              "state expires only when its rows do"}
-        tables = {k: t for k, t in source_tables(plan).items() if not t.constant}
         last = last_commit(state / "checkpoint")
-        if last < 0:
-            raise InputError(f"{state}: the stream has committed no micro-batch yet: nothing "
-                             "to compact")
-        _check_all_read(state, list(tables))
+        skip = ("the query sets no state TTL (SET 'table.exec.state.ttl'): its state expires "
+                "only when its rows do") if not ttl else (
+            "the stream has committed no micro-batch yet") if last < 0 else None
+        if skip:
+            return {"state": str(state), "compacted": False, "reason": skip}
+        if processing_time_windows(plan):
+            raise InputError("the query has a processing-time window: a sweep's micro-batch "
+                             "would fire the windows processing time has passed; its state "
+                             "is compacted by its runs")
+        tables = source_tables(plan)
+        _check_all_read(state, [k for k, t in tables.items() if not t.constant], last)
         before = inspect(spark, state)
         for key, table in tables.items():
-            source = state / "staged" / key
-            offers.offer(source, [ingest.write_sweep(
-                table, offers.sweep_file(source, last + 1), BUCKETS)])
+            if not table.constant:
+                source = state / "staged" / key
+                offers.offer(source, [ingest.write_sweep(
+                    table, offers.sweep_file(source, last + 1), BUCKETS)])
         with session_conf(spark, {_COMPACT_ON_COMMIT: "true"}):
             srun = lifecycle.stream(spark, plan, state, sorted(tables),
                                     recorded_query(state)["rows_per_batch"])
         swept = last_commit(state / "checkpoint")
         counts = _kinds(spark, state, last + 1, swept)
         after = inspect(spark, state)
-        expired = counts.pop(TTL, 0)
+        # A key expired in the last changelog operator is a TTL marker, one further up a
+        # TTL_UPSTREAM marker (stream/rows.marker_output).
+        expired = counts.pop(TTL, 0) + counts.pop(TTL_UPSTREAM, 0)
+        changed = sum(n for kind, n in counts.items() if kind not in MARKERS)
         metrics.record_run(state, f"compact-{datetime.now(UTC):%Y%m%dT%H%M%S.%f}", "compact",
                            srun.progress, 0, 0, 0, srun.seconds)
         metrics.record_compaction(state, swept, expired, before["operators"],
                                   after["operators"])
     reached = [n for n in ttl if _reached(n)]
     return {"state": str(state), "compacted": True, "micro_batch": swept,
-            "expired_keys": expired, "result_rows_changed": sum(counts.values()),
+            "expired_keys": expired, "result_rows_changed": changed,
             "ttl_ms": reached[0].ttl_ms if reached else ttl[0].ttl_ms,
             "not_swept": [_name(n) for n in ttl if n not in reached],
             "before": _totals(before), "after": _totals(after),
@@ -133,15 +148,24 @@ def _name(node: Node) -> str:
     return f"GROUP BY {', '.join(node.group_by) or '()'}"
 
 
-def _check_all_read(state: Path, tables: list[str]) -> None:
-    """Refuse while the stream has input offered but not read (module docstring)."""
-    names = set()  # the files the sources' logs in the checkpoint say were read
+def _check_all_read(state: Path, tables: list[str], last: int) -> None:
+    """Refuse while the stream has input offered but not read, or a micro-batch planned but
+    not committed (module docstring). An earlier sweep not read yet is no input: this one
+    follows it."""
+    planned = [int(f.name) for f in (state / "checkpoint" / "offsets").glob("*")
+               if f.name.isdigit()]
+    if max(planned, default=-1) > last:
+        raise InputError(f"{state}: the stream planned micro-batch {max(planned)} and has not "
+                         "committed it: run or resume the query first, then compact")
+    read = set()  # (table, file) of what the sources' logs in the checkpoint say was read
     for log in (state / "checkpoint" / "sources").glob("*/*"):
         if log.name.split(".")[0].isdigit():
-            names |= {json.loads(line)["path"].rsplit("/", 1)[-1]
-                      for line in log.read_text().splitlines()[1:] if line.startswith("{")}
+            for line in log.read_text().splitlines()[1:]:
+                if line.startswith("{"):
+                    path = Path(unquote(urlparse(json.loads(line)["path"]).path))
+                    read.add((path.parent.name, path.name))
     pending = [f"{t}/{f.name}" for t in tables for f in offers.offered(state / "staged" / t)
-               if f.name not in names]
+               if (t, f.name) not in read and not f.name.startswith(offers.SWEEP_PREFIX)]
     if pending:
         raise InputError(f"{state}: the stream has input it has not read yet ("
                          f"{', '.join(pending[:3])}{' ...' if len(pending) > 3 else ''}): run "
@@ -162,8 +186,8 @@ def _totals(inspected: dict) -> dict:
 
 
 def _per_operator(before: dict, after: dict) -> list[dict]:
-    later = {o["operator"]: o for o in after["operators"]}
+    later = {(o["id"], o["operator"]): o for o in after["operators"]}
     return [{"operator": o["operator"], "id": o["id"],
              **{f"{k}_before": o[k] for k in ("keys", "rows", "bytes")},
-             **{f"{k}_after": later.get(o["operator"], {}).get(k)
+             **{f"{k}_after": later.get((o["id"], o["operator"]), {}).get(k)
                 for k in ("keys", "rows", "bytes")}} for o in before["operators"]]

@@ -240,14 +240,22 @@ def stage_new_inputs(cfg: QueryConfig, spark: SparkSession, parsed: ingest.Parse
     return {parsed.tables[key].name: parsed.rows(key) for key in added}
 
 
-def same_layout(state: Path) -> None:
-    """InputError unless the state is of this twinflow's layout (stream/layout.py): a re-run,
-    parity or audit of a state an upgrade has not yet rebuilt would read it with new code."""
-    layout = lifecycle.manifest(state).get("state_layout", UNRECORDED)
+def same_build(cfg: QueryConfig, state: Path) -> None:
+    """InputError unless the state was built by this twinflow's layout (stream/layout.py) and
+    the config's SQL: a re-run, parity or audit of a state that an upgrade or a new version of
+    the query has not yet rebuilt would read it with other code or another plan."""
+    manifest = lifecycle.manifest(state)
+    layout = manifest.get("state_layout", UNRECORDED)
     if layout != STATE_LAYOUT:
         raise InputError(f"the query's state was written in another state layout ({layout}; "
                          f"this twinflow's: {STATE_LAYOUT}): the query's next scheduled run "
                          "rebuilds it, after which intervals before it cannot be re-run")
+    query = manifest.get("query")
+    if query is not None and [s["text"] for s in query["sql"]] != [
+            Path(p).read_text() for p in cfg.sql]:
+        raise InputError(f"query {cfg.name}: its SQL changed since its state was built: the "
+                         "query's next scheduled run rebuilds the state, after which "
+                         "intervals before it cannot be re-run")
 
 
 def bind_state(cfg: QueryConfig, state: Path) -> dict | None:
@@ -327,19 +335,19 @@ def result_identity(plan: Node) -> list[str]:
     return [ROWNUM, EMIT_TS] if isinstance(plan, WindowAggregate) else [ROWNUM]
 
 
-def _check_interval(state: Path, run_key: str) -> dict | None:
+def _check_interval(cfg: QueryConfig, state: Path, run_key: str) -> dict | None:
     """The record of an interval that ran before (its re-run rebuilds that result), or None
     for a new interval, which must come after every recorded one: the stream's state has
     moved past an older interval and cannot process input as of then."""
     record = lifecycle.run_record(state, run_key)
     generation = lifecycle.manifest(state).get("generation", 0)
     if record is not None:
-        same_layout(state)
+        same_build(cfg, state)
         if record["generation"] != generation:
             raise InputError(
-                f"interval {run_key} ran before the query's state was rebuilt (its TopN split "
-                "or twinflow's state layout changed), so its result cannot be rebuilt from the "
-                "new state; its published version stands")
+                f"interval {run_key} ran before the query's state was rebuilt (its SQL, TopN "
+                "split or twinflow's state layout changed), so its result cannot be rebuilt "
+                "from the new state; its published version stands")
         return record
     newest = max(lifecycle.run_keys(state), default=None)
     if newest is not None and run_key < newest:
@@ -367,7 +375,7 @@ def _stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_di
                       ) -> dict:
     t0 = time.perf_counter()
     run_key = run_dir.name
-    record = _check_interval(state, run_key)
+    record = _check_interval(cfg, state, run_key)
     plan = plan_for(cfg, spark, None if record is None else record["topn_split"])
     if record is not None:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -580,7 +588,7 @@ def audit(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path) -> dict
 def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out: Path,
            whole: bool) -> dict:
     """Parity of the run of ``record`` (``whole``: of everything emitted up to it)."""
-    same_layout(state)
+    same_build(cfg, state)
     # The split the state was built with (the config may have changed since): same result.
     plan = plan_for(cfg, spark, record["topn_split"])
     exempt = not_comparable(plan)

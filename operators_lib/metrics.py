@@ -46,9 +46,9 @@ CREATE TABLE IF NOT EXISTS operators (
   PRIMARY KEY (run, batch_id, operator));
 CREATE TABLE IF NOT EXISTS audits (time TEXT PRIMARY KEY, interval TEXT, verdict TEXT);
 CREATE TABLE IF NOT EXISTS compactions (
-  time TEXT, batch_id INTEGER, operator TEXT, expired_keys INTEGER, keys_before INTEGER,
-  keys_after INTEGER, rows_before INTEGER, rows_after INTEGER, bytes_before INTEGER,
-  bytes_after INTEGER, PRIMARY KEY (time, operator));
+  time TEXT, batch_id INTEGER, operator_id INTEGER, operator TEXT, expired_keys INTEGER,
+  keys_before INTEGER, keys_after INTEGER, rows_before INTEGER, rows_after INTEGER,
+  bytes_before INTEGER, bytes_after INTEGER, PRIMARY KEY (time, operator_id, operator));
 """
 
 
@@ -119,13 +119,16 @@ def record_compaction(state: Path, batch_id: int, expired_keys: int, before: lis
                       after: list[dict]) -> None:
     """A compaction: per operator (state_inspect.inspect's entries) before and after."""
     time = datetime.now(UTC).isoformat(timespec="seconds")
-    later = {o["operator"]: o for o in after}
+    later = {(o["id"], o["operator"]): o for o in after}
+    rows = []
+    for o in before:
+        then = later.get((o["id"], o["operator"]), {})
+        rows.append((time, batch_id, o["id"], o["operator"], expired_keys, o["keys"],
+                     then.get("keys"), o["rows"], then.get("rows"), o["bytes"],
+                     then.get("bytes")))
     with _db(state) as con:
-        con.executemany("INSERT OR REPLACE INTO compactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [(time, batch_id, o["operator"], expired_keys, o["keys"],
-                          later.get(o["operator"], {}).get("keys"), o["rows"],
-                          later.get(o["operator"], {}).get("rows"), o["bytes"],
-                          later.get(o["operator"], {}).get("bytes")) for o in before])
+        con.executemany("INSERT OR REPLACE INTO compactions VALUES "
+                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
 
 def history(state: Path) -> dict[str, pd.DataFrame]:

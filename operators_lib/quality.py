@@ -5,8 +5,9 @@ suite ``expectations/<suite>.json`` (static rules: key columns not NULL, aggrega
 ...), a validation definition ``validation_definitions/<suite>.json`` (the suite over the
 output's rows: the pandas data source ``twinflow``, one dataframe asset per suite) and a
 checkpoint ``checkpoints/<suite>.json`` whose action updates the Data Docs. Nothing a
-validation writes lands in the repository: ``great_expectations.yml`` puts the validation
-results and the Data Docs site under ``$TWINFLOW_HOME/gx/`` (``data_docs/index.html``; the
+validation writes lands in the repository (a checkout may be read-only):
+``great_expectations.yml`` puts the validation results and the Data Docs site under
+``$TWINFLOW_HOME/gx/`` and names no config variables file (``data_docs/index.html``; the
 ops report links it). ``register_suite`` adds a suite with its validation definition and
 checkpoint (``python -m operators_lib.quality SUITE.json``).
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -74,9 +76,11 @@ def validate_csv(csv_path: Path, suite_name: str, runtime: list[dict] | None = N
         raise InputError(f"no checkpoint {suite_name!r} in {gx_root() / 'gx'}: add the suite "
                          "with `python -m operators_lib.quality SUITE.json`") from None
     df = pd.read_csv(csv_path, keep_default_na=False, na_values=[""])
-    # Named by the output's directory (a scheduled run's: its interval) in the Data Docs.
-    run = checkpoint.run(batch_parameters={"dataframe": df},
-                         run_id=RunIdentifier(run_name=csv_path.parent.name))
+    # Named by the output's directory (a scheduled run's: its interval) in the Data Docs, at
+    # the time it ran (GX would read a time out of an interval's name: a re-run would replace
+    # the first run's page).
+    run = checkpoint.run(batch_parameters={"dataframe": df}, run_id=RunIdentifier(
+        run_name=csv_path.parent.name, run_time=datetime.now(UTC)))
     (identifier, result), = run.run_results.items()
     results = [result]
     if runtime:

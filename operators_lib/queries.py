@@ -1,9 +1,10 @@
 """A query's plan from its SQL, and the record of it a state directory keeps.
 
 Every run records in its state's manifest the query it ran: the SQL files' names and texts,
-the TopN split and the micro-batch size (``record_query``). A state directory thus says by
-itself what it is the state of: the state commands (compaction, verification) rebuild the
-stream's plan from it (``recorded_plan``) without the files or the DAG config it came from.
+the TopN split, the micro-batch size and the state layout (``record_query``). A state
+directory thus says by itself what it is the state of: the state commands (compaction,
+verification) rebuild the stream's plan from it (``recorded_plan``) without the files or the
+DAG config it came from.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from operators_lib.errors import InputError
 from operators_lib.plan import Node
 from operators_lib.sql.planner import compile_query
 from operators_lib.sql.script import Script, script_of
+from operators_lib.stream.layout import STATE_LAYOUT
 from operators_lib.topn_split import split_topn, splittable
 
 
@@ -36,7 +38,8 @@ def record_query(state: Path, sql: list[Path], topn_split: int, rows_per_batch: 
     """Record in the state's manifest the query its stream runs (module docstring)."""
     record = lifecycle.manifest(state)
     record["query"] = {"sql": [{"file": Path(p).name, "text": Path(p).read_text()} for p in sql],
-                       "topn_split": topn_split, "rows_per_batch": rows_per_batch}
+                       "topn_split": topn_split, "rows_per_batch": rows_per_batch,
+                       "state_layout": STATE_LAYOUT}
     lifecycle.save_manifest(state, record)
 
 
@@ -50,7 +53,12 @@ def recorded_query(state: Path) -> dict:
 
 
 def recorded_plan(state: Path, spark: SparkSession) -> Node:
-    """The stream's plan, rebuilt from the state's record of its query."""
+    """The stream's plan, rebuilt from the state's record of its query; InputError if the
+    state was written in another state layout (stream/layout.py: never read by other code)."""
     query = recorded_query(state)
+    if query.get("state_layout") != STATE_LAYOUT:
+        raise InputError(f"{state}: the state was written in another state layout "
+                         f"({query.get('state_layout')}; this twinflow's: {STATE_LAYOUT}): "
+                         "run the query once (it rebuilds the state), then try again")
     script = script_of([(s["file"], s["text"]) for s in query["sql"]])
     return plan_query(script, spark, query["topn_split"])

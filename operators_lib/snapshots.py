@@ -33,6 +33,7 @@ from operators_lib.output import write_json
 from operators_lib.stream.runner import last_commit
 
 SNAPSHOTS = "snapshots"
+MANUAL, ROTATION = "manual", "rotation"  # who took a snapshot: pruned apart
 ROLLED_BACK = "rolled_back"
 _INFO = "snapshot.json"
 # What a state directory holds besides its snapshots: what a snapshot takes (staged: linked).
@@ -52,9 +53,10 @@ def state_dir(path: Path) -> Path:
                      "nor a scheduled query's state directory: no manifest.json)")
 
 
-def snapshot(state: Path, keep: int | None = None) -> dict:
-    """Snapshot the state (module docstring); with ``keep``, only the newest ``keep``
-    snapshots remain. Returns the snapshot's description."""
+def snapshot(state: Path, keep: int | None = None, origin: str = MANUAL) -> dict:
+    """Snapshot the state (module docstring), labelled by ``origin`` (who took it: by hand,
+    or the checkpoint rotation); with ``keep``, only the newest ``keep`` snapshots of that
+    origin remain. Returns the snapshot's description."""
     if keep is not None and keep < 1:
         raise InputError(f"--keep must be at least 1, got {keep}")
     with lifecycle.locked(state):
@@ -68,24 +70,26 @@ def snapshot(state: Path, keep: int | None = None) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
         _lay(state, tmp)
         info = {"id": sid, "batch_id": batch, "time": now.isoformat(timespec="seconds"),
-                "bytes": metrics.tree_bytes(tmp)}
+                "bytes": metrics.tree_bytes(tmp), "origin": origin}
         write_json(tmp / _INFO, info)
         os.replace(tmp, state / SNAPSHOTS / sid)
         if keep is not None:
-            _prune(state, keep)
+            _prune(state, keep, origin)
     return info
 
 
-def prune(state: Path, keep: int) -> list[str]:
-    """Keep only the newest ``keep`` snapshots; returns the ids removed."""
+def prune(state: Path, keep: int, origin: str) -> list[str]:
+    """Keep only the newest ``keep`` snapshots of ``origin`` (the others stay); returns the
+    ids removed."""
     if keep < 1:
         raise InputError(f"keep must be at least 1, got {keep}")
     with lifecycle.locked(state):
-        return _prune(state, keep)
+        return _prune(state, keep, origin)
 
 
-def _prune(state: Path, keep: int) -> list[str]:
-    gone = [s["id"] for s in list_snapshots(state)[:-keep]]
+def _prune(state: Path, keep: int, origin: str) -> list[str]:
+    gone = [s["id"] for s in list_snapshots(state)
+            if s.get("origin", MANUAL) == origin][:-keep]
     for sid in gone:
         shutil.rmtree(state / SNAPSHOTS / sid)
     return gone

@@ -51,7 +51,9 @@ def inspect(spark: SparkSession, state: Path) -> dict:
     for op in sorted(spark.read.format("state-metadata").load(str(checkpoint)).collect(),
                      key=lambda r: r.operatorId):
         props = json.loads(op.operatorProperties or "{}")
-        names = [v["stateName"] for v in props.get("stateVariables", [])]
+        # ("$..." names are Spark's own: the timers of an event-time operator)
+        names = [v["stateName"] for v in props.get("stateVariables", [])
+                 if not v["stateName"].startswith("$")]
         for name in names or [None]:
             operators.append({"operator": name or op.operatorName, "id": op.operatorId,
                               "kind": op.operatorName, "partitions": op.numPartitions,

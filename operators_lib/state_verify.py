@@ -1,18 +1,22 @@
 """``twinflow state verify``: prove that a snapshot restores.
 
 The snapshot is laid into a scratch directory in the state (``.verify-*``, removed after), and
-its stream resumed there from the snapshot's checkpoint over everything the live stream has
-been offered since (the staged files, linked: they are immutable). Its result is then compared
-with the live state's: the materialized result of an updating query, every emitted row of an
-append-only one. The live state is held meanwhile (lifecycle.locked).
+its stream resumed there, with the query the snapshot records, from the snapshot's checkpoint
+over everything the live stream has been offered since (the staged files, linked: they are
+immutable). A snapshot of the live state's last micro-batch has nothing to resume: it runs a
+probe instead, a state sweep (compaction.py) as one micro-batch, which opens every operator's
+state store (``probe``). The restored state is then read back operator by operator
+(state_inspect.py: ``restored_state``), and its result compared with the live state's: the
+materialized result of an updating query, every emitted row of an append-only one. The live
+state is held meanwhile (lifecycle.locked).
 
 Equal results are the verdict ``equal`` (exit 0), else ``differs`` with a sample (exit 1).
 The resumed stream may cut its micro-batches differently from the live one (it reads what
 several runs were offered in one), which does not change a deterministic query's result. Where
-the result depends on when rows are processed the comparison is ``not_applicable``
-(parity.not_comparable); with a state TTL, the rows of keys whose state expired in either
-stream are left out (``explained_by_ttl``: the resumed stream runs later, so more keys expire).
-The scratch run proves the resume either way.
+the result depends on when rows are processed, or the query changed since the snapshot (a
+rebuild followed), the comparison is ``not_applicable`` (the resume is proven all the same);
+with a state TTL, the rows of keys whose state expired in either stream are left out
+(``explained_by_ttl``: the resumed stream runs later, so more keys expire).
 """
 
 from __future__ import annotations
@@ -25,37 +29,59 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from operators_lib import lifecycle, result_store, snapshots
+from operators_lib import ingest, lifecycle, result_store, snapshots
 from operators_lib.changelog import ADDS
 from operators_lib.parity import TTL_EXPLANATION, compare_frames, not_comparable
 from operators_lib.plan import OP, TTL, TTL_KEY, Node, append_only, source_tables
 from operators_lib.queries import recorded_plan, recorded_query
+from operators_lib.state_inspect import inspect
 from operators_lib.stream import offers
+from operators_lib.stream.rows import BUCKETS
 from operators_lib.stream.runner import last_commit
 
 
 def verify(spark: SparkSession, state: Path, sid: str) -> dict:
     """Resume snapshot ``sid`` in a scratch directory and compare (module docstring)."""
-    taken = snapshots.find(state, sid)
     with lifecycle.locked(state):
-        plan = recorded_plan(state, spark)
-        tables = sorted(k for k, t in source_tables(plan).items() if not t.constant)
+        taken = snapshots.find(state, sid)
+        live = last_commit(state / "checkpoint")
         scratch = Path(tempfile.mkdtemp(prefix=".verify-", dir=state))
         try:
             snapshots.restore(state, sid, scratch)
+            plan = recorded_plan(scratch, spark)  # the query the snapshot's state ran
+            tables = source_tables(plan)
             _relocate_sources(scratch / "checkpoint", state / "staged", scratch / "staged")
             for t in tables:
                 _offer_as_live(state / "staged" / t, scratch / "staged" / t)
-            srun = lifecycle.stream(spark, plan, scratch, tables,
-                                    recorded_query(state)["rows_per_batch"])
-            out = {"state": str(state), "snapshot": sid,
-                   "snapshot_batch_id": taken["batch_id"],
-                   "resumed_micro_batches": srun.micro_batches,
-                   "live_batch_id": last_commit(state / "checkpoint"),
-                   **_compare(spark, plan, state, scratch)}
+            probe = taken["batch_id"] >= live  # nothing to resume: a micro-batch all the same
+            if probe:
+                for key, table in tables.items():
+                    if not table.constant:
+                        source = scratch / "staged" / key
+                        offers.offer(source, [ingest.write_sweep(
+                            table, offers.sweep_file(source, live + 1), BUCKETS)])
+            srun = lifecycle.stream(spark, plan, scratch, sorted(tables),
+                                    recorded_query(scratch)["rows_per_batch"])
+            restored = inspect(spark, scratch)  # every operator's state reads back
+            out = {"state": str(state), "snapshot": sid, "snapshot_batch_id": taken["batch_id"],
+                   "live_batch_id": live, "resumed_micro_batches": srun.micro_batches,
+                   "probe": probe,
+                   "restored_state": {o["operator"]: {k: o[k] for k in ("keys", "rows")}
+                                      for o in restored["operators"]}}
+            if _query(scratch) != _query(state):
+                out |= {"verdict": "not_applicable",
+                        "reason": "the query (its SQL or TopN split) changed since the "
+                                  "snapshot: the snapshot resumed with its own"}
+            else:
+                out |= _compare(spark, plan, state, scratch)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     return out
+
+
+def _query(state: Path) -> tuple:
+    query = recorded_query(state)
+    return [s["text"] for s in query["sql"]], query["topn_split"]
 
 
 def _relocate_sources(checkpoint: Path, old: Path, new: Path) -> None:
@@ -83,7 +109,8 @@ def _offer_as_live(live: Path, scratch: Path) -> None:
             except OSError:  # another file system, or one without links
                 shutil.copy2(f, target)
     parts = [scratch / f.name for f in files if f.name != offers.EOF_FILE]
-    offers.offer(scratch, parts, eof=len(parts) < len(files))
+    if files:
+        offers.offer(scratch, parts, eof=len(parts) < len(files))
 
 
 def _compare(spark: SparkSession, plan: Node, live: Path, scratch: Path) -> dict:

@@ -66,7 +66,7 @@ def test_dagbag_imports_the_query_dags(airflow_env):
     # The state lifecycle (tests/test_state_dags.py runs them).
     for dag_id, tasks in (("checkpoints", {"snapshot", "ship_code", "verify", "prune"}),
                           ("rollback", {"rollback"}),
-                          ("compact", {"ship_code", "compact", "audit"}),
+                          ("compact", {"ship_code", "compact", "compacted", "audit"}),
                           ("backfill", {"ship_code", "backfill", "gate_and_publish"})):
         assert set(bag.get_dag(f"twinflow_{dag_id}_top_shops").task_ids) == tasks
 

@@ -13,6 +13,7 @@ import pytest
 from pyspark.sql.classic.dataframe import DataFrame  # the class whose methods run
 
 from operators_lib import incremental
+from operators_lib.backfill import backfill
 from operators_lib.errors import InputError, ParityError
 from operators_lib.incremental import QueryConfig, audit, batch_parity, stream_increment
 from operators_lib.parity import SAMPLE
@@ -96,6 +97,14 @@ def test_parity_of_a_later_run_reads_only_the_input_its_windows_reach(spark, tmp
         assert (parity["parity_input"]["from_event_time"],
                 parity["parity_input"]["staged_parts"]) == scope[run]
         assert parity["pending_windows"] == 1  # 10:04, then 10:06
+    # A batch backfill of both intervals (operators_lib/backfill.py): each holds the windows
+    # whose first row arrived in it, complete (batch has no watermark): 10:04 in run 1.
+    done = backfill(cfg, spark, tmp_path / "state", tmp_path / "backfill", "run1", "run2")
+    assert done["intervals"] == {"run1": 5, "run2": 2}
+    backfilled = {run: {f"{r[11:16]},{r.rsplit(',', 1)[1]}" for r in (
+        tmp_path / "backfill" / run / "stream.csv").read_text().splitlines()[1:]}
+        for run in ("run1", "run2")}
+    assert backfilled == {"run1": published[1] | {"10:04,2"}, "run2": {"10:05,1", "10:06,1"}}
 
 
 def test_parity_of_a_range_over_reaches_back_from_a_row_behind_the_watermark(spark, tmp_path):

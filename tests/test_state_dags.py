@@ -59,15 +59,18 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow_env, tmp_p
     _arrive(tmp_path, 10)
     assert _run(airflow_env, config, 10).state == "success"
 
-    older = snapshots.snapshot(state)["id"]  # taken by hand before
-    # Rotation: a snapshot, verified by resuming it in a scratch directory, then pruned to 1.
+    snapshots.snapshot(state, origin=snapshots.ROTATION)  # as an earlier rotation's
+    by_hand = snapshots.snapshot(state)["id"]
+    # Rotation: a snapshot, verified by resuming it in a scratch directory; the rotation keeps
+    # its newest one (the earlier one is pruned) and never the ones taken by hand.
     run = build_checkpoints_dag(config).test(logical_date=_at(10, 30))
     assert run.state == "success", _task_states(run)
     (checked,) = (home / "runs" / "checkpoints_q_rev").glob("*/verify.json")
     verified = json.loads(checked.read_text())
     assert (verified["verdict"], verified["rows"]) == ("equal", 3)  # the regions
-    (kept,) = [s["id"] for s in snapshots.list_snapshots(state)]
-    assert kept == verified["snapshot"] != older
+    assert verified["probe"]  # at the live head: a probe micro-batch opened the state
+    by_hand_too, kept = [s["id"] for s in snapshots.list_snapshots(state)]
+    assert (by_hand_too, kept) == (by_hand, verified["snapshot"])
     at_snapshot = last_commit(state / "checkpoint")
     scheduled = (_latest(home, "q_rev") / "stream.csv").read_text()
 

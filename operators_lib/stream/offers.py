@@ -29,6 +29,7 @@ from pathlib import Path
 LOG = "_spark_metadata"
 EOF_FILE = "eof.parquet"  # ingest.write_eof
 EOF_TIME = 1 << 40  # the end-of-input marker comes after every part
+SWEEP_PREFIX = "sweep-"  # a state sweep's file (sweep_file)
 _SPACING = 10
 
 
@@ -74,7 +75,7 @@ def sweep_file(source: Path, batch: int) -> Path:
     """Where a state sweep read in micro-batch ``batch`` is staged: after everything offered
     so far (its name holds its time)."""
     last = max((_time(f.name) for f in offered(source)), default=0)
-    return source / f"sweep-{last:013d}-{batch:08d}.parquet"
+    return source / f"{SWEEP_PREFIX}{last:013d}-{batch:08d}.parquet"
 
 
 def ended(source: Path) -> bool:
@@ -85,7 +86,7 @@ def ended(source: Path) -> bool:
 def _time(name: str) -> int:
     if name == EOF_FILE:
         return EOF_TIME
-    if name.startswith("sweep-"):
+    if name.startswith(SWEEP_PREFIX):
         return int(name.split("-")[1])
     if not name.startswith("part-"):
         raise ValueError(f"{name}: neither a staged part, a state sweep nor the end-of-input "

@@ -14,9 +14,11 @@ the values of the keys it touches, and only copies the bytes of the others. SLOT
 page's encoding are part of the checkpoint's state layout (stream/layout.py).
 
 A state sweep (``twinflow state compact``, compaction.py) reaches every bucket of every
-changelog operator as one row (plan.SWEEP_FIRST): each bucket drops the keys idle longer than
-the state TTL from all its slots (``ChangelogProcessor.expire``), emits their ``TTL`` markers,
-as if each key were touched, and passes the row on to the operator downstream.
+changelog operator as one row (plan.SWEEP_FIRST): an operator with a state TTL (join, GROUP
+BY) drops from all the bucket's slots the keys idle longer than the TTL
+(``ChangelogProcessor.expire``) and emits their ``TTL`` markers, as if each key were touched,
+before it processes the micro-batch's rows; every changelog operator passes the row on to the
+operator downstream.
 
 Input order within a key and micro-batch: retractions first, then additions, each in arrival
 order. Every retraction refers to a row emitted in an *earlier* micro-batch (upstream operators
@@ -285,16 +287,12 @@ class SlotState:
         elif not self.empty:
             self.map.removeKey((slot,))
 
-    def sweep(self, expire: Callable, done: Iterable[int]) -> None:
-        """Rewrite every page of the bucket but those of the slots ``done``, each key's value
-        replaced by ``expire(key, value)`` (None: the key is dropped; the same object:
-        unchanged)."""
+    def sweep(self, expire: Callable) -> None:
+        """Rewrite the bucket's pages, each key's value replaced by ``expire(key, value)``
+        (None: the key is dropped; the same object: unchanged)."""
         if self.empty:
             return
-        done = set(done)
         for (slot,), (blob,) in list(self.map.iterator()):
-            if slot in done:
-                continue
             page, changed = pickle.loads(blob), False
             for k, packed in list(page.items()):
                 value = self.load(packed)
@@ -343,6 +341,9 @@ class ChangelogProcessor(StatefulProcessor):
             return
         self.state.open_bucket()
         changes = Changes()
+        if sweep is not None and self.now is not None:
+            cutoff = self.now - self.ttl_ms
+            self.state.sweep(lambda k, v: self.expire(k, v, cutoff, changes))
         for slot, by_key in by_slot.items():
             page = self.state.get(slot)
             for k, data in by_key.items():
@@ -352,9 +353,6 @@ class ChangelogProcessor(StatefulProcessor):
                 else:
                     page[k] = self.state.dump(value)
             self.state.put(slot, page)
-        if sweep is not None and self.now is not None:
-            cutoff = self.now - self.ttl_ms
-            self.state.sweep(lambda k, v: self.expire(k, v, cutoff, changes), by_slot)
         if changes.rows:
             yield output(changes, self.cols)
 
