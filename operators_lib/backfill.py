@@ -9,10 +9,11 @@ publishes: ``stream.csv``, ``stream_report.json`` and ``parity.json`` (``"verdic
 
 - an updating query (joins, GROUP BY, TopN): its whole result as of the interval, as the
   scheduled run published it;
-- an append-only query over one table: the result rows whose input row arrived in the
-  interval (their arrival numbers in its range; a window aggregate's row: its window's first
-  row). A scheduled run publishes a row when the watermark passes it, so an interval's rows
-  can differ between the two while all intervals together hold the same rows;
+- an append-only query over one table: of the result over the input up to the range's last
+  interval, the rows whose input row arrived in the interval (their arrival numbers in its
+  range; a window aggregate's row: its window's first row), complete: batch has no watermark.
+  A scheduled run publishes a row when the watermark passes it, so an interval's rows can
+  differ between the two, while all the intervals together hold the same rows;
 - an append-only query over several tables (an interval or window join) is refused: its rows
   belong to no one interval.
 
@@ -25,7 +26,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from operators_lib import lifecycle
@@ -33,7 +35,7 @@ from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError
 from operators_lib.incremental import QueryConfig, plan_for
 from operators_lib.output import write_csv_frame, write_json
-from operators_lib.plan import ROWNUM, append_only, quote, source_tables
+from operators_lib.plan import ROWNUM, Node, append_only, quote, source_tables
 
 VERDICT = "batch_backfill"
 
@@ -54,17 +56,19 @@ def backfill(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path, star
         raise InputError(f"query {cfg.name}: a backfill of an append-only query over several "
                          "tables (an interval or window join) is not supported: its rows "
                          "belong to no one interval")
+    # An append-only result over the input up to the last interval, cut by arrival below.
+    whole = _batch(spark, plan, state, lifecycle.run_record(state, keys[-1])).persist(
+        StorageLevel.DISK_ONLY) if append_only(plan) else None
     done = {}
     for key in keys:
         record = lifecycle.run_record(state, key)
         previous = lifecycle.previous_record(state, key)
-        pool = {t: lifecycle.staged_files(state, t)[:record["parts"].get(t, 0)]
-                for t in source_tables(plan)}
-        rows = batch_dataframe(spark, plan, pool)
-        if append_only(plan):  # the rows whose input arrived in the interval
+        if whole is not None:  # the rows whose input arrived in the interval
             first = (previous or {"rows": {}})["rows"].get(tables[0], 0)
-            rows = rows.where((F.col(ROWNUM) >= first)
-                              & (F.col(ROWNUM) < record["rows"].get(tables[0], 0)))
+            rows = whole.where((F.col(ROWNUM) >= first)
+                               & (F.col(ROWNUM) < record["rows"].get(tables[0], 0)))
+        else:
+            rows = _batch(spark, plan, state, record)
         rows = rows.select(*[F.col(quote(f.name)) for f in plan.fields])
         run = out / key
         written = write_csv_frame(rows, run / "stream.csv", {f.name: f.type for f in plan.fields},
@@ -76,6 +80,15 @@ def backfill(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path, star
             "late_rows": 0, "rejected_rows": 0, "watermark": None})
         write_json(run / "parity.json", {"verdict": VERDICT, "emitted_rows": written})
         done[key] = written
+    if whole is not None:
+        whole.unpersist()
     return {"query": cfg.name, "intervals": done}
+
+
+def _batch(spark: SparkSession, plan: Node, state: Path, record: dict) -> DataFrame:
+    """Batch over every part staged up to the run of ``record``."""
+    return batch_dataframe(spark, plan, {
+        t: lifecycle.staged_files(state, t)[:record["parts"].get(t, 0)]
+        for t in source_tables(plan)})
 
 
