@@ -386,6 +386,9 @@ def _stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_di
         write_json(run_dir / "stream_report.json", report)
         return report
     parsed = parse_new_inputs(cfg, spark, plan, state)
+    # How long the oldest new file of each table waited for this run (the ops view's lag).
+    waited = {key: round(time.time() - min(f.path.stat().st_mtime for f in files), 1)
+              for key, files in parsed.files.items() if files}
     rejected = parsed.rejected()
     run_dir.mkdir(parents=True, exist_ok=True)
     ingest.write_rejected(parsed, run_dir / "rejected.csv")
@@ -430,8 +433,12 @@ def _stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_di
     write_json(run_dir / "stream_report.json", report)
     lifecycle.record_run(state, run_key, first_batch, last_batch, report, replayed=replayed,
                          topn_split=cfg.topn_split)
+    tables = source_tables(plan)
+    marks = lifecycle.table_watermarks(state, tables)
     metrics.record_run(state, run_key, "scheduled", srun.progress, sum(added.values()),
-                       rejected, emitted["late_rows"], srun.seconds)
+                       rejected, emitted["late_rows"], srun.seconds,
+                       [(t.name, added.get(t.name, 0), marks[k], waited.get(k))
+                        for k, t in tables.items()])
     return report
 
 

@@ -318,6 +318,20 @@ def write_eof(table: TableDef, out_dir: Path) -> Path:
     return path
 
 
+def event_time_bound(part: Path, time_col: str, which: str) -> int | None:
+    """The earliest or latest event time (epoch ms) in a staged part, None if it has none: from
+    the Parquet statistics of its row groups (ingest.stage writes microseconds), no row read."""
+    meta = pq.ParquetFile(part).metadata
+    index = meta.schema.to_arrow_schema().get_field_index(time_col)
+    stats = [meta.row_group(g).column(index).statistics for g in range(meta.num_row_groups)]
+    if any(s is None or (not s.has_min_max and s.null_count != meta.row_group(g).num_rows)
+           for g, s in enumerate(stats)):
+        raise RuntimeError(f"{part}: no statistics for {time_col}")  # a bug (ingest.stage)
+    values = [(s.min_raw if which == "min" else s.max_raw) // 1000 for s in stats
+              if s.has_min_max]
+    return (min if which == "min" else max)(values) if values else None
+
+
 def write_sweep(table: TableDef, path: Path, buckets: int) -> Path:
     """A state sweep (plan.SWEEP_FIRST): a row for each of ``buckets`` buckets, every column
     NULL."""

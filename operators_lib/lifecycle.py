@@ -3,10 +3,12 @@
 (``$TWINFLOW_HOME/state/<query>``, incremental.py). One layout, one manifest::
 
     manifest.json    what is staged: per table its input files (rows, rejected rows, first row
-                     number), its rows and its micro-batch files; for scheduled runs the TopN
-                     split and state layout (stream/layout.py) the state was built with and
-                     its generation (incremental.bind_state); for a bounded run
-                     (twinflow run) its fingerprint and how its stream ended (``run``)
+                     number), its rows, its micro-batch files and its latest event time;
+                     the query the state runs (queries.py: its SQL, TopN split, batch size,
+                     state layout); for scheduled runs the TopN split and state layout
+                     (stream/layout.py) the state was built with and its generation
+                     (incremental.bind_state); for a bounded run (twinflow run) its
+                     fingerprint and how its stream ended (``run``)
     parsed/          the new input as the executors parsed it (ingest.py), until staged
     staged/<table>/  micro-batch files (part-NNNNNN.parquet), append-only; the stream's source:
                      its offer log (_spark_metadata/, stream/offers.py) names the files offered
@@ -105,6 +107,12 @@ def stage(spark: SparkSession, parsed: ingest.Parsed, state: Path, rows_per_batc
         added[key] = ingest.stage(spark, parsed, key, state / "staged" / key, rows_per_batch,
                                   first_rownum=entry["rows"], first_part=entry["parts"],
                                   file_batches=file_batches)
+        wm = parsed.tables[key].watermark
+        if wm is not None and added[key]:  # the table's latest event time, from the footers
+            latest = [t for p in added[key]
+                      if (t := ingest.event_time_bound(p, wm.column, "max")) is not None]
+            known = [entry["max_event_ms"]] if entry.get("max_event_ms") is not None else []
+            entry["max_event_ms"] = max([*latest, *known], default=None)
         for f, rows, rejected in parsed.per_file(key):
             entry["files"][f.path.name] = {"rows": rows, "rejected": rejected,
                                            "first_row": entry["rows"]}
@@ -112,6 +120,18 @@ def stage(spark: SparkSession, parsed: ingest.Parsed, state: Path, rows_per_batc
         entry["parts"] += len(added[key])
     save_manifest(state, record)
     return added
+
+
+def table_watermarks(state: Path, tables: dict[str, TableDef]) -> dict[str, int | None]:
+    """Each table's own watermark (epoch ms; None: none yet, or no WATERMARK): its latest
+    staged event time less its delay, as a Flink source's. (Spark's is the least of them.)"""
+    staged = manifest(state)["tables"]
+    out = {}
+    for key, table in tables.items():
+        latest = staged.get(key, {}).get("max_event_ms")
+        out[key] = None if latest is None or table.watermark is None else (
+            latest - table.watermark.delay_ms)
+    return out
 
 
 def record_run(state: Path, key: str, first_batch: int, last_batch: int, report: dict,

@@ -15,6 +15,9 @@ Tables (counts are per run, as labelled; times UTC ISO 8601):
   duration, rows/s, watermark, state rows and bytes.
 - ``operators``: per micro-batch and stateful operator: state rows (Spark's state entries:
   twinflow's operators keep a page of keys per entry) and bytes (RocksDB's SST files).
+- ``tables``: per run and input table: its new rows, its own watermark (its latest event
+  time less its delay) and, for a scheduled run, the age of its oldest new input file when
+  the run began (how long input waited to be processed).
 - ``audits``: each full audit's verdict.
 - ``compactions``: each state compaction (compaction.py): the keys it expired and, per
   operator, its keys, state rows and bytes before and after (state_inspect.py).
@@ -45,6 +48,9 @@ CREATE TABLE IF NOT EXISTS operators (
   run TEXT, batch_id INTEGER, operator TEXT, rows INTEGER, bytes INTEGER,
   PRIMARY KEY (run, batch_id, operator));
 CREATE TABLE IF NOT EXISTS audits (time TEXT PRIMARY KEY, interval TEXT, verdict TEXT);
+CREATE TABLE IF NOT EXISTS tables (
+  run TEXT, "table" TEXT, input_rows INTEGER, watermark TEXT, oldest_input_age_s REAL,
+  PRIMARY KEY (run, "table"));
 CREATE TABLE IF NOT EXISTS compactions (
   time TEXT, batch_id INTEGER, operator_id INTEGER, operator TEXT, expired_keys INTEGER,
   keys_before INTEGER, keys_after INTEGER, rows_before INTEGER, rows_after INTEGER,
@@ -69,15 +75,21 @@ def _operators(progress: dict) -> list[tuple[str, int, int]]:
 
 
 def record_run(state: Path, run: str, kind: str, progress: list[dict], input_rows: int,
-               rejected_rows: int, late_rows: int, stream_seconds: float) -> None:
-    """A run's stream step: the run's row and its micro-batches'."""
+               rejected_rows: int, late_rows: int, stream_seconds: float,
+               tables: list[tuple[str, int, int | None, float | None]] = ()) -> None:
+    """A run's stream step: the run's row, its micro-batches' and, per input table, its
+    (name, new rows, watermark in epoch ms, age of the oldest new input in seconds)."""
     ended = datetime.now(UTC)
     last = progress[-1] if progress else {}
     watermark = _watermark(last)
     ops = _operators(last)
     with _db(state) as con:
-        con.execute("DELETE FROM micro_batches WHERE run = ?", (run,))
-        con.execute("DELETE FROM operators WHERE run = ?", (run,))
+        for table in ("micro_batches", "operators", "tables"):
+            con.execute(f"DELETE FROM {table} WHERE run = ?", (run,))  # noqa: S608 (fixed)
+        con.executemany("INSERT INTO tables VALUES (?, ?, ?, ?, ?)", [
+            (run, name, rows, None if wm is None else
+             datetime.fromtimestamp(wm / 1000, UTC).isoformat(), age)
+            for name, rows, wm, age in tables])
         con.execute(
             "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
             "(SELECT parity FROM runs WHERE run = ?), (SELECT gate FROM runs WHERE run = ?))",
@@ -135,7 +147,8 @@ def history(state: Path) -> dict[str, pd.DataFrame]:
     """Every table of the history (empty frames where nothing was recorded)."""
     with _db(state) as con:
         return {t: pd.read_sql_query(f"SELECT * FROM {t}", con)  # noqa: S608 (fixed names)
-                for t in ("runs", "micro_batches", "operators", "audits", "compactions")}
+                for t in ("runs", "micro_batches", "operators", "tables", "audits",
+                          "compactions")}
 
 
 def tree_bytes(root: Path) -> int:

@@ -4,7 +4,8 @@ network), so it can be mailed, archived or opened offline.
 
 Charts: throughput per micro-batch; watermark per micro-batch and lag per run; state rows and
 bytes per micro-batch; late and rejected rows per run; parity and quality-gate outcomes per
-run. Then tables of the runs, the audits and the state compactions, and a link to the Great
+run. Then tables of the runs, the input tables per run (their own watermarks and how long
+their input waited), the audits and the state compactions, and a link to the Great
 Expectations Data Docs once quality gates have built them (quality.py). Counts are per run, as
 labelled.
 """
@@ -50,7 +51,7 @@ def render(state: Path, out: Path) -> dict:
         ("Parity and quality gate per run", _outcomes(runs)),
     ]
     drawn = [(title, svg) for title, svg in charts if svg]
-    page = _page(state, runs, h["audits"], h["compactions"], drawn)
+    page = _page(state, runs, h, drawn)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
     docs = data_docs_index()
@@ -168,7 +169,7 @@ def _color(verdict: str) -> str:
             "lightgray" if verdict in _NEUTRAL else "tab:red")
 
 
-def _page(state: Path, runs: pd.DataFrame, audits: pd.DataFrame, compactions: pd.DataFrame,
+def _page(state: Path, runs: pd.DataFrame, history: dict[str, pd.DataFrame],
           charts: list[tuple[str, str]]) -> str:
     now = datetime.now(UTC)
     commits = state / "checkpoint" / "commits"
@@ -202,11 +203,12 @@ def _page(state: Path, runs: pd.DataFrame, audits: pd.DataFrame, compactions: pd
     for title, svg in charts:
         parts.append(f"<figure><figcaption>{html.escape(title)}</figcaption>{svg}</figure>")
     parts.append("<h2>Runs</h2>" + _table(runs))
-    if not audits.empty:
-        parts.append("<h2>Audits</h2>" + _table(audits))
-    if not compactions.empty:
-        parts.append("<h2>State compactions (per operator, before and after)</h2>"
-                     + _table(compactions))
+    for name, title in (("tables", "Input tables per run: new rows, the table's own watermark, "
+                                   "how long its oldest new input waited"),
+                        ("audits", "Audits"),
+                        ("compactions", "State compactions (per operator, before and after)")):
+        if not history[name].empty:
+            parts.append(f"<h2>{html.escape(title)}</h2>" + _table(history[name]))
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import pyarrow.parquet as pq
 from sqlglot import exp, parse_one
 
+from operators_lib.ingest import event_time_bound
 from operators_lib.plan import (
     Aggregate,
     Filter,
@@ -78,34 +78,20 @@ def cut_ms(plan: Node, watermark_before: str | None, new_parts: list[Path], time
         return None
     cut = pd.Timestamp(watermark_before).value // 1_000_000
     if isinstance(time_operator(plan), Over):
-        earliest = [_bound(p, time_col, "min") for p in new_parts]
+        earliest = [event_time_bound(p, time_col, "min") for p in new_parts]
         cut = min([cut, *[e for e in earliest if e is not None]])
     return cut - reach
 
 
 def parts_from(parts: list[Path], time_col: str, cut: int) -> list[Path]:
     """The parts holding an event time at or after ``cut``."""
-    return [p for p in parts if (_bound(p, time_col, "max") or cut) >= cut]
+    return [p for p in parts if (event_time_bound(p, time_col, "max") or cut) >= cut]
 
 
 def time_operator(plan: Node) -> Node:
     while isinstance(plan, (Filter, Project)):
         plan = plan.child
     return plan
-
-
-def _bound(part: Path, time_col: str, which: str) -> int | None:
-    """The earliest or latest event time (epoch ms) in a staged part, None if it has none: from
-    the Parquet statistics of its row groups (ingest.stage writes microseconds), no row read."""
-    meta = pq.ParquetFile(part).metadata
-    index = meta.schema.to_arrow_schema().get_field_index(time_col)
-    stats = [meta.row_group(g).column(index).statistics for g in range(meta.num_row_groups)]
-    if any(s is None or (not s.has_min_max and s.null_count != meta.row_group(g).num_rows)
-           for g, s in enumerate(stats)):
-        raise RuntimeError(f"{part}: no statistics for {time_col}")  # a bug (ingest.stage)
-    values = [(s.min_raw if which == "min" else s.max_raw) // 1000 for s in stats
-              if s.has_min_max]
-    return (min if which == "min" else max)(values) if values else None
 
 
 @dataclass(frozen=True)

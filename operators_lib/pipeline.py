@@ -380,10 +380,12 @@ def _stream_step(run: _Run, spark: SparkSession, runtime: SparkRuntime,
          "watermark": report["stream"]["last_progress"].get("watermark"),
          **{k: v for k, v in report["stream"].items() if k != "last_progress"}},
         topn_split=cfg.topn_split)
+    marks = lifecycle.table_watermarks(state, run.tables)
     metrics.record_run(state, run.run_key, "twinflow run", srun.progress,
                        sum(run.parsed.rows(k) for k in run.parsed.files),
                        sum(run.parsed.rejected(k) for k in run.parsed.files), late_count,
-                       srun.seconds)
+                       srun.seconds, [(t.name, run.parsed.rows(k), marks[k], None)
+                                      for k, t in run.tables.items() if not t.constant])
     if not done:
         report["stream"]["note"] = (f"stopped after {cfg.stop_after_batches} micro-batch(es); "
                                     "run again with the same arguments to resume")

@@ -190,6 +190,12 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
     assert runs.loc["20240101T130000", ["rejected_rows", "parity", "gate"]].tolist() == [
         6, "equal_for_emitted_rows", "failed"]
     assert "20240101T120000" not in runs.index  # failed before its stream step
+    # The table's own watermark: its latest event time (10:03, then 10:08) less 1 minute.
+    tables = history["tables"].set_index("run")
+    assert tables.loc["20240101T110000", ["table", "input_rows", "watermark"]].tolist() == [
+        "tmall_item", 4, "2017-11-11T10:02:00+00:00"]
+    assert tables.loc["20240101T130000", "watermark"] == "2017-11-11T10:07:00+00:00"
+    assert tables["oldest_input_age_s"].notna().all()  # how long the new file waited
     assert set(history["micro_batches"]["run"]) == {"20240101T110000", "20240101T130000"}
     # Each gate's validation is a page of the Data Docs, which the ops report links.
     docs = home / "gx" / "data_docs"
