@@ -41,6 +41,24 @@ def test_durations_read_like_flink():
     assert parse_duration_ms("ten minutes") is None
 
 
+@pytest.mark.parametrize("query, what", [
+    ("SELECT order_id, COUNT(*) OVER (PARTITION BY cust_id ORDER BY order_id ROWS BETWEEN 1 "
+     "PRECEDING AND CURRENT ROW) AS n FROM orders", "an OVER window"),
+    ("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY cust_id ORDER BY order_id) "
+     "AS rn FROM orders) WHERE rn <= 1", "a TopN or deduplication"),
+])
+def test_a_ttl_on_state_it_does_not_expire_is_refused(spark, tmp_path, query, what):
+    """Flink expires an OVER's, a TopN's and a deduplication's state under the TTL too:
+    running them without would give another result without saying so."""
+    from operators_lib.sql.planner import compile_query
+
+    sql = tmp_path / "q.sql"
+    sql.write_text(DDL + f"SET 'table.exec.state.ttl' = '1 h';\n{query}")
+    with pytest.raises(SqlError, match=f"table.exec.state.ttl' with {what} is not supported.*"
+                                       "line 4"):
+        compile_query(load_script([sql]), spark)
+
+
 def test_unreadable_ttl_is_an_error_with_its_line(tmp_path):
     sql = tmp_path / "q.sql"
     sql.write_text(DDL + "SET 'table.exec.state.ttl' = 'soon';\nSELECT * FROM orders")

@@ -23,6 +23,7 @@ from operators_lib.plan import (
     Filter,
     Join,
     Node,
+    Over,
     Project,
     Rank,
     Scan,
@@ -33,6 +34,7 @@ from operators_lib.plan import (
     children,
     find,
     nested_keys,
+    processing_time_joins,
     quote,
 )
 from operators_lib.sql.aggregate import plan_aggregate
@@ -77,9 +79,28 @@ def compile_query(script: Script, spark: SparkSession) -> Node:
                       "ROW_NUMBER() OVER (..) AS rownum FROM t) WHERE rownum <= 10), as in "
                       "Flink's TopN", win)
     _check_window_consumers(ctx, plan, script.query)
+    _check_ttl(ctx, plan, script.query)
     for what, col in nested_keys(plan)[:1]:
         raise ctx.err(f"{what} of an ARRAY, MAP or ROW type ({col}) is not supported", None)
     return mark_rank_outputs(plan)
+
+
+def _check_ttl(ctx: Ctx, plan: Node, query: exp.Expression) -> None:
+    """The state TTL applies to joins and GROUP BY (stream/join.py, stream/group_agg.py).
+    Flink expires the state of an OVER, a TopN, a deduplication and a processing-time
+    temporal join under it too; twinflow would keep it and give another result: refused.
+    (Window operators, interval and event-time temporal joins drop their state by watermark;
+    Flink's TTL does not apply to them.)"""
+    if not ctx.catalog.state_ttl_ms:
+        return
+    kept = [("an OVER window", n) for n in find(plan, Over)] + [
+        ("a TopN or deduplication", n) for n in find(plan, Rank) if not n.windowed] + [
+        ("a processing-time temporal join", n) for n in processing_time_joins(plan)]
+    for what, node in kept[:1]:
+        at = query if isinstance(node, Join) else next(query.find_all(exp.Window), query)
+        raise ctx.err(f"SET 'table.exec.state.ttl' with {what} is not supported: Flink "
+                      "expires its state under the TTL too; twinflow applies the TTL to joins "
+                      "and GROUP BY only", at)
 
 
 def _check_window_consumers(ctx: Ctx, node: Node, query: exp.Expression) -> None:
