@@ -2,9 +2,9 @@
 interface (tests/cluster.py), so executors are JVMs and Python workers of their own, started
 by the workers, that import twinflow from the zip the driver ships (operators_lib/shipping.py).
 
-One test (one cluster: every JVM counts on this 2-core machine): corpus cases of each operator
-family in ``both`` mode give Flink's results with parity; then a query DAG's steps are
-submitted to the cluster (SparkSubmitOperator with ``--py-files``) and publish.
+One test (one cluster: every JVM counts on this 2-core machine): a corpus case in ``both`` mode
+gives Flink's results with parity; then a query DAG's steps are submitted to the cluster
+(SparkSubmitOperator with ``--py-files``) and publish.
 """
 
 from __future__ import annotations
