@@ -62,9 +62,9 @@ def backfill(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path, star
     done = {}
     for key in keys:
         record = lifecycle.run_record(state, key)
-        previous = lifecycle.previous_record(state, key)
+        earlier = (lifecycle.previous_record(state, key) or {"rows": {}})["rows"]
         if whole is not None:  # the rows whose input arrived in the interval
-            first = (previous or {"rows": {}})["rows"].get(tables[0], 0)
+            first = earlier.get(tables[0], 0)
             rows = whole.where((F.col(ROWNUM) >= first)
                                & (F.col(ROWNUM) < record["rows"].get(tables[0], 0)))
         else:
@@ -75,8 +75,7 @@ def backfill(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path, star
                                   [f.name for f in plan.fields])["rows"]
         write_json(run / "stream_report.json", {
             "query": cfg.name, "interval": key, "backfill": True,
-            "new_input_rows": {t: record["rows"].get(t, 0) - (previous or {"rows": {}})["rows"]
-                               .get(t, 0) for t in record["rows"]},
+            "new_input_rows": {t: n - earlier.get(t, 0) for t, n in record["rows"].items()},
             "late_rows": 0, "rejected_rows": 0, "watermark": None})
         write_json(run / "parity.json", {"verdict": VERDICT, "emitted_rows": written})
         done[key] = written
@@ -87,8 +86,7 @@ def backfill(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path, star
 
 def _batch(spark: SparkSession, plan: Node, state: Path, record: dict) -> DataFrame:
     """Batch over every part staged up to the run of ``record``."""
-    return batch_dataframe(spark, plan, {
-        t: lifecycle.staged_files(state, t)[:record["parts"].get(t, 0)]
-        for t in source_tables(plan)})
+    return batch_dataframe(spark, plan, lifecycle.staged_as_of(state, record,
+                                                               source_tables(plan)))
 
 

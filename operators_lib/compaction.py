@@ -33,7 +33,7 @@ from urllib.parse import unquote, urlparse
 
 from pyspark.sql import SparkSession
 
-from operators_lib import ingest, lifecycle, metrics
+from operators_lib import lifecycle, metrics
 from operators_lib.errors import InputError
 from operators_lib.plan import (
     MARKERS,
@@ -58,8 +58,12 @@ from operators_lib.queries import recorded_plan, recorded_query
 from operators_lib.spark import session_conf
 from operators_lib.state_inspect import inspect
 from operators_lib.stream import offers
-from operators_lib.stream.rows import BUCKETS
-from operators_lib.stream.runner import changelog_frame, last_commit
+from operators_lib.stream.runner import (
+    changelog_frame,
+    last_commit,
+    last_planned,
+    source_logs,
+)
 
 _COMPACT_ON_COMMIT = "spark.sql.streaming.stateStore.rocksdb.compactOnCommit"
 
@@ -83,11 +87,7 @@ def compact(spark: SparkSession, state: Path) -> dict:
         tables = source_tables(plan)
         _check_all_read(state, [k for k, t in tables.items() if not t.constant], last)
         before = inspect(spark, state)
-        for key, table in tables.items():
-            if not table.constant:
-                source = state / "staged" / key
-                offers.offer(source, [ingest.write_sweep(
-                    table, offers.sweep_file(source, last + 1), BUCKETS)])
+        lifecycle.offer_sweep(state, tables, last + 1)
         with session_conf(spark, {_COMPACT_ON_COMMIT: "true"}):
             srun = lifecycle.stream(spark, plan, state, sorted(tables),
                                     recorded_query(state)["rows_per_batch"])
@@ -100,15 +100,15 @@ def compact(spark: SparkSession, state: Path) -> dict:
         changed = sum(n for kind, n in counts.items() if kind not in MARKERS)
         metrics.record_run(state, f"compact-{datetime.now(UTC):%Y%m%dT%H%M%S.%f}", "compact",
                            srun.progress, 0, 0, 0, srun.seconds)
-        metrics.record_compaction(state, swept, expired, before["operators"],
-                                  after["operators"])
+        operators = _per_operator(before, after)
+        metrics.record_compaction(state, swept, expired, operators)
     reached = [n for n in ttl if _reached(n)]
     return {"state": str(state), "compacted": True, "micro_batch": swept,
             "expired_keys": expired, "result_rows_changed": changed,
             "ttl_ms": reached[0].ttl_ms if reached else ttl[0].ttl_ms,
             "not_swept": [_name(n) for n in ttl if n not in reached],
             "before": _totals(before), "after": _totals(after),
-            "operators": _per_operator(before, after), "seconds": round(srun.seconds, 3)}
+            "operators": operators, "seconds": round(srun.seconds, 3)}
 
 
 def _ttl_operators(plan: Node) -> list[Node]:
@@ -152,18 +152,16 @@ def _check_all_read(state: Path, tables: list[str], last: int) -> None:
     """Refuse while the stream has input offered but not read, or a micro-batch planned but
     not committed (module docstring). An earlier sweep not read yet is no input: this one
     follows it."""
-    planned = [int(f.name) for f in (state / "checkpoint" / "offsets").glob("*")
-               if f.name.isdigit()]
-    if max(planned, default=-1) > last:
-        raise InputError(f"{state}: the stream planned micro-batch {max(planned)} and has not "
+    planned = last_planned(state / "checkpoint")
+    if planned > last:
+        raise InputError(f"{state}: the stream planned micro-batch {planned} and has not "
                          "committed it: run or resume the query first, then compact")
     read = set()  # (table, file) of what the sources' logs in the checkpoint say was read
-    for log in (state / "checkpoint" / "sources").glob("*/*"):
-        if log.name.split(".")[0].isdigit():
-            for line in log.read_text().splitlines()[1:]:
-                if line.startswith("{"):
-                    path = Path(unquote(urlparse(json.loads(line)["path"]).path))
-                    read.add((path.parent.name, path.name))
+    for log in source_logs(state / "checkpoint"):
+        for line in log.read_text().splitlines()[1:]:
+            if line.startswith("{"):
+                path = Path(unquote(urlparse(json.loads(line)["path"]).path))
+                read.add((path.parent.name, path.name))
     pending = [f"{t}/{f.name}" for t in tables for f in offers.offered(state / "staged" / t)
                if (t, f.name) not in read and not f.name.startswith(offers.SWEEP_PREFIX)]
     if pending:

@@ -120,12 +120,11 @@ from operators_lib.plan import (
     scans,
     source_tables,
 )
-from operators_lib.queries import plan_query, record_query
+from operators_lib.queries import plan_query, record_query, recorded_script, sql_changed
 from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER, result_rows
 from operators_lib.scan import staged_schema
 from operators_lib.sql import load_script
-from operators_lib.sql.script import script_of
 from operators_lib.stream import offers
 from operators_lib.stream.layout import STATE_LAYOUT, UNRECORDED
 from operators_lib.stream.runner import (
@@ -250,9 +249,7 @@ def same_build(cfg: QueryConfig, state: Path) -> None:
         raise InputError(f"the query's state was written in another state layout ({layout}; "
                          f"this twinflow's: {STATE_LAYOUT}): the query's next scheduled run "
                          "rebuilds it, after which intervals before it cannot be re-run")
-    query = manifest.get("query")
-    if query is not None and [s["text"] for s in query["sql"]] != [
-            Path(p).read_text() for p in cfg.sql]:
+    if sql_changed(manifest.get("query"), cfg.sql):
         raise InputError(f"query {cfg.name}: its SQL changed since its state was built: the "
                          "query's next scheduled run rebuilds the state, after which "
                          "intervals before it cannot be re-run")
@@ -270,11 +267,10 @@ def bind_state(cfg: QueryConfig, state: Path) -> dict | None:
     old, new = int(manifest.get("topn_split", 1)), cfg.topn_split
     layout = manifest.get("state_layout", UNRECORDED)
     query = manifest.get("query")
-    sql_changed = query is not None and [s["text"] for s in query["sql"]] != [
-        Path(p).read_text() for p in cfg.sql]
-    if sql_changed:
+    new_sql = sql_changed(query, cfg.sql)
+    if new_sql:
         _same_tables(cfg, query, manifest)
-    if old == new and layout == STATE_LAYOUT and not sql_changed:
+    if old == new and layout == STATE_LAYOUT and not new_sql:
         if "state_layout" not in manifest:  # recorded from the first run on
             manifest["state_layout"] = STATE_LAYOUT
             lifecycle.save_manifest(state, manifest)
@@ -302,7 +298,7 @@ def bind_state(cfg: QueryConfig, state: Path) -> dict | None:
     replayed = sum(t["rows"] for t in manifest["tables"].values())
     if not replayed:
         return None  # nothing staged yet: the first run starts with the new split and layout
-    return {"reason": "the query's SQL changed" if sql_changed else
+    return {"reason": "the query's SQL changed" if new_sql else
             "the TopN split changed" if old != new else
             "twinflow's state layout changed (an upgrade)",
             "from_split": old, "to_split": new, "from_layout": layout, "to_layout": STATE_LAYOUT,
@@ -312,17 +308,18 @@ def bind_state(cfg: QueryConfig, state: Path) -> dict | None:
 def _same_tables(cfg: QueryConfig, recorded: dict, manifest: dict) -> None:
     """InputError if the new SQL declares a table with staged input with other columns: its
     retained input, staged with the old ones, cannot be replayed into the new state."""
-    before = script_of([(s["file"], s["text"]) for s in recorded["sql"]]).catalog.tables
+    before = recorded_script(recorded).catalog.tables
     after = load_script(cfg.sql).catalog.tables
     for key in manifest["tables"]:
-        if key in before and key in after and (staged_schema(before[key]).simpleString()
-                                               != staged_schema(after[key]).simpleString()):
+        if key not in before or key not in after:
+            continue
+        old, new = (staged_schema(t[key]).simpleString() for t in (before, after))
+        if old != new:
             raise InputError(
                 f"query {cfg.name}: the new SQL declares table {after[key].name} with other "
-                f"columns than the input it has retained was staged with "
-                f"({staged_schema(before[key]).simpleString()} -> "
-                f"{staged_schema(after[key]).simpleString()}): that input cannot rebuild the "
-                "new query's state; give the changed query a new name (a new state)")
+                f"columns than the input it has retained was staged with ({old} -> {new}): "
+                "that input cannot rebuild the new query's state; give the changed query a "
+                "new name (a new state)")
 
 
 def result_identity(plan: Node) -> list[str]:
@@ -609,8 +606,7 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
         raise InputError("incremental parity for OVER / keep-first deduplication is implemented "
                          "for single-table queries")
     tables = sorted(source_tables(plan))
-    # The input as of the interval's run (a later run may have staged more).
-    files = {t: lifecycle.staged_files(state, t)[:record["parts"].get(t, 0)] for t in tables}
+    files = lifecycle.staged_as_of(state, record, tables)
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
     stream = _run_result(spark, plan, state, record, whole)

@@ -310,12 +310,7 @@ def stage_constant(out_dir: Path) -> list[Path]:
 def write_eof(table: TableDef, out_dir: Path) -> Path:
     """The end-of-input marker: one row, every column NULL, ``tw__rownum = -1``. It carries no
     data value: the stream planner gives it an event time past every valid one."""
-    schema = pa.schema([*physical_schema(table), pa.field(ROWNUM, pa.int64())])
-    row = {f.name: [None] for f in schema}
-    row[ROWNUM] = [-1]
-    path = out_dir / EOF_FILE
-    pq.write_table(pa.Table.from_pydict(row, schema=schema), path)
-    return path
+    return _write_markers(table, out_dir / EOF_FILE, np.array([-1]))
 
 
 def event_time_bound(part: Path, time_col: str, which: str) -> int | None:
@@ -335,9 +330,14 @@ def event_time_bound(part: Path, time_col: str, which: str) -> int | None:
 def write_sweep(table: TableDef, path: Path, buckets: int) -> Path:
     """A state sweep (plan.SWEEP_FIRST): a row for each of ``buckets`` buckets, every column
     NULL."""
+    return _write_markers(table, path, SWEEP_FIRST - np.arange(buckets))
+
+
+def _write_markers(table: TableDef, path: Path, rownums: np.ndarray) -> Path:
+    """A staged file of marker rows: every column NULL, ``tw__rownum`` as given."""
     schema = pa.schema([*physical_schema(table), pa.field(ROWNUM, pa.int64())])
-    rows = {f.name: pa.nulls(buckets, f.type) for f in schema}
-    rows[ROWNUM] = pa.array(SWEEP_FIRST - np.arange(buckets), pa.int64())
+    rows = {f.name: pa.nulls(len(rownums), f.type) for f in schema}
+    rows[ROWNUM] = pa.array(rownums, pa.int64())
     pq.write_table(pa.Table.from_pydict(rows, schema=schema), path)
     return path
 

@@ -46,6 +46,7 @@ from operators_lib.output import write_json
 from operators_lib.plan import Node
 from operators_lib.stream import offers
 from operators_lib.stream.planner import stream_dataframe
+from operators_lib.stream.rows import BUCKETS
 from operators_lib.stream.runner import SPARK, SparkRuntime, StreamRun
 
 MANIFEST = "manifest.json"
@@ -80,6 +81,12 @@ def save_manifest(state: Path, record: dict) -> None:
 def staged_files(state: Path, table: str) -> list[Path]:
     """A table's staged micro-batch files, oldest first."""
     return sorted((state / "staged" / table).glob("part-*.parquet"))
+
+
+def staged_as_of(state: Path, record: dict, tables) -> dict[str, list[Path]]:
+    """Each table's staged files as of the run of ``record`` (a later run may have staged
+    more)."""
+    return {t: staged_files(state, t)[:record["parts"].get(t, 0)] for t in tables}
 
 
 def discard_unstaged(state: Path) -> None:
@@ -172,6 +179,16 @@ def offer(state: Path, key: str, parts: list[Path], ends: TableDef | None = None
     if ends is not None:
         ingest.write_eof(ends, source)
     offers.offer(source, parts, eof=ends is not None)
+
+
+def offer_sweep(state: Path, tables: dict[str, TableDef], batch: int) -> None:
+    """Stage and offer a state sweep (compaction.py) to every table's source, to be read in
+    micro-batch ``batch``."""
+    for key, table in tables.items():
+        if not table.constant:
+            source = state / "staged" / key
+            offers.offer(source, [ingest.write_sweep(table, offers.sweep_file(source, batch),
+                                                     BUCKETS)])
 
 
 def input_ended(state: Path, tables: list[str]) -> bool:

@@ -127,17 +127,14 @@ def record_audit(state: Path, interval: str, verdict: str) -> None:
                     (datetime.now(UTC).isoformat(timespec="seconds"), interval, verdict))
 
 
-def record_compaction(state: Path, batch_id: int, expired_keys: int, before: list[dict],
-                      after: list[dict]) -> None:
-    """A compaction: per operator (state_inspect.inspect's entries) before and after."""
+def record_compaction(state: Path, batch_id: int, expired_keys: int,
+                      operators: list[dict]) -> None:
+    """A compaction: per operator its keys, rows and bytes before and after (compaction.py's
+    ``operators``)."""
     time = datetime.now(UTC).isoformat(timespec="seconds")
-    later = {(o["id"], o["operator"]): o for o in after}
-    rows = []
-    for o in before:
-        then = later.get((o["id"], o["operator"]), {})
-        rows.append((time, batch_id, o["id"], o["operator"], expired_keys, o["keys"],
-                     then.get("keys"), o["rows"], then.get("rows"), o["bytes"],
-                     then.get("bytes")))
+    rows = [(time, batch_id, o["id"], o["operator"], expired_keys,
+             *[o[f"{k}_{when}"] for k in ("keys", "rows", "bytes") for when in ("before", "after")])
+            for o in operators]
     with _db(state) as con:
         con.executemany("INSERT OR REPLACE INTO compactions VALUES "
                         "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)

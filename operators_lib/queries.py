@@ -43,6 +43,21 @@ def record_query(state: Path, sql: list[Path], topn_split: int, rows_per_batch: 
     lifecycle.save_manifest(state, record)
 
 
+def recorded_script(query: dict) -> Script:
+    """A recorded query's script (its SQL parsed as ``load_script`` parses the files)."""
+    return script_of([(s["file"], s["text"]) for s in query["sql"]])
+
+
+def sql_texts(query: dict) -> list[str]:
+    """The SQL texts of a recorded query, in order."""
+    return [s["text"] for s in query["sql"]]
+
+
+def sql_changed(query: dict | None, sql: list[Path]) -> bool:
+    """Whether a recorded query's SQL differs from the files ``sql`` (no record: False)."""
+    return query is not None and sql_texts(query) != [Path(p).read_text() for p in sql]
+
+
 def recorded_query(state: Path) -> dict:
     """The query the state's stream runs (``record_query``)."""
     query = lifecycle.manifest(state).get("query")
@@ -60,5 +75,4 @@ def recorded_plan(state: Path, spark: SparkSession) -> Node:
         raise InputError(f"{state}: the state was written in another state layout "
                          f"({query.get('state_layout')}; this twinflow's: {STATE_LAYOUT}): "
                          "run the query once (it rebuilds the state), then try again")
-    script = script_of([(s["file"], s["text"]) for s in query["sql"]])
-    return plan_query(script, spark, query["topn_split"])
+    return plan_query(recorded_script(query), spark, query["topn_split"])

@@ -147,9 +147,15 @@ def _lay(source: Path, target: Path) -> None:
             continue
         dst.parent.mkdir(parents=True, exist_ok=True)
         if src.name.startswith("part-"):  # immutable: a new part is a new file
-            try:
-                os.link(src, dst)
-                continue
-            except OSError:  # another file system, or one without links
-                pass
+            link_or_copy(src, dst)
+        else:
+            shutil.copy2(src, dst)
+
+
+def link_or_copy(src: Path, dst: Path) -> None:
+    """``dst`` as a hard link to the immutable file ``src``; a copy where the file system
+    cannot link (another file system, or one without links)."""
+    try:
+        os.link(src, dst)
+    except OSError:
         shutil.copy2(src, dst)

@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 
 from operators_lib.errors import InputError
 from operators_lib.metrics import tree_bytes
-from operators_lib.stream.runner import last_commit
+from operators_lib.stream.runner import batch_metadata, last_commit
 
 _PAGES = {"join", "group", "topn"}  # MapState: slot -> pickled {key: pickled value}
 _PER_KEY = {"over", "dedup_first", "latest"}  # ValueState: one per operator key
@@ -45,8 +45,7 @@ def inspect(spark: SparkSession, state: Path) -> dict:
     batch = last_commit(checkpoint)
     if batch < 0:
         raise InputError(f"{state}: the stream has committed no micro-batch yet: no state")
-    meta = json.loads((checkpoint / "offsets" / str(batch)).read_text().splitlines()[1])
-    watermark_ms = meta.get("batchWatermarkMs", 0)
+    watermark_ms = batch_metadata(checkpoint, batch).get("batchWatermarkMs", 0)
     operators = []
     for op in sorted(spark.read.format("state-metadata").load(str(checkpoint)).collect(),
                      key=lambda r: r.operatorId):

@@ -21,7 +21,6 @@ with a state TTL, the rows of keys whose state expired in either stream are left
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -29,15 +28,14 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from operators_lib import ingest, lifecycle, result_store, snapshots
+from operators_lib import lifecycle, result_store, snapshots
 from operators_lib.changelog import ADDS
 from operators_lib.parity import TTL_EXPLANATION, compare_frames, not_comparable
 from operators_lib.plan import OP, TTL, TTL_KEY, Node, append_only, source_tables
-from operators_lib.queries import recorded_plan, recorded_query
+from operators_lib.queries import recorded_plan, recorded_query, sql_texts
 from operators_lib.state_inspect import inspect
 from operators_lib.stream import offers
-from operators_lib.stream.rows import BUCKETS
-from operators_lib.stream.runner import last_commit
+from operators_lib.stream.runner import last_commit, source_logs
 
 
 def verify(spark: SparkSession, state: Path, sid: str) -> dict:
@@ -55,11 +53,7 @@ def verify(spark: SparkSession, state: Path, sid: str) -> dict:
                 _offer_as_live(state / "staged" / t, scratch / "staged" / t)
             probe = taken["batch_id"] >= live  # nothing to resume: a micro-batch all the same
             if probe:
-                for key, table in tables.items():
-                    if not table.constant:
-                        source = scratch / "staged" / key
-                        offers.offer(source, [ingest.write_sweep(
-                            table, offers.sweep_file(source, live + 1), BUCKETS)])
+                lifecycle.offer_sweep(scratch, tables, live + 1)
             srun = lifecycle.stream(spark, plan, scratch, sorted(tables),
                                     recorded_query(scratch)["rows_per_batch"])
             restored = inspect(spark, scratch)  # every operator's state reads back
@@ -81,7 +75,7 @@ def verify(spark: SparkSession, state: Path, sid: str) -> dict:
 
 def _query(state: Path) -> tuple:
     query = recorded_query(state)
-    return [s["text"] for s in query["sql"]], query["topn_split"]
+    return sql_texts(query), query["topn_split"]
 
 
 def _relocate_sources(checkpoint: Path, old: Path, new: Path) -> None:
@@ -89,25 +83,20 @@ def _relocate_sources(checkpoint: Path, old: Path, new: Path) -> None:
     ``old`` to ``new``: on restart Spark plans its last batch again from those paths."""
     forms = [(p.absolute().as_uri(), q.absolute().as_uri()) for p, q in ((old, new),)]
     forms += [(f"file:{old.absolute()}", f"file:{new.absolute()}")]
-    for log in (checkpoint / "sources").glob("*/*"):
-        if log.name.split(".")[0].isdigit():  # a batch's entry, or a compaction of them
-            text = log.read_text()
-            for a, b in forms:
-                text = text.replace(a + "/", b + "/")
-            log.write_text(text)
-            (log.parent / f".{log.name}.crc").unlink(missing_ok=True)  # Hadoop's, now stale
+    for log in source_logs(checkpoint):
+        text = log.read_text()
+        for a, b in forms:
+            text = text.replace(a + "/", b + "/")
+        log.write_text(text)
+        (log.parent / f".{log.name}.crc").unlink(missing_ok=True)  # Hadoop's, now stale
 
 
 def _offer_as_live(live: Path, scratch: Path) -> None:
     """Offer in ``scratch`` what the live source has been offered, in its order."""
     files = offers.offered(live)
     for f in files:
-        target = scratch / f.name
-        if not target.exists():
-            try:
-                os.link(f, target)
-            except OSError:  # another file system, or one without links
-                shutil.copy2(f, target)
+        if not (scratch / f.name).exists():
+            snapshots.link_or_copy(f, scratch / f.name)
     parts = [scratch / f.name for f in files if f.name != offers.EOF_FILE]
     if files:
         offers.offer(scratch, parts, eof=len(parts) < len(files))

@@ -189,18 +189,39 @@ def changelog_files(changelog_dir: Path, checkpoint: Path, first: int = 0,
 def last_commit(checkpoint: Path) -> int:
     """The id of the last micro-batch the checkpoint committed; -1 for none (Spark writes
     ``commits/<id>`` once a batch's output is complete and drops the oldest ones)."""
-    ids = [int(f.name) for f in (checkpoint / "commits").glob("*") if f.name.isdigit()]
-    return max(ids, default=-1)
+    return _last_id(checkpoint / "commits")
+
+
+def last_planned(checkpoint: Path) -> int:
+    """The id of the last micro-batch the checkpoint planned (its offsets written, committed
+    or not); -1 for none."""
+    return _last_id(checkpoint / "offsets")
+
+
+def _last_id(log: Path) -> int:
+    """The highest batch id in one of the checkpoint's logs (offsets, commits); -1: none."""
+    return max((int(f.name) for f in log.glob("*") if f.name.isdigit()), default=-1)
+
+
+def batch_metadata(checkpoint: Path, batch: int) -> dict:
+    """What Spark recorded of a planned micro-batch: its watermark, time and settings."""
+    return json.loads((checkpoint / "offsets" / str(batch)).read_text().splitlines()[1])
+
+
+def source_logs(checkpoint: Path) -> list[Path]:
+    """The sources' logs of the files each micro-batch read (``sources/<i>/<batch>`` and
+    their compactions)."""
+    return [log for log in (checkpoint / "sources").glob("*/*")
+            if log.name.split(".")[0].isdigit()]
 
 
 def checkpoint_shuffle_partitions(checkpoint: Path) -> int | None:
     """The shuffle partitions a checkpoint's state was written with (Spark keeps using them
     when the query resumes, whatever the session sets); None without a micro-batch yet."""
-    ids = [int(f.name) for f in (checkpoint / "offsets").glob("*") if f.name.isdigit()]
-    if not ids:
+    last = last_planned(checkpoint)
+    if last < 0:
         return None
-    meta = json.loads((checkpoint / "offsets" / str(max(ids))).read_text().splitlines()[1])
-    value = meta.get("conf", {}).get("spark.sql.shuffle.partitions")
+    value = batch_metadata(checkpoint, last).get("conf", {}).get("spark.sql.shuffle.partitions")
     return None if value is None else int(value)
 
 
