@@ -6,155 +6,92 @@ for a MAP (in its keys' order), ``(a, 1)`` for a ROW (a NULL inside them is ``NU
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import io
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
-from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
-from operators_lib.types import NESTED, FlinkType, java_double
+from operators_lib.types import FlinkType
 
-_NULLABLE_FLOATS = {pa.float64(): pd.Float64Dtype(), pa.float32(): pd.Float32Dtype()}
-
-
-def result_frame(table: pa.Table) -> pd.DataFrame:
-    """Query results as pandas with NULL kept apart from NaN: floating-point columns in pandas'
-    nullable dtypes (NULL is NA, NaN a value); elsewhere ``isna()`` marks NULL, as usual. An
-    integer column with NULLs holds Python ints (as float64 a BIGINT past 2^53 would change).
-    An ARRAY, MAP or ROW column holds Python lists, (key, value) lists and dicts, NULL kept
-    apart from NaN inside them too."""
-    df = table.to_pandas(types_mapper=_NULLABLE_FLOATS.get, integer_object_nulls=True)
-    for name, column in zip(table.column_names, table.columns):
-        if pa.types.is_nested(column.type):
-            df[name] = pd.Series(column.to_pylist(), dtype=object, index=df.index)
-    return df
+# A field is quoted when it holds a delimiter, a quote or a line break (RFC 4180; Python's csv
+# module leaves a bare carriage return unquoted, which its own reader then breaks a line at).
+_NEEDS_QUOTES = r'[,"\r\n]'
 
 
-def formatter(t: FlinkType) -> Callable[[object], str]:
-    if t.name == "DOUBLE":
-        return lambda v: java_double(float(v))
-    if t.name == "FLOAT":
-        return lambda v: java_double(float(str(np.float32(v))))
-    if t.is_integral:
-        return lambda v: str(int(v))
-    if t.name == "DECIMAL":
-        return lambda v: format(Decimal(v).quantize(Decimal(1).scaleb(-t.scale)), "f")
+def csv_text(c: Column, t: FlinkType | None) -> Column:
+    """A value as Flink prints it (NULL stays NULL), computed by Spark: DOUBLE and FLOAT by
+    the JVM's ``toString`` (Spark's cast), as Flink prints them."""
+    if t is None or t.name in ("STRING", "DATE") or t.is_integral or t.is_floating \
+            or t.name == "DECIMAL":  # Spark's cast: plain decimals at their scale
+        return c.cast("string")
     if t.name == "BOOLEAN":
-        return lambda v: "TRUE" if v else "FALSE"
-    if t.is_timestamp:
-        return lambda v: _timestamp(v, t.precision)
+        return F.upper(c.cast("string"))
+    if t.is_timestamp:  # %Y would not pad years before 1000 to four digits; yyyy does
+        return F.date_format(c, "yyyy-MM-dd HH:mm:ss" + ("." + "S" * t.precision
+                                                          if t.precision else ""))
     if t.name == "TIME":
-        return lambda v: _time(v, t.precision)
-    if t.name == "DATE":
-        return lambda v: v.isoformat() if isinstance(v, dt.date) else str(v)[:10]
-    if t.name in NESTED:
-        return _nested(t)
-    return str
-
-
-def _timestamp(v, precision: int) -> str:
-    ts = pd.Timestamp(v)
-    if ts.tzinfo is not None:
-        ts = ts.tz_convert("UTC").tz_localize(None)
-    # %Y does not pad years before 1000 to four digits
-    text = f"{ts.year:04d}-" + ts.strftime("%m-%d %H:%M:%S")
-    return f"{text}.{ts.microsecond:06d}"[:20 + precision] if precision else text
-
-
-def _time(v: dt.time, precision: int) -> str:
-    """Flink prints a TIME(p > 0) with its milliseconds' trailing zeros cut, at least one digit:
-    10:11:12.5, 10:11:12.05, 10:11:12.0."""
-    text = v.strftime("%H:%M:%S")
-    return f"{text}.{f'{v.microsecond // 1000:03d}'.rstrip('0') or '0'}" if precision else text
-
-
-def _nested(t: FlinkType) -> Callable[[object], str]:
-    parts = [formatter(a) for a in t.args]
-
-    def show(f: Callable[[object], str], v) -> str:
-        return "NULL" if v is None else f(v)
-
+        # Flink prints a TIME(p > 0) with its milliseconds' trailing zeros cut, at least one
+        # digit (10:11:12.5, 10:11:12.05, 10:11:12.0); Spark's cast cuts them all.
+        text = c.cast("string")
+        if not t.precision:
+            return F.substring(text, 1, 8)
+        return F.when(F.instr(text, ".") > 0, text).otherwise(F.concat(text, F.lit(".0")))
     if t.name == "ARRAY":
-        return lambda v: "[" + ", ".join(show(parts[0], e) for e in v) + "]"
-    if t.name == "MAP":
-        return lambda v: "{" + ", ".join(
-            f"{show(parts[0], k)}={show(parts[1], x)}"
-            for k, x in (v.items() if isinstance(v, dict) else v)) + "}"
-    return lambda v: "(" + ", ".join(
-        show(f, e) for f, e in zip(parts, v.values() if isinstance(v, dict) else v)) + ")"
+        return F.concat(F.lit("["), F.array_join(F.transform(
+            c, lambda e: _nested_part(e, t.args[0])), ", "), F.lit("]"))
+    if t.name == "MAP":  # in its keys' order
+        return F.concat(F.lit("{"), F.array_join(F.transform(
+            F.map_entries(c), lambda e: F.concat(_nested_part(e["key"], t.args[0]), F.lit("="),
+                                                 _nested_part(e["value"], t.args[1]))), ", "),
+            F.lit("}"))
+    if t.name == "ROW":
+        fields = [_nested_part(c[f"f{i}"], a) for i, a in enumerate(t.args)]
+        return F.when(c.isNotNull(), F.concat(F.lit("("), F.concat_ws(", ", *fields),
+                                              F.lit(")")))
+    raise ValueError(f"no CSV rendering for {t.sql()}")  # a bug: types.py names every type
 
 
-def format_frame(df: pd.DataFrame, types: dict[str, FlinkType]) -> list[list[str]]:
-    cols = list(format_columns(df, types).values())
-    return [list(r) for r in zip(*cols)] if cols else []
+def _nested_part(c: Column, t: FlinkType) -> Column:
+    """An element of an ARRAY, MAP or ROW: a NULL inside them is ``NULL``."""
+    return F.when(c.isNull(), F.lit("NULL")).otherwise(csv_text(c, t))
 
 
-def format_columns(df: pd.DataFrame, types: dict[str, FlinkType]) -> dict[str, list[str]]:
-    """Each column's values as Flink prints them, NULL as ''."""
-    cols = {}
-    for c in df.columns:
-        t = types.get(c)
-        null = df[c].isna().to_numpy()
-        if t is not None and t.name in _JVM_FLOATS:
-            text = jvm_float_text(df[c].to_numpy(dtype="float64", na_value=0.0), t)
-            cols[c] = ["" if z else v for v, z in zip(text, null)]
-            continue
-        f = formatter(t) if t is not None else str
-        cols[c] = ["" if z else f(v) for v, z in zip(df[c].tolist(), null)]
-    return cols
+def csv_line(fields: list[tuple[Column, FlinkType | None]]) -> Column:
+    """One CSV line (with its newline) of Flink-printed values: NULL as an empty field, quoted
+    where needed; a line of one empty field is ``""`` (else it would read as no row)."""
+    texts = []
+    for c, t in fields:
+        text = F.coalesce(csv_text(c, t), F.lit(""))
+        if t is None or t.name == "STRING" or t.name in ("ARRAY", "MAP", "ROW"):
+            text = F.when(text.rlike(_NEEDS_QUOTES), F.concat(
+                F.lit('"'), F.replace(text, F.lit('"'), F.lit('""')), F.lit('"'))).otherwise(text)
+        texts.append(text)
+    line = texts[0] if len(texts) == 1 else F.concat_ws(",", *texts)
+    if len(texts) == 1:
+        line = F.when(line == "", F.lit('""')).otherwise(line)
+    return F.concat(line, F.lit("\n"))
 
 
-# A DOUBLE or FLOAT as the JVM prints it (Double/Float.toString), as Flink prints it: Java 17
-# gives some values more digits than the shortest decimal (2.82879384806159008E17).
-_JVM_FLOATS = {"DOUBLE": (">f8", "double", "asDoubleBuffer"),
-               "FLOAT": (">f4", "float", "asFloatBuffer")}
-
-
-def jvm_float_text(values: np.ndarray, t: FlinkType) -> list[str]:
-    """``values`` rendered by the driver's JVM in four calls, whatever their number (the bytes
-    go over as one byte[]; ``Arrays.toString`` renders each element)."""
-    from pyspark import SparkContext
-
-    context = SparkContext._active_spark_context
-    if context is None:
-        raise RuntimeError("rendering a DOUBLE/FLOAT needs the Spark session's JVM")  # a bug
-    if not len(values):
-        return []
-    dtype, java_type, view = _JVM_FLOATS[t.name]
-    jvm, gateway = context._jvm, context._gateway
-    array = gateway.new_array(getattr(gateway.jvm, java_type), len(values))
-    getattr(jvm.java.nio.ByteBuffer.wrap(bytearray(values.astype(dtype).tobytes())), view)() \
-        .get(array)
-    return jvm.java.util.Arrays.toString(array)[1:-1].split(", ")
-
-
-def write_csv(path: Path, df: pd.DataFrame, types: dict[str, FlinkType],
-              header: list[str] | None = None) -> None:
-    """Write atomically (temp file + rename): a reader never sees half a file."""
+def write_header(path: Path, names: list[str]) -> None:
+    """A CSV file of a header only, written atomically as ``write_csv_frame``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(header or list(df.columns))
-        w.writerows(format_frame(df, types))
+    with os.fdopen(fd, "wb") as out:
+        out.write(_header_line(names))
     os.replace(tmp, path)
 
 
-# The CSV text of up to _TEXT_ROWS rows is one Parquet value; Parquet's writer buffers a row
-# group in the JVM's heap and checks its size every ``row.check.min`` values: both kept small,
-# so that a writer holds a few MB, not 128 MB (with a 256 MB driver heap that was an OOM).
-_TEXT_ROWS = 1000
+# Parquet's writer buffers a row group in the JVM's heap and checks its size every
+# ``row.check.min`` values: both kept small, so that a writer holds a few MB, not 128 MB (with
+# a 256 MB driver heap that was an OOM).
 _TEXT_PARTS = {"compression": "none", "parquet.block.size": str(8 << 20),
                "parquet.page.size.row.check.min": "4", "parquet.page.size.row.check.max": "16"}
 
@@ -163,45 +100,27 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
                     header: list[str] | None = None, order: list[Column | str] | None = None,
                     keep: Column | None = None, metrics: list[Column] | None = None,
                     also: tuple[tuple[Path, list[str]], ...] = ()) -> dict[str, int | None]:
-    """``write_csv`` of a DataFrame, formatted by the executors: each partition's rows become
-    CSV text, a value per ``_TEXT_ROWS`` rows (written by Spark as Parquet parts), joined behind
-    the header into ``path`` in ``order`` (Spark's sort leaves its ranges in partition order), a
-    byte copy on the driver. Atomic as ``write_csv``. ``also``: more files (path, columns)
-    written from the same rows in the same order by the same job. Returns the rows written
-    (``rows``) and ``metrics`` (named aggregates over ``df``), observed by that job; ``keep``:
-    the rows to write."""
+    """A DataFrame as a CSV file in Flink's rendering, formatted by Spark on the executors
+    (``csv_line``, no Python per row): each row's line is a value of Parquet parts, joined
+    behind the header into ``path`` in ``order`` (Spark's sort leaves its ranges in partition
+    order), a byte copy on the driver. Written atomically (temp file + rename): a reader never
+    sees half a file. ``also``: more files (path, columns) written from the same rows in the
+    same order by the same job. Returns the rows written (``rows``) and ``metrics`` (named
+    aggregates over ``df``), observed by that job; ``keep``: the rows to write."""
     files = [(path, columns, header or columns), *[(p, c, c) for p, c in also]]
-    needed = list(dict.fromkeys(c for _, cols, _ in files for c in cols))
-    # A DOUBLE or FLOAT as the JVM prints it (format_frame), here by Spark's cast.
-    jvm = {c for c in needed if c in types and types[c].name in _JVM_FLOATS}
     seen, written = Observation(), Observation()
     # Observed above the sort: its sampling job (range partitioning) would count rows twice.
     rows = df.orderBy(*order) if order else df
     if metrics:
         rows = rows.observe(seen, *metrics)
+    names = [f"f{i}" for i in range(len(files))]
     rows = (rows if keep is None else rows.where(keep)).observe(
         written, F.count(F.lit(1)).alias("rows")).select(
-        *[F.col(c).cast("string").alias(c) if c in jvm else F.col(c) for c in needed])
-    types = {c: FlinkType("STRING") if c in jvm else t for c, t in types.items()}
-    names = [f"f{i}" for i in range(len(files))]
-
-    def texts(batches):
-        for batch in batches:
-            for start in range(0, batch.num_rows, _TEXT_ROWS):
-                shown = format_columns(result_frame(pa.Table.from_batches(
-                    [batch.slice(start, _TEXT_ROWS)])), types)
-                out = []
-                for _, cols, _ in files:
-                    text = io.StringIO()
-                    csv.writer(text, lineterminator="\n").writerows(
-                        zip(*[shown[c] for c in cols]))
-                    out.append(pa.array([text.getvalue()]))
-                yield pa.RecordBatch.from_arrays(out, names)
-
+        *[csv_line([(F.col(c), types.get(c)) for c in cols]).alias(n)
+          for n, (_, cols, _) in zip(names, files)])
     parts = path.parent / f".{path.name}.parts"
     shutil.rmtree(parts, ignore_errors=True)
-    rows.mapInArrow(texts, ", ".join(f"{n} string" for n in names)).write \
-        .options(**_TEXT_PARTS).parquet(str(parts))
+    rows.write.options(**_TEXT_PARTS).parquet(str(parts))
     for name, (target, _, head) in zip(names, files):
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
@@ -216,7 +135,8 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
                     for group in range(texts_of_part.num_row_groups):
                         for text in texts_of_part.read_row_group(
                                 group, columns=[name]).column(0).chunks:
-                            out.write(_utf8_bytes(text))
+                            if len(text):
+                                out.write(_utf8_bytes(text))
                         pa.default_memory_pool().release_unused()
         os.replace(tmp, target)
     shutil.rmtree(parts, ignore_errors=True)
@@ -236,7 +156,7 @@ def _header_line(names: list[str]) -> bytes:
 
 
 def write_json(path: Path, data: dict) -> None:
-    """Write atomically (temp file + rename), as ``write_csv``."""
+    """Write atomically (temp file + rename), as ``write_csv_frame``."""
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps(data, indent=2, default=str))
     os.replace(tmp, path)

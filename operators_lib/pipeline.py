@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pandas as pd
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -44,7 +43,7 @@ from operators_lib.catalog import TableDef
 from operators_lib.changelog import ADDS, RETRACTS
 from operators_lib.errors import InputError
 from operators_lib.locations import check_shared, local_path
-from operators_lib.output import write_csv, write_csv_frame, write_json
+from operators_lib.output import write_csv_frame, write_header, write_json
 from operators_lib.parity import (
     TTL_EXPLANATION,
     TTL_UPSTREAM_NOTE,
@@ -524,7 +523,7 @@ def _write_late_csv(spark: SparkSession, path: Path, tables: dict[str, TableDef]
             F.col(ROWNUM).alias(LATE_ROW))
         picked = part if picked is None else picked.unionByName(part, allowMissingColumns=True)
     if picked is None:  # no late rows: no Spark job
-        write_csv(path, pd.DataFrame(columns=["table", LATE_ROW]), {})
+        write_header(path, ["table", LATE_ROW])
         return 0
     return write_csv_frame(picked, path, _physical_types(tables), picked.columns,
                            order=["table", LATE_ROW])["rows"]

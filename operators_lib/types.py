@@ -1,9 +1,7 @@
-"""Flink SQL column types: parsing from DDL, the Spark type that stores them, and CSV rendering."""
+"""Flink SQL column types: parsing from DDL and the Spark type that stores them."""
 
 from __future__ import annotations
 
-import decimal
-import math
 import re
 from dataclasses import dataclass
 
@@ -138,15 +136,3 @@ class FlinkType:
             return f"ROW<{', '.join(f'f{i} {a.sql()}' for i, a in enumerate(self.args))}>"
         return self.name
 
-
-def java_double(x: float) -> str:
-    """Render a double the way Flink (Java's ``Double.toString``) does: ``20.0``, ``1.0E7``."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0 or 1e-3 <= abs(x) < 1e7:
-        return repr(float(x))
-    sign, digits, exp = decimal.Decimal(repr(float(x))).normalize().as_tuple()
-    text = "".join(map(str, digits))
-    return f"{'-' if sign else ''}{text[0]}.{text[1:] or '0'}E{len(text) - 1 + exp}"
