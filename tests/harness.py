@@ -47,6 +47,7 @@ from operators_lib.catalog import TableDef
 from operators_lib.plan import BATCH, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
 from operators_lib.stream import offers
+from operators_lib.stream.packing import BLOB, to_ipc, unpack
 from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun, batch_dir
 
 _FILE = "tw__file"
@@ -162,6 +163,10 @@ def _max_event_time(path: Path, table: TableDef) -> int | None:
     return None if peak is None else peak // 1000
 
 
+def packed(rows: pa.Table) -> pd.DataFrame:
+    return pd.DataFrame({BLOB: [to_ipc(rows)]})
+
+
 def feed(processor: StatefulProcessor, keys: list[str],
          batches: list[tuple[pd.DataFrame | pa.Table | None, int]], time_mode: str = "None"
          ) -> list[pd.DataFrame]:
@@ -172,6 +177,7 @@ def feed(processor: StatefulProcessor, keys: list[str],
     micro-batch's output rows in emission order."""
     handle = _InMemoryStatefulProcessorHandle(time_mode)
     processor.init(handle)
+    arrow = getattr(processor, "arrow", False)  # rows in and out packed (stream/packing.py)
     out = []
     for rows, wm in batches:
         handle.setWatermark(wm)
@@ -182,7 +188,10 @@ def feed(processor: StatefulProcessor, keys: list[str],
             for key, group in index.groupby(keys, sort=True, dropna=False):
                 key = key if isinstance(key, tuple) else (key,)
                 handle.setGroupingKey(key)
-                if isinstance(rows, pa.Table):
+                if arrow:  # packed, as the stream packs an Arrow processor's rows
+                    group = packed(rows.take(group.index.to_numpy()) if isinstance(
+                        rows, pa.Table) else pa.Table.from_pandas(group, preserve_index=False))
+                elif isinstance(rows, pa.Table):
                     group = rows.take(group.index.to_numpy()).to_pandas()
                 frames += processor.handleInputRows(
                     key, iter([group.reset_index(drop=True)]), values)
@@ -194,6 +203,8 @@ def feed(processor: StatefulProcessor, keys: list[str],
                 handle.setGroupingKey(key)
                 frames += processor.handleExpiredTimer(key, values, ExpiredTimerInfo(t))
                 timers.deleteTimer(key, t)
+        if arrow:
+            frames = [unpack(f) for f in frames]
         # As objects: a marker frame's all-NULL columns must not decide a column's type.
         frames = [f.astype(object) for f in frames if len(f)]
         out.append(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())

@@ -14,10 +14,11 @@ from collections import Counter
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from operators_lib.plan import OP, ROWNUM, SEQ, AggCall, Frame
+from operators_lib.plan import EMIT_TS, OP, ROWNUM, SEQ, AggCall, Frame
 from operators_lib.stream.dedup import FirstRowProcessor
 from operators_lib.stream.event_time import TIME_MS
 from operators_lib.stream.over import OverProcessor, OverSpec
@@ -76,8 +77,10 @@ def _rows(k: str, times: list[int], first_rownum: int, values: list[int] | None 
 
 def _over(preceding: int | None) -> OverProcessor:
     call = AggCall("SUM", "v", _BIGINT, "s", _BIGINT)
-    return OverProcessor(OverSpec(Frame("ROWS", preceding), TIME_MS, (call,), ("k",),
-                                  ("Int64",)))
+    schema = pa.schema([("k", pa.string()), ("s", pa.int64()), (OP, pa.string()),
+                        (EMIT_TS, pa.int64()), (ROWNUM, pa.int64())])
+    return OverProcessor(OverSpec(Frame("ROWS", preceding), (call,), ("k",), ("Int64",),
+                                  ("k",), schema))
 
 
 def _ops(frame: pd.DataFrame) -> list[tuple]:

@@ -10,6 +10,8 @@ import pandas as pd
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor
 
+from operators_lib.stream.packing import unpack
+
 TIME_MS = "tw__t"  # the operator's time attribute in epoch milliseconds
 NO_WATERMARK = -(2**62)
 STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType())])  # one pickled value
@@ -18,10 +20,10 @@ Block = dict[str, np.ndarray]  # columns of equal length: rows kept in state
 
 
 def one_frame(rows: Iterable[pd.DataFrame]) -> pd.DataFrame:
-    """A processor's input rows of one call (pyspark may hand them over in several frames)
-    as one frame, end-of-input marker included."""
+    """A processor's input rows of one call (pyspark may hand them over in several frames,
+    packed by bucket: stream/packing.py) as one frame, end-of-input marker included."""
     frames = list(rows)
-    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    return unpack(frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True))
 
 
 def take(block: Block, index) -> Block:

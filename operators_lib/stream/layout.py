@@ -17,8 +17,9 @@ from operators_lib.stream.rows import BUCKETS, SLOTS
 from operators_lib.stream.runner import CHANGELOG_LAYOUT
 
 # 2: a state TTL query's result store and left-out rows keep the expired keys' hashes;
-# 3: a slot page holds each key's value pickled on its own (rows.SlotState)
-_ENCODING = 3
+# 3: a slot page holds each key's value pickled on its own (rows.SlotState);
+# 4: OVER keeps one page per bucket of partition keys (stream/over.py)
+_ENCODING = 4
 # The file source reads the staged directories through their offer logs (stream/offers.py);
 # before: hard links in source/<table>/, admitted by modification time.
 _SOURCE = "offer-log/1"

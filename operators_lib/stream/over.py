@@ -1,4 +1,5 @@
-"""Event-time OVER aggregation as a transformWithState processor (one instance per partition key).
+"""Event-time OVER aggregation as a transformWithState processor over buckets of partition keys,
+vectorized across keys.
 
 Implements, per PARTITION BY key::
 
@@ -12,7 +13,7 @@ Changelog rules (Flink's RowTime*PrecedingFunction family):
   equal time in arrival order.
 - A row is late, and dropped (emitted as ``LATE`` for the late-row report), when
   * UNBOUNDED frames: its time <= the current watermark;
-  * bounded frames: its time <= the last time at which this key fired (so a row behind the
+  * bounded frames: its time <= the last time at which its key fired (so a row behind the
     watermark is still accepted by a key that has not fired past it).
 - An accepted row waits for the watermark to advance after its arrival (Flink fires timers on a
   watermark *advance*), i.e. it fires once ``watermark >= max(time, watermark_at_arrival + 1)``.
@@ -21,68 +22,74 @@ Changelog rules (Flink's RowTime*PrecedingFunction family):
   rows); its time is the micro-batch's processing time, so a RANGE frame treats the rows of one
   micro-batch as peers.
 
-State (one value per key, read and written once per key per micro-batch): the rows waiting for
-the watermark, the rows a bounded frame still needs (last n rows / rows within the interval of
-the last fired time), the running accumulators of an unbounded frame, the last fired time and
-the registered timer. One event-time timer per key, at the earliest pending fire time.
+Runtime: grouped by bucket (a hash of the partition key, stream/planner.py), so a micro-batch
+costs one Python call per bucket with rows or a due timer, never one per key; rows come in and
+go out as Arrow (stream/packing.py: ``arrow``), the passed-through columns never converted.
+State per bucket: one page (``PAGE_VERSION``; Arrow IPC tables and numpy columns, no classes of
+ours) holding its keys (the key columns, each key's last fired time and, for UNBOUNDED frames,
+its running accumulators), the rows waiting for the watermark with their fire time and key
+code, and for bounded frames the rows each key's frame still needs (its last n rows / its rows
+within the interval of its last fired time); one event-time timer at the earliest pending fire
+time. A firing sorts the due rows of all the bucket's keys by (key, time, arrival) behind each
+key's kept rows and computes every frame at once (window_aggs: index ranges floored at the
+key's first row; running aggregates per key).
 """
 
 from __future__ import annotations
 
 import pickle
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from pyspark.sql.streaming import StatefulProcessorHandle
 
-from operators_lib.plan import EMIT_TS, OP, ROWNUM, AggCall, Frame
+from operators_lib.plan import LATE, ROWNUM, AggCall, Frame
+from operators_lib.stream import packing
 from operators_lib.stream.event_time import (
     NO_WATERMARK,
     STATE_SCHEMA,
     TIME_MS,
-    Block,
     TimedState,
-    concat,
     move_timer,
-    one_frame,
-    take,
     watermark,
 )
-from operators_lib.stream.window_aggs import Acc, as_array, running, windowed
+from operators_lib.stream.rows import key_codes
+from operators_lib.stream.window_aggs import as_array, empty_acc, running, windowed
 
-_FIRE = "tw__fire"
+PAGE_VERSION = 2  # the layout of a bucket's page (part of the checkpoint's state)
+_FIRE, _CODE = "tw__fire", "tw__code"
 
 
 @dataclass(frozen=True)
 class OverSpec:
     frame: Frame
-    time_col: str
     aggs: tuple[AggCall, ...]
     passthrough: tuple[str, ...]  # input columns copied to the output
-    out_types: tuple[str, ...]  # pandas dtype per aggregate output ("Int64", "float64", "object")
+    out_types: tuple[str, ...]  # kernel result dtype per aggregate ("Int64", "float64", "object")
+    keys: tuple[str, ...]  # the partition key's columns (planner.grouping_keys: never NULL)
+    schema: pa.Schema  # the output's Arrow schema: passthrough, aggregates, changelog columns
     proctime: bool = False  # ORDER BY a processing-time attribute
 
 
-@dataclass
-class _KeyState:
-    last_fired: int | None = None
-    timer: int | None = None
-    pending: Block | None = None  # rows waiting for the watermark (+ their fire time)
-    history: Block | None = None  # bounded frames: time + aggregate arguments
-    accs: list[Acc] = field(default_factory=list)  # unbounded frames
+def _numpy(table: pa.Table, column: str) -> np.ndarray:
+    return table.column(column).to_numpy()
 
 
-def _length(block: Block | None) -> int:
-    return 0 if block is None else len(block[ROWNUM])
+def _concat(a: pa.Table | None, b: pa.Table) -> pa.Table:
+    return b if a is None or not a.num_rows else pa.concat_tables([a, b])
 
 
 class OverProcessor(TimedState):
+    arrow = True  # rows in and out as Arrow (stream/packing.py)
+
     def __init__(self, spec: OverSpec):
         self.spec = spec
         self.args = sorted({a.arg for a in spec.aggs if a.arg})
-        self.columns = (*spec.passthrough, *self.args, ROWNUM, TIME_MS)
+        self.columns = [*spec.passthrough, *self.args, ROWNUM, TIME_MS]
+        self.unbounded = spec.frame.preceding is None
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
@@ -91,97 +98,195 @@ class OverProcessor(TimedState):
     # -- callbacks -------------------------------------------------------------------------
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)
-        st = self._load()
-        out = [self._fire(st, wm)]
-        df = one_frame(rows)
-        new = {c: df[c].to_numpy() for c in self.columns}
-        new = take(new, new[ROWNUM] >= 0)  # drop the end-of-input marker
-        if self.spec.proctime:
-            # Processing time: a row is complete on arrival (its time is the micro-batch's).
-            if _length(new):
-                due = take(new, np.argsort(new[ROWNUM], kind="stable"))
-                out.append(self._emit(due, self._aggregate(st, due), "+I"))
-        elif _length(new):
-            ts = new[TIME_MS]
-            if self.spec.frame.preceding is None:
-                late = ts <= wm
+        page = self._load()
+        out = [self._fire(page, wm)]
+        table = packing.read(rows)
+        data = _numpy(table, ROWNUM) >= 0  # the end-of-input marker and state sweeps: no row
+        if not data.all():
+            table = table.filter(data)
+        if table.num_rows:
+            codes = self._codes(page, table)
+            new = table.select(self.columns).append_column(_CODE, pa.array(codes))
+            if self.spec.proctime:
+                # Processing time: a row is complete on arrival (its time is the micro-batch's).
+                out.append(self._emit(*self._aggregate(page, new), "+I"))
             else:
-                late = ts <= (st.last_fired if st.last_fired is not None else NO_WATERMARK)
-            if late.any():
-                out.append(self._emit(take(new, late), None, "LATE"))
-                new = take(new, ~late)
-            new[_FIRE] = np.maximum(new[TIME_MS], wm + 1)
-            if _length(new):
-                st.pending = concat(st.pending, new)
-        self._save(st, expired=None)
-        yield from (o for o in out if o is not None)
+                ts = _numpy(new, TIME_MS)
+                late = ts <= (wm if self.unbounded else page["last"][codes])
+                if late.any():
+                    out.append(self._emit(new.filter(late), None, LATE))
+                    new, ts = new.filter(~late), ts[~late]
+                if new.num_rows:
+                    new = new.append_column(_FIRE, pa.array(np.maximum(ts, wm + 1)))
+                    page["pending"] = _concat(page["pending"], new)
+        self._save(page, expired=None)
+        yield from packing.frames(out)
+
+    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
+        page = self._load()
+        fired = self._fire(page, self._watermark(timerValues))
+        self._save(page, expired=expiredTimerInfo.getExpiryTimeInMs())
+        yield from packing.frames([fired])
 
     # -- state -----------------------------------------------------------------------------
-    def _load(self) -> _KeyState:
+    def _load(self) -> dict:
         value = self.state.get()
         if value is None:
-            return _KeyState(accs=[Acc() for _ in self.spec.aggs])
-        return pickle.loads(value[0])
+            return {"version": PAGE_VERSION, "keys": None, "last": np.zeros(0, np.int64),
+                    "counts": [np.zeros(0, np.int64) for _ in self.spec.aggs],
+                    "accs": [empty_acc(a, 0) for a in self.spec.aggs],
+                    "pending": None, "history": None, "timer": None}
+        page = pickle.loads(value[0])
+        for part in ("pending", "history"):
+            if page[part] is not None:
+                page[part] = packing.from_ipc(page[part])
+        return page
 
-    def _save(self, st: _KeyState, expired: int | None) -> None:
-        due = int(st.pending[_FIRE].min()) if _length(st.pending) else None
-        st.timer = move_timer(self.handle, st.timer, expired, due)
-        self.state.update((pickle.dumps(st, protocol=5),))
+    def _save(self, page: dict, expired: int | None) -> None:
+        pending = page["pending"]
+        due = int(_numpy(pending, _FIRE).min()) if pending is not None and pending.num_rows \
+            else None
+        page["timer"] = move_timer(self.handle, page["timer"], expired, due)
+        stored = dict(page)
+        for part in ("pending", "history"):
+            table = page[part]
+            stored[part] = packing.to_ipc(table.combine_chunks()) if table is not None and \
+                table.num_rows else None
+        self.state.update((pickle.dumps(stored, protocol=5),))
+
+    def _codes(self, page: dict, table: pa.Table) -> np.ndarray:
+        """Each row's key as its index in the page's keys (new keys appended)."""
+        keys = self.spec.keys
+        known = page["keys"]
+        m = 0 if known is None else len(known[keys[0]])
+        both = {k: np.concatenate((known[k], _numpy(table, k))) if m else _numpy(table, k)
+                for k in keys}
+        codes = key_codes(both, list(keys))  # the page's m distinct keys come first: 0..m-1
+        new_keys, first = np.unique(codes[m:], return_index=True)
+        added = new_keys >= m
+        if added.any():
+            at = m + first[added]
+            page["keys"] = {k: np.concatenate((both[k][:m], both[k][at])) for k in keys}
+            n = int(added.sum())
+            page["last"] = np.concatenate((page["last"], np.full(n, NO_WATERMARK)))
+            page["counts"] = [np.concatenate((c, np.zeros(n, np.int64)))
+                              for c in page["counts"]]
+            page["accs"] = [np.concatenate((a, empty_acc(call, n)))
+                            for a, call in zip(page["accs"], self.spec.aggs)]
+        return codes[m:]
 
     # -- firing ----------------------------------------------------------------------------
-    def _fire(self, st: _KeyState, wm: int) -> pd.DataFrame | None:
-        if not _length(st.pending):
+    def _fire(self, page: dict, wm: int) -> pa.Table | None:
+        pending = page["pending"]
+        if pending is None or not pending.num_rows:
             return None
-        due_mask = st.pending[_FIRE] <= wm
+        due_mask = _numpy(pending, _FIRE) <= wm
         if not due_mask.any():
             return None
-        due = take(st.pending, due_mask)
-        due = take(due, np.lexsort((due[ROWNUM], due[TIME_MS])))
-        st.pending = take(st.pending, ~due_mask) if not due_mask.all() else None
-        results = self._aggregate(st, due)
-        st.last_fired = int(due[TIME_MS][-1])
+        page["pending"] = pending.filter(~due_mask) if not due_mask.all() else None
+        due, results = self._aggregate(page, pending.filter(due_mask))
+        code = _numpy(due, _CODE)
+        last = np.flatnonzero(np.append(code[1:] != code[:-1], True))
+        page["last"][code[last]] = _numpy(due, TIME_MS)[last]
         return self._emit(due, results, "+I")
 
-    def _aggregate(self, st: _KeyState, due: Block) -> list[list]:
-        frame = self.spec.frame
-        ts = due[TIME_MS]
+    def _aggregate(self, page: dict, due: pa.Table) -> tuple[pa.Table, list]:
+        """``due`` sorted by (key, time, arrival) and each row's aggregates over its frame;
+        the page's kept rows and accumulators moved past them."""
+        due = due.take(np.lexsort((_numpy(due, ROWNUM), _numpy(due, TIME_MS),
+                                   _numpy(due, _CODE))))
+        code, ts = _numpy(due, _CODE), _numpy(due, TIME_MS)
         n = len(ts)
-        if frame.preceding is None:
-            results = []
-            for call, acc in zip(self.spec.aggs, st.accs):
-                arr, valid = as_array(due[call.arg], call) if call.arg else (
-                    np.zeros(n), np.ones(n, bool))
-                results.append(running(call, acc, arr, valid))
-            if frame.kind == "RANGE":  # peers share the value of the last row of their time
-                last = np.searchsorted(ts, ts, side="right") - 1
-                results = [[r[i] for i in last] for r in results]
-            return results
-        hist = concat(st.history, {c: due[c] for c in (TIME_MS, *self.args)})
-        all_ts = hist[TIME_MS]
-        idx = np.arange(len(all_ts) - n, len(all_ts))
-        if frame.kind == "ROWS":
-            starts, ends = np.maximum(idx - frame.preceding, 0), idx
-            keep = slice(max(len(all_ts) - frame.preceding, 0), None) if frame.preceding else \
-                slice(0, 0)
-            st.history = take(hist, keep)
-        else:
-            starts = np.searchsorted(all_ts, ts - frame.preceding, side="left")
-            ends = np.searchsorted(all_ts, ts, side="right") - 1
-            st.history = take(hist, all_ts >= ts[-1] - frame.preceding)
+        frame = self.spec.frame
         results = []
-        for call in self.spec.aggs:
-            arr, valid = as_array(hist[call.arg], call) if call.arg else (
-                np.zeros(len(all_ts)), np.ones(len(all_ts), bool))
-            results.append(windowed(call, arr, valid, starts, ends))
-        return results
+        if self.unbounded:
+            firsts = np.flatnonzero(np.insert(code[1:] != code[:-1], 0, True))
+            keys = code[firsts]
+            for i, (call, dtype) in enumerate(zip(self.spec.aggs, self.spec.out_types)):
+                arr, valid = as_array(_numpy(due, call.arg), call) if call.arg else (
+                    np.zeros(n), np.ones(n, bool))
+                counts, accs = page["counts"][i][keys], page["accs"][i][keys]
+                column = running(call, arr, valid, firsts, counts, accs, dtype)
+                page["counts"][i][keys], page["accs"][i][keys] = counts, accs
+                if frame.kind == "RANGE":  # peers share the value of the last row of their time
+                    column = _take(column, _run_ends(code, ts))
+                results.append(column)
+            return due, results
+        # Bounded: each key's kept rows (all earlier than its due rows) before its due rows.
+        kept, rest = _split(page["history"], np.unique(code))
+        hist = _concat(kept, due.select([_CODE, TIME_MS, *self.args]))
+        n_kept = 0 if kept is None else kept.num_rows
+        order = np.lexsort((np.arange(hist.num_rows), _numpy(hist, _CODE)))  # kept rows first
+        hist, is_due = hist.take(order), order >= n_kept
+        hcode, hts = _numpy(hist, _CODE), _numpy(hist, TIME_MS)
+        idx = np.flatnonzero(is_due)  # the due rows' places, in ``due``'s order
+        seg_first = np.flatnonzero(np.insert(hcode[1:] != hcode[:-1], 0, True))
+        lengths = np.diff(np.append(seg_first, len(hcode)))
+        floor = np.repeat(seg_first, lengths)
+        seg_end = np.repeat(seg_first + lengths, lengths)
+        if frame.kind == "ROWS":
+            starts, ends = np.maximum(idx - frame.preceding, floor[idx]), idx
+            keep = seg_end - np.arange(len(hcode)) <= frame.preceding
+        else:
+            rank = _time_ranks(hcode, hts, frame.preceding)
+            starts = np.searchsorted(rank.pairs, rank.of(hcode[idx], hts[idx] - frame.preceding))
+            ends = np.searchsorted(rank.pairs, rank.of(hcode[idx], hts[idx]), side="right") - 1
+            keep = hts >= hts[seg_end - 1] - frame.preceding
+        page["history"] = _concat(rest, hist.filter(keep))
+        for call, dtype in zip(self.spec.aggs, self.spec.out_types):
+            arr, valid = as_array(_numpy(hist, call.arg), call) if call.arg else (
+                np.zeros(len(hcode)), np.ones(len(hcode), bool))
+            results.append(windowed(call, arr, valid, starts, ends, dtype))
+        return due, results
 
-    def _emit(self, rows: Block, results: list[list] | None, op: str) -> pd.DataFrame:
-        n = _length(rows)
-        out = {c: rows[c] for c in self.spec.passthrough}
-        for i, (call, dtype) in enumerate(zip(self.spec.aggs, self.spec.out_types)):
-            values = results[i] if results is not None else [None] * n
-            out[call.name] = pd.array(values, dtype=dtype) if dtype != "object" else values
-        out[OP] = np.full(n, op, dtype=object)
-        out[EMIT_TS] = rows[TIME_MS]
-        out[ROWNUM] = rows[ROWNUM]
-        return pd.DataFrame(out)
+    def _emit(self, rows: pa.Table, results: list | None, op: str) -> pa.Table:
+        n = rows.num_rows
+        schema = self.spec.schema
+        columns = [rows.column(c) for c in self.spec.passthrough]
+        for i, call in enumerate(self.spec.aggs):
+            kind = schema.field(call.name).type
+            columns.append(pa.nulls(n, kind) if results is None else
+                           pa.array(results[i], kind, from_pandas=True))
+        columns += [pa.array(np.full(n, op, dtype=object), pa.string()), rows.column(TIME_MS),
+                    rows.column(ROWNUM)]
+        return pa.Table.from_arrays(columns, names=schema.names).cast(schema)
+
+
+def _split(history: pa.Table | None, codes: np.ndarray) -> tuple[pa.Table | None,
+                                                                 pa.Table | None]:
+    """(the kept rows of keys ``codes``, the others)."""
+    if history is None or not history.num_rows:
+        return None, None
+    mine = np.isin(_numpy(history, _CODE), codes)
+    return history.filter(mine), history.filter(~mine)
+
+
+def _run_ends(code: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """For each row (sorted by key and time), the last row of its key with its time."""
+    change = np.append((code[1:] != code[:-1]) | (ts[1:] != ts[:-1]), True)
+    ends = np.flatnonzero(change)
+    return np.repeat(ends, np.diff(np.insert(ends + 1, 0, 0)))
+
+
+def _take(column, index: np.ndarray):
+    if isinstance(column, list):
+        return [column[i] for i in index]
+    return column[index]
+
+
+@dataclass
+class _Ranks:
+    """(key, time) pairs as one sortable int64: key code * (number of times) + time's rank."""
+
+    times: np.ndarray  # the distinct times, sorted
+    pairs: np.ndarray  # the rows' pairs, sorted (the rows are sorted by key and time)
+
+    def of(self, code: np.ndarray, t: np.ndarray) -> np.ndarray:
+        return code * (len(self.times) + 1) + np.searchsorted(self.times, t)
+
+
+def _time_ranks(code: np.ndarray, ts: np.ndarray, preceding: int) -> _Ranks:
+    times = np.unique(np.concatenate((ts, ts - preceding)))
+    ranks = _Ranks(times, np.zeros(0, np.int64))
+    ranks.pairs = ranks.of(code, ts)
+    return ranks

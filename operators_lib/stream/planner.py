@@ -14,6 +14,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from operators_lib.plan import (
     BATCH,
@@ -136,28 +137,36 @@ def _last_stateful(plan: Node) -> Node:
 
 
 def over_stream(node: Over, df: DataFrame, runtime: SparkRuntime) -> DataFrame:
-    # pandas hands the processor namedtuple-safe column names only ("_x", "from", "a b" would
-    # arrive renamed): user columns cross the Python boundary as c0, c1, ... and come back.
+    """The OVER processor (stream/over.py) by bucket of partition keys; its rows cross as Arrow
+    (TIME columns as microseconds of the day: Spark takes no TIME from Arrow)."""
     user = [c for c in df.columns if not c.startswith("tw__")]
     alias = {c: f"c{i}" for i, c in enumerate(user)}
-    safe = df.select(*[F.col(f"`{c}`").alias(alias.get(c, c)) for c in df.columns])
+    times = {f.name: f.dataType for f in df.schema.fields if isinstance(f.dataType, T.TimeType)}
+    safe = df.select(*[(F.time_to_micros(quote(c)) if c in times else F.col(quote(c)))
+                       .alias(alias.get(c, c)) for c in df.columns])
     internal = {ROWNUM} | {a.arg for a in node.aggs if a.arg} | {
         p for p in node.partition_by if p.startswith("tw__p")}
     passthrough = tuple(alias[c] for c in user if c not in internal)
-    spec = OverSpec(node.frame, alias.get(node.order_by, node.order_by), node.aggs, passthrough,
-                    tuple(_pandas_dtype(a.type) for a in node.aggs),
-                    proctime=node.time_kind == "proctime")
     schema = {f.name: f for f in safe.schema.fields}
     out = T.StructType(
         [schema[c] for c in passthrough]
-        + [T.StructField(a.name, a.type.spark()) for a in node.aggs]
+        + [T.StructField(a.name, T.LongType() if isinstance(a.type.spark(), T.TimeType)
+                         else a.type.spark()) for a in node.aggs]
         + CHANGELOG_FIELDS)
-    keyed = safe.select("*", F.unix_millis(F.col(spec.time_col)).alias(TIME_MS))
+    keyed = safe.select("*", F.unix_millis(F.col(alias.get(node.order_by, node.order_by)))
+                        .alias(TIME_MS))
     keyed, keys = grouping_keys(keyed, [alias.get(p, p) for p in node.partition_by])
-    result = transform_with_state(runtime, keyed, keys, OverProcessor(spec), out,
+    spec = OverSpec(node.frame, node.aggs, passthrough,
+                    tuple(_pandas_dtype(a.type) for a in node.aggs), tuple(keys),
+                    to_arrow_schema(out, timezone="UTC"), proctime=node.time_kind == "proctime")
+    result = runtime.apply(_window_bucket(keyed, keys), [BUCKET], OverProcessor(spec), out,
                            "None" if spec.proctime else "EventTime")
     original = {v: k for k, v in alias.items()}
-    return result.select(*[F.col(c).alias(original.get(c, c)) for c in result.columns])
+    aggs = {a.name: a.type.spark() for a in node.aggs}
+    back = {**times, **{c: t for c, t in aggs.items() if isinstance(t, T.TimeType)}}
+    return result.select(*[(F.time_from_micros(c).cast(back[original.get(c, c)])
+                            if original.get(c, c) in back else F.col(c))
+                           .alias(original.get(c, c)) for c in result.columns])
 
 
 def transform_with_state(runtime: SparkRuntime, df: DataFrame, keys: list[str], processor,

@@ -182,10 +182,12 @@ def _group_arrays(df: pd.DataFrame, cols: Columns, key_cols: list[str]
     return {tuple(c[g[0]] for c in keys): g for g in groups}, add.tolist()
 
 
-def key_codes(df: pd.DataFrame, key_cols: list[str]) -> np.ndarray:
-    """A dense integer code per distinct key (pandas' hash factorization, column by column:
-    far cheaper than a groupby on the small frames of a bucket)."""
-    code = np.zeros(len(df), dtype=np.int64)
+def key_codes(df: pd.DataFrame | dict[str, np.ndarray], key_cols: list[str]) -> np.ndarray:
+    """A dense integer code per distinct key, numbered in order of first appearance (pandas'
+    hash factorization, column by column: far cheaper than a groupby on the small frames of a
+    bucket)."""
+    n = len(df) if isinstance(df, pd.DataFrame) else len(next(iter(df.values())))
+    code = np.zeros(n, dtype=np.int64)
     for c in key_cols:
         inv, uniques = pd.factorize(df[c], sort=False, use_na_sentinel=False)
         code, _ = pd.factorize(code * len(uniques) + inv, sort=False)

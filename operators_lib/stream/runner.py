@@ -34,6 +34,8 @@ from operators_lib.errors import StateError
 from operators_lib.plan import BATCH, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
 from operators_lib.spark import session_conf
+from operators_lib.stream.packing import PACKED, pack, unpacked
+from operators_lib.stream.rows import BUCKET
 
 CHANGELOG_LAYOUT = "changelog/2"  # a directory per micro-batch, written by the executors
 _WM = "tw__wm"
@@ -88,7 +90,14 @@ class SparkRuntime:
 
     def apply(self, df: DataFrame, keys: list[str], processor: StatefulProcessor,
               schema: T.StructType, time_mode: str) -> DataFrame:
-        """``processor`` over ``df`` grouped by ``keys`` (time mode "None" or "EventTime")."""
+        """``processor`` over ``df`` grouped by ``keys`` (time mode "None" or "EventTime");
+        grouped by bucket, its rows packed per bucket, and an Arrow processor's output too
+        (stream/packing.py)."""
+        if keys == [BUCKET]:
+            df = pack(df, BUCKET)
+        if getattr(processor, "arrow", False):
+            return unpacked(df.groupBy(*keys).transformWithStateInPandas(
+                processor, PACKED, "Append", time_mode), schema)
         return df.groupBy(*keys).transformWithStateInPandas(processor, schema, "Append",
                                                             time_mode)
 

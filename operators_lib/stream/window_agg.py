@@ -281,8 +281,7 @@ class WindowAggProcessor(PendingWindows):
             if call.distinct:  # each value once per window and key
                 valid = valid & ~pd.DataFrame({"s": segment, "v": sel[call.arg]}).duplicated(
                     ).to_numpy()
-            values = windowed(call, arr, valid, starts, ends)
-            out[call.name] = pd.array(values, dtype=dtype) if dtype != "object" else values
+            out[call.name] = windowed(call, arr, valid, starts, ends, dtype)
         out[OP] = np.full(len(starts), "+I", dtype=object)
         out[EMIT_TS] = we - 1
         out[ROWNUM] = sel[_RN][starts]

@@ -1,28 +1,22 @@
-"""Vectorized aggregate kernels for the stream OVER operator (numpy, one call per key and batch).
+"""Vectorized aggregate kernels of the stream OVER and window operators (numpy, across keys).
 
 ``windowed`` computes each output row's aggregate over an index range ``[start, end]`` of the
-rows of one partition (bounded frames); ``running`` continues unbounded aggregates from a stored
-accumulator. NULL inputs are skipped; an aggregate over no non-NULL value is NULL (COUNT: 0).
-Numbers follow Flink: integer sums wrap at the type's width, integer AVG truncates toward 0.
+rows (bounded frames, windows: ranges never cross from one key to another); ``running``
+continues unbounded aggregates, per segment of rows (a key's), from stored accumulators.
+NULL inputs are skipped; an aggregate over no non-NULL value is NULL (COUNT: 0). Numbers follow
+Flink: integer sums wrap at the type's width, integer AVG truncates toward 0, floating-point
+sums add in row order (no pairwise or compensated summation). Results come as output columns
+in the operator's pandas dtype (``Int64``, ``float64`` or ``object``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 import pandas as pd
 
 from operators_lib.plan import AggCall
-
-
-@dataclass
-class Acc:
-    """Running state of one unbounded aggregate: non-NULL count and SUM/MIN/MAX so far."""
-
-    count: int = 0
-    value: object = None
 
 
 def as_array(values, call: AggCall) -> tuple[np.ndarray, np.ndarray]:
@@ -38,8 +32,26 @@ def as_array(values, call: AggCall) -> tuple[np.ndarray, np.ndarray]:
     return values.astype(object), valid
 
 
+def acc_dtype(call: AggCall) -> type:
+    """The dtype of ``call``'s running value (``running``'s accumulators)."""
+    t = call.arg_type
+    if t is not None and t.is_integral:
+        return np.int64
+    if t is not None and t.is_floating:
+        return np.float64
+    return object
+
+
+def empty_acc(call: AggCall, n: int) -> np.ndarray:
+    """``n`` accumulators that have seen nothing: the identity of ``call``'s operation."""
+    dtype = acc_dtype(call)
+    if dtype is object:
+        return np.full(n, None, dtype=object)
+    return _fill(np.zeros(n, dtype), np.zeros(n, bool), call.func)
+
+
 def _fill(arr: np.ndarray, valid: np.ndarray, func: str) -> np.ndarray:
-    if func in ("SUM", "AVG"):
+    if func in ("SUM", "AVG", "COUNT"):
         return np.where(valid, arr, 0)
     if arr.dtype == np.int64:
         info = np.iinfo(np.int64)
@@ -47,52 +59,78 @@ def _fill(arr: np.ndarray, valid: np.ndarray, func: str) -> np.ndarray:
     return np.where(valid, arr, -np.inf if func == "MAX" else np.inf)
 
 
+_UFUNCS = {"SUM": np.add, "AVG": np.add, "MAX": np.maximum, "MIN": np.minimum}
+
+
 def windowed(call: AggCall, arr: np.ndarray, valid: np.ndarray, starts: np.ndarray,
-             ends: np.ndarray) -> list:
+             ends: np.ndarray, dtype: str):
     """Aggregate of rows ``starts[i]..ends[i]`` (inclusive) for every i."""
     counts = np.concatenate(([0], np.cumsum(valid)))
     cnt = counts[ends + 1] - counts[starts]
     if call.func == "COUNT":
-        if call.arg is None:
-            return list(ends - starts + 1)
-        return list(cnt)
+        return _counts(ends - starts + 1 if call.arg is None else cnt)
     if arr.dtype == object:
         return [_object_agg(call, arr[s:e + 1][valid[s:e + 1]]) for s, e in zip(starts, ends)]
-    ufunc = {"SUM": np.add, "AVG": np.add, "MAX": np.maximum, "MIN": np.minimum}[call.func]
     filled = np.append(_fill(arr, valid, call.func), arr[:1] * 0)
     idx = np.empty(2 * len(starts), dtype=np.int64)
     idx[0::2], idx[1::2] = starts, ends + 1
-    values = ufunc.reduceat(filled, idx)[0::2] if len(idx) else filled[:0]
-    return _finish(call, values, cnt)
+    values = _UFUNCS[call.func].reduceat(filled, idx)[0::2] if len(idx) else filled[:0]
+    return _finish(call, values, cnt, dtype)
 
 
-def running(call: AggCall, acc: Acc, arr: np.ndarray, valid: np.ndarray) -> list:
-    """Aggregate of all rows up to each row, continuing ``acc`` (updated in place)."""
-    cnt = acc.count + np.cumsum(valid)
+def running(call: AggCall, arr: np.ndarray, valid: np.ndarray, firsts: np.ndarray,
+            counts: np.ndarray, values: np.ndarray, dtype: str):
+    """Aggregate of each row and all rows before it in its segment, the segments (keys)
+    starting at ``firsts`` and continuing the accumulators ``counts`` / ``values`` (one per
+    segment, updated in place). Returns the output column."""
+    n = len(arr)
+    lengths = np.diff(np.append(firsts, n))
+    seg = np.repeat(np.arange(len(firsts)), lengths)
+    pos = np.arange(n) - firsts[seg]
+    seen = np.cumsum(valid)
+    before = np.where(firsts > 0, seen[firsts - 1], 0)
+    cnt = counts[seg] + seen - before[seg]
+    last = firsts + lengths - 1
     if call.func == "COUNT":
-        base = acc.count + (np.arange(1, len(valid) + 1) if call.arg is None else np.cumsum(valid))
-        acc.count = int(base[-1]) if len(base) else acc.count
-        return list(base)
+        out = counts[seg] + pos + 1 if call.arg is None else cnt
+        counts[:] = out[last]
+        return _counts(out)
     if arr.dtype == object:
-        out, cur, n = [], acc.value, acc.count
-        for v, ok in zip(arr, valid):
-            if ok:
-                n += 1
-                cur = v if cur is None else _combine(call.func, cur, v)
-            out.append(_object_agg(call, None, cur, n))
-        acc.count, acc.value = n, cur
+        out = []
+        for i, (first, length) in enumerate(zip(firsts, lengths)):
+            cur, c = values[i], counts[i]
+            for v, ok in zip(arr[first:first + length], valid[first:first + length]):
+                if ok:
+                    c += 1
+                    cur = v if cur is None else _combine(call.func, cur, v)
+                out.append(_object_agg(call, None, cur, c))
+            values[i], counts[i] = cur, c
         return out
     filled = _fill(arr, valid, call.func)
-    seed = acc.value if acc.value is not None else _fill(arr[:1], np.zeros(1, bool),
-                                                          call.func)[0] if len(arr) else 0
-    if call.func in ("SUM", "AVG"):
-        values = np.cumsum(np.concatenate(([seed], filled)))[1:]  # sequential, like Spark
-    else:
-        ufunc = np.maximum if call.func == "MAX" else np.minimum
-        values = ufunc.accumulate(np.concatenate(([seed], filled)))[1:]
-    if len(values):
-        acc.count, acc.value = int(cnt[-1]), values[-1].item()
-    return _finish(call, values, cnt)
+    ufunc = _UFUNCS[call.func]
+    filled[firsts] = ufunc(values, filled[firsts])  # each segment continues its accumulator
+    acc = _accumulate(ufunc, filled, firsts, lengths, seg, pos)
+    counts[:], values[:] = cnt[last], acc[last]
+    return _finish(call, acc, cnt, dtype)
+
+
+def _accumulate(ufunc, x: np.ndarray, firsts: np.ndarray, lengths: np.ndarray,
+                seg: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """``ufunc.accumulate`` within each segment, in row order (floating-point sums as Flink
+    adds them): the segments as the rows of one grid, accumulated along them; a very uneven
+    spread of lengths (the grid would be mostly padding) one segment at a time."""
+    if not len(x):
+        return x
+    width = int(lengths.max())
+    if len(firsts) * width <= 4 * len(x) + 4096:
+        grid = np.zeros((len(firsts), width), x.dtype)
+        grid[seg, pos] = x
+        return ufunc.accumulate(grid, axis=1)[seg, pos]
+    return np.concatenate([ufunc.accumulate(x[f:f + n]) for f, n in zip(firsts, lengths)])
+
+
+def _counts(values: np.ndarray):
+    return pd.array(np.asarray(values, dtype=np.int64), dtype="Int64")
 
 
 def _combine(func: str, a, b):
@@ -117,7 +155,7 @@ def _object_agg(call: AggCall, values, total=None, n=None):
     return total
 
 
-def _finish(call: AggCall, values: np.ndarray, cnt: np.ndarray) -> list:
+def _finish(call: AggCall, values: np.ndarray, cnt: np.ndarray, dtype: str):
     t = call.type
     if t.is_integral and t.integral_bits() < 64:
         lim = 2 ** (t.integral_bits() - 1)  # Flink sums in the argument's type: it wraps
@@ -127,5 +165,9 @@ def _finish(call: AggCall, values: np.ndarray, cnt: np.ndarray) -> list:
             values = np.trunc(values / np.maximum(cnt, 1)).astype(np.int64)
         else:
             values = values / np.maximum(cnt, 1)
-    out = values.tolist()
-    return [v if c > 0 else None for v, c in zip(out, cnt)]
+    empty = cnt == 0
+    if dtype == "Int64":
+        return pd.arrays.IntegerArray(np.where(empty, 0, values).astype(np.int64), empty)
+    if dtype == "float64":
+        return np.where(empty, np.nan, values).astype(np.float64)
+    return [None if e else v for v, e in zip(values.tolist(), empty)]
