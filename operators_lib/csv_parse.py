@@ -6,6 +6,10 @@ match its table fails the run before anything runs); the executors call
 UTF-8, a value that does not parse as its column type, a NULL event time) is not dropped
 silently: it comes back with its line and the reason.
 
+A piece is read by Arrow's CSV reader and converted by Arrow's kernels when it is plain (no
+quotes, carriage returns or empty lines; every value in a plain form: ``_fast_records``), else
+by the general path below, which alone reports rejected rows.
+
 Values are read as Flink's CSV format reads them: an empty field is NULL, FLOAT / DOUBLE as
 Java's ``Double.parseDouble``, timestamps ``YYYY-MM-DD HH:MM:SS[.f]`` of years 0001-9999, TIME
 and TIMESTAMP cut to their type's fraction digits.
@@ -24,6 +28,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from operators_lib.catalog import TableDef
 from operators_lib.errors import InputError
@@ -100,9 +105,21 @@ def parse_records(table: TableDef, names: tuple[str, ...], data: bytes, first_li
     starts with the file's header, which is skipped), its rejected rows in line order and, for
     each FLOAT / DOUBLE column with NaN or ±Infinity, the position of the first of each among
     the typed rows ({column: [NaN or None, ±Infinity or None]})."""
+    if header and data.startswith(_BOM):
+        data = data[len(_BOM):]
+    fast = _fast_records(table, names, data, header)
+    if fast is not None:
+        return fast, [], _nonfinite(table, fast)
+    good, rejected = general_records(table, names, data, first_line, header)
+    return good, rejected, _nonfinite(table, good)
+
+
+def general_records(table: TableDef, names: tuple[str, ...], data: bytes, first_line: int,
+                    header: bool) -> tuple[pa.Table, list[Rejected]]:
+    """``parse_records`` by Python's csv module, value by value where needed: every piece,
+    whatever its form, with a reason for each rejected row."""
     # surrogateescape: an invalid byte rejects its row (below), not the whole file.
-    text = (data[len(_BOM):] if header and data.startswith(_BOM) else data).decode(
-        "utf-8", "surrogateescape")
+    text = data.decode("utf-8", "surrogateescape")
     reader = csv.reader(io.StringIO(text, newline=""))
     if header:
         next(reader, None)
@@ -148,7 +165,7 @@ def parse_records(table: TableDef, names: tuple[str, ...], data: bytes, first_li
     rejected.sort(key=lambda r: r[0])
     good = pa.Table.from_pandas(pd.DataFrame(out)[~bad], schema=physical_schema(table),
                                 preserve_index=False) if physical else pa.table({})
-    return good, rejected, _nonfinite(table, good)
+    return good, rejected
 
 
 def _nonfinite(table: TableDef, good: pa.Table) -> dict[str, list[int | None]]:
@@ -306,3 +323,85 @@ def _decimals(text: pd.Series, null: np.ndarray, t: FlinkType) -> tuple[pd.Serie
     return pd.Series(values, dtype=object), ~ok
 
 
+# -- the fast path: a clean piece read by Arrow's CSV reader and converted by Arrow's kernels --
+# A piece without quotes, carriage returns or empty lines splits into fields as Python's csv
+# module splits it; a value in one of these plain forms converts to the value the general path
+# gives (Arrow parses numbers correctly rounded, as Python and Java do). Anything else (a field
+# count that is off, invalid UTF-8, a value in another form, a NULL event time) sends the whole
+# piece to the general path, which gives every reason.
+_PLAIN = {
+    "int": r"^-?[0-9]{1,18}$",
+    "float": r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$",
+    "TIMESTAMP": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?$",
+    "DATE": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+}
+
+
+def _fast_records(table: TableDef, names: tuple[str, ...], data: bytes, header: bool
+                  ) -> pa.Table | None:
+    """The typed rows of a clean piece, or None: the piece needs the general path."""
+    if b'"' in data or b"\r" in data or b"\n\n" in data or data.startswith(b"\n"):
+        return None
+    invalid = []
+
+    def off(row) -> str:
+        invalid.append(row)
+        return "skip"
+
+    try:
+        raw = pacsv.read_csv(
+            io.BytesIO(data), read_options=pacsv.ReadOptions(
+                column_names=list(names), skip_rows=1 if header else 0, use_threads=False,
+                block_size=max(len(data) + 1, 1 << 20)),
+            parse_options=pacsv.ParseOptions(quote_char=False, invalid_row_handler=off),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: pa.string() for n in names}, strings_can_be_null=False))
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        return None
+    if invalid:
+        return None
+    rowtime = table.watermark.column if table.watermark else None
+    columns = []
+    for c in table.physical:
+        values = _fast_convert(raw.column(c.name.lower()), c.type, c.name == rowtime)
+        if values is None:
+            return None
+        columns.append(values)
+    return pa.Table.from_arrays(columns, schema=physical_schema(table))
+
+
+def _fast_convert(text: pa.ChunkedArray, t: FlinkType, rowtime: bool) -> pa.ChunkedArray | None:
+    null = pc.equal(text, "")
+    if rowtime and pc.any(null).as_py():
+        return None
+    if t.name == "STRING":
+        return pc.if_else(null, None, text)
+    kind = "int" if t.is_integral else "float" if t.is_floating else t.name if t.name in (
+        "DATE", "TIMESTAMP", "TIMESTAMP_LTZ") else None
+    if kind is None:
+        return None
+    pattern = _PLAIN["TIMESTAMP" if kind == "TIMESTAMP_LTZ" else kind]
+    plain = pc.or_(null, pc.match_substring_regex(text, pattern))
+    if not pc.all(plain).as_py():
+        return None
+    if kind in ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ") and pc.any(
+            pc.starts_with(text, "0000")).as_py():  # years 0001-9999
+        return None
+    values = pc.if_else(null, None, text)
+    try:
+        if kind == "int":
+            parsed = pc.cast(values, pa.int64())
+            lim = 2 ** (t.integral_bits() - 1)  # 18 digits fit a BIGINT
+            if t.integral_bits() < 64 and not pc.all(pc.and_(
+                    pc.greater_equal(parsed, pa.scalar(-lim, pa.int64())),
+                    pc.less(parsed, pa.scalar(lim, pa.int64())))).as_py():
+                return None
+        elif kind == "float":
+            return pc.cast(values, pa.float64()).cast(arrow_type(t), safe=False)
+        elif kind == "DATE":
+            parsed = pc.cast(values, pa.date32())
+        else:  # at most microseconds: "YYYY-MM-DD HH:MM:SS." and six digits
+            parsed = pc.cast(pc.utf8_slice_codeunits(values, 0, 26), pa.timestamp("us"))
+    except pa.ArrowInvalid:  # a day or time that is out of range
+        return None
+    return parsed.cast(arrow_type(t))
