@@ -15,8 +15,10 @@ import time
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-from operators_lib.plan import ROWNUM, AggCall, Frame
+from operators_lib.plan import EMIT_TS, OP, ROWNUM, AggCall, Frame
+from operators_lib.stream import packing
 from operators_lib.stream.event_time import TIME_MS
 from operators_lib.stream.over import OverProcessor, OverSpec
 from operators_lib.stream.rows import BUCKETS
@@ -60,6 +62,11 @@ class _Handle:
         pass
 
 
+SCHEMA = pa.schema([("k", pa.int32()), ("v", pa.float64()), ("ts", pa.timestamp("ns")),
+                    ("tw__o0", pa.float64()), (OP, pa.string()), (EMIT_TS, pa.int64()),
+                    (ROWNUM, pa.int64())])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
@@ -76,23 +83,26 @@ def main() -> None:
         for batches in (1, 10):
             handle = _Handle()
             proc = OverProcessor(OverSpec(frame, (call,), ("k", "v", "ts"), ("float64",),
-                                          ("k",)))
+                                          ("k",), SCHEMA))
             proc.init(handle)
             size = n // batches
             start, wm, emitted = time.perf_counter(), -1, 0
-            groups_per_batch = [dict(tuple(data.iloc[b * size:(b + 1) * size].groupby(
-                data["k"] % BUCKETS))) for b in range(batches)]
+            # As the stream hands them over: each bucket's rows packed as Arrow.
+            groups_per_batch = [
+                {k: packing.frame(pa.Table.from_pandas(g, preserve_index=False))
+                 for k, g in data.iloc[b * size:(b + 1) * size].groupby(data["k"] % BUCKETS)}
+                for b in range(batches)]
             prep = time.perf_counter() - start
             start = time.perf_counter()
             for b, groups in enumerate(groups_per_batch):
                 for k, g in groups.items():
                     handle.key = k
-                    emitted += sum(len(o) for o in proc.handleInputRows((k,), iter([g]),
-                                                                        _Timer(wm)))
+                    emitted += sum(len(packing.unpack(o)) for o in proc.handleInputRows(
+                        (k,), iter([g]), _Timer(wm)))
                 wm = int(data[TIME_MS].iloc[(b + 1) * size - 1])
             for k in handle.values:  # end of input: the final watermark fires the rest
                 handle.key = k
-                emitted += sum(len(o) for o in proc.handleExpiredTimer(
+                emitted += sum(len(packing.unpack(o)) for o in proc.handleExpiredTimer(
                     (k,), _Timer(2**62), type("I", (), {"getExpiryTimeInMs": lambda s: 0})()))
             secs = time.perf_counter() - start
             assert emitted == n, emitted

@@ -46,8 +46,7 @@ from pyspark.sql.streaming.tws_tester import _InMemoryStatefulProcessorHandle
 from operators_lib.catalog import TableDef
 from operators_lib.plan import BATCH, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
-from operators_lib.stream import offers
-from operators_lib.stream.packing import BLOB, to_ipc, unpack
+from operators_lib.stream import offers, packing
 from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun, batch_dir
 
 _FILE = "tw__file"
@@ -163,10 +162,6 @@ def _max_event_time(path: Path, table: TableDef) -> int | None:
     return None if peak is None else peak // 1000
 
 
-def packed(rows: pa.Table) -> pd.DataFrame:
-    return pd.DataFrame({BLOB: [to_ipc(rows)]})
-
-
 def feed(processor: StatefulProcessor, keys: list[str],
          batches: list[tuple[pd.DataFrame | pa.Table | None, int]], time_mode: str = "None"
          ) -> list[pd.DataFrame]:
@@ -189,7 +184,7 @@ def feed(processor: StatefulProcessor, keys: list[str],
                 key = key if isinstance(key, tuple) else (key,)
                 handle.setGroupingKey(key)
                 if arrow:  # packed, as the stream packs an Arrow processor's rows
-                    group = packed(rows.take(group.index.to_numpy()) if isinstance(
+                    group = packing.frame(rows.take(group.index.to_numpy()) if isinstance(
                         rows, pa.Table) else pa.Table.from_pandas(group, preserve_index=False))
                 elif isinstance(rows, pa.Table):
                     group = rows.take(group.index.to_numpy()).to_pandas()
@@ -204,7 +199,7 @@ def feed(processor: StatefulProcessor, keys: list[str],
                 frames += processor.handleExpiredTimer(key, values, ExpiredTimerInfo(t))
                 timers.deleteTimer(key, t)
         if arrow:
-            frames = [unpack(f) for f in frames]
+            frames = [packing.unpack(f) for f in frames]
         # As objects: a marker frame's all-NULL columns must not decide a column's type.
         frames = [f.astype(object) for f in frames if len(f)]
         out.append(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())

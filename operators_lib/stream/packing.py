@@ -83,7 +83,12 @@ def frames(tables: Iterable[pa.Table | None]) -> Iterator[pd.DataFrame]:
     """An Arrow processor's output of one call as what it yields: one packed value."""
     tables = [t for t in tables if t is not None and t.num_rows]
     if tables:
-        yield pd.DataFrame({BLOB: [to_ipc(pa.concat_tables(tables))]})
+        yield frame(pa.concat_tables(tables))
+
+
+def frame(table: pa.Table) -> pd.DataFrame:
+    """Rows as one packed value, as a processor receives or yields them."""
+    return pd.DataFrame({BLOB: [to_ipc(table)]})
 
 
 PACKED = T.StructType([T.StructField(BLOB, T.BinaryType())])  # an Arrow processor's output
