@@ -6,11 +6,12 @@ as Spark jobs: the executors decode the values and the driver receives one row o
 state variable. Per operator:
 
 - ``rows``: Spark's state entries. A changelog operator (join, GROUP BY, TopN) keeps one page
-  per slot (stream/rows.py); OVER, keep-first deduplication and the processing-time temporal
-  join one value per operator key; windows, interval and event-time temporal joins one page
+  per slot (stream/rows.py); the processing-time temporal join one value per operator key;
+  OVER, keep-first deduplication, windows, interval and event-time temporal joins one page
   per bucket.
-- ``keys``: operator keys held: counted in the pages of the changelog operators, one per entry
-  for per-key values; None where a page per bucket is not decoded.
+- ``keys``: operator keys held: counted in the pages of the changelog operators, OVER and
+  deduplication, one per entry for per-key values; None where a page per bucket holds no key
+  list (windows, interval and event-time temporal joins).
 - ``bytes``: the size of the stored values (what RocksDB holds, before its own compression);
   ``disk_bytes``: the operator's directory in the checkpoint (every version Spark retains).
 - ``oldest_write_age_s`` (operators with state TTL): the age of the least recently written
@@ -36,7 +37,8 @@ from operators_lib.metrics import tree_bytes
 from operators_lib.stream.runner import batch_metadata, last_commit
 
 _PAGES = {"join", "group", "topn"}  # MapState: slot -> pickled {key: pickled value}
-_PER_KEY = {"over", "dedup_first", "latest"}  # ValueState: one per operator key
+_BUCKET_PAGES = {"over", "dedup_first"}  # ValueState: a page per bucket with its keys' columns
+_PER_KEY = {"latest"}  # ValueState: one per operator key
 
 
 def inspect(spark: SparkSession, state: Path) -> dict:
@@ -62,10 +64,22 @@ def inspect(spark: SparkSession, state: Path) -> dict:
                                                        str(op.operatorId))})
     committed = (checkpoint / "commits" / str(batch)).stat().st_mtime
     return {"state": str(state), "batch_id": batch,
-            "watermark": (datetime.fromtimestamp(watermark_ms / 1000, UTC).isoformat()
-                          if watermark_ms else None),
+            "watermark": _watermark_text(watermark_ms),
             "last_commit_age_s": round(time.time() - committed, 1),
             "checkpoint_bytes": tree_bytes(checkpoint), "operators": operators}
+
+
+_LAST_TIME_MS = 253_402_300_799_999  # 9999-12-31 23:59:59.999, the last valid event time
+
+
+def _watermark_text(ms: int) -> str | None:
+    """The watermark in force: None before the first, "end of input" once the end-of-input
+    marker (an event time far past year 9999, less the WATERMARK delay) has passed."""
+    if not ms:
+        return None
+    if ms > _LAST_TIME_MS:
+        return "end of input"
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat()
 
 
 def _variable(spark: SparkSession, checkpoint: Path, op_id: int, op_name: str,
@@ -78,7 +92,7 @@ def _variable(spark: SparkSession, checkpoint: Path, op_id: int, op_name: str,
         return {"rows": rows, "keys": None, "bytes": None}
     df = reader.option("stateVarName", name).load(str(checkpoint))
     blob = F.col("user_map_value.blob" if "user_map_value" in df.columns else "value.blob")
-    if name in _PAGES:
+    if name in _PAGES or name in _BUCKET_PAGES:
         stats = F.pandas_udf(_page_stats(name), "keys long, oldest long")(blob)
         row = df.select(F.length(blob).alias("b"), stats.alias("s")).agg(
             F.count("*").alias("rows"), F.sum("b").alias("bytes"),
@@ -87,7 +101,8 @@ def _variable(spark: SparkSession, checkpoint: Path, op_id: int, op_name: str,
         row = df.select(F.length(blob).alias("b")).agg(
             F.count("*").alias("rows"), F.sum("b").alias("bytes"),
             F.lit(None).alias("keys"), F.lit(None).alias("oldest")).first()
-    keys = row["rows"] if name in _PER_KEY else (row["keys"] or 0) if name in _PAGES else None
+    keys = row["rows"] if name in _PER_KEY else (row["keys"] or 0) if (
+        name in _PAGES or name in _BUCKET_PAGES) else None
     out = {"rows": row["rows"], "keys": None if keys is None else int(keys),
            "bytes": row["bytes"] or 0}
     if row["oldest"] is not None:
@@ -101,6 +116,10 @@ def _page_stats(name: str):
         keys, oldest = [], []
         for blob in blobs:
             page = pickle.loads(blob)
+            if name in _BUCKET_PAGES:  # stream/over.py, stream/dedup.py: no TTL clock
+                keys.append(0 if page["keys"] is None else len(next(iter(page["keys"].values()))))
+                oldest.append(None)
+                continue
             keys.append(len(page))
             times = [t for v in page.values() for t in _written(name, pickle.loads(v))
                      if t is not None]

@@ -69,3 +69,24 @@ def test_compact_waits_for_input_the_stream_has_not_read(spark, tmp_path, capsys
     lifecycle.offer(state, "orders", lifecycle.staged_files(state, "orders")[:2])
     code, _, err = _state(capsys, "compact", "--out", str(tmp_path / "out"))
     assert code == 2 and "has not read yet (orders/part-000001.parquet)" in err
+
+
+def test_inspect_counts_the_keys_in_bucket_pages_of_a_finished_stream(spark, tmp_path, capsys):
+    """OVER keeps a page per bucket of keys (stream/over.py): inspect counts the keys in
+    them, and a finished stream's watermark (past every event time) reads as end of input."""
+    (tmp_path / "ddl.sql").write_text(
+        "CREATE TABLE t (k STRING, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts);\n")
+    (tmp_path / "q.sql").write_text(
+        "SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 1 PRECEDING AND "
+        "CURRENT ROW) AS s FROM t\n")
+    (tmp_path / "t.csv").write_text("k,v,ts\n" + "".join(
+        f"k{i % 7},{i},2024-01-01 00:00:{i:02d}\n" for i in range(30)))
+    assert main(["run", "--sql", str(tmp_path / "ddl.sql"), "--sql", str(tmp_path / "q.sql"),
+                 "--data", f"t={tmp_path / 't.csv'}", "--out", str(tmp_path / "out"),
+                 "--mode", "stream"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    code, seen, err = _state(capsys, "inspect", "--out", str(tmp_path / "out"))
+    assert code == 0, err
+    assert seen["watermark"] == "end of input"
+    [over] = seen["operators"]
+    assert (over["operator"], over["keys"]) == ("over", 7) and 1 <= over["rows"] <= 7, over

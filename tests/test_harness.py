@@ -110,7 +110,9 @@ def test_over_fires_only_after_the_watermark_advances_past_arrival():
 
 
 def test_dedup_keep_first_waits_for_the_watermark_and_emits_once():
-    proc = FirstRowProcessor(("k", "v"), ("other", "int"), "rank", False)
+    schema = pa.schema([("k", pa.string()), ("v", pa.int64()), ("rank", pa.int64()),
+                        (OP, pa.string()), (EMIT_TS, pa.int64()), (ROWNUM, pa.int64())])
+    proc = FirstRowProcessor(("k", "v"), ("k",), "rank", False, schema)
     out = feed(proc, _KEYS, [(_rows("a", [20, 10], 0), 0), (_rows("a", [5, 30], 2), 30),
                              (None, 40)], "EventTime")
     # Row 1 (t=10) is the earliest; it fires once the watermark (30) passes it, after the
@@ -118,3 +120,100 @@ def test_dedup_keep_first_waits_for_the_watermark_and_emits_once():
     # has not fired yet but is later than the waiting row.
     assert [_ops(f) for f in out] == [[], [("LATE", 2), ("+I", 1)], []]
     assert out[1]["v"].tolist()[-1] == 1
+
+
+# -- many keys in one bucket against a per-key model of the docstrings' rules ---------------
+def _random_batches(rng: np.random.Generator, keys: int, batches: int):
+    """Micro-batches of rows of ``keys`` keys in one bucket (times out of order, ties), each
+    with the watermark in force (0: none yet), and the rows as dicts in arrival order."""
+    out, rows, rownum, wm = [], [], 0, 0
+    for _ in range(batches):
+        n = int(rng.integers(0, 12))
+        k = rng.integers(0, keys, n)
+        t = rng.integers(1, 60, n) * 10
+        v = rng.integers(-5, 6, n)
+        batch = [{"k": f"k{a}", "b": 0, "v": int(c), TIME_MS: int(b), ROWNUM: rownum + i}
+                 for i, (a, b, c) in enumerate(zip(k, t, v))]
+        rownum += n
+        rows.append(batch)
+        out.append((pd.DataFrame(batch, columns=["k", "b", "v", TIME_MS, ROWNUM])
+                     if batch else None, wm))
+        wm = max(wm, int(rng.integers(wm, wm + 120)))
+    out.append((None, 10**6))
+    rows.append([])
+    return out, rows
+
+
+def _emitted(frames) -> list[set]:
+    return [set() if not len(f) else {
+        (op, int(r), None if pd.isna(s) else int(s)) for op, r, s in zip(
+            f[OP], f[ROWNUM], f["s"] if "s" in f else f["v"])} for f in frames]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dedup_of_many_keys_in_one_bucket_follows_the_per_key_rules(seed):
+    rng = np.random.default_rng(seed)
+    batches, rows = _random_batches(rng, 5, 8)
+    schema = pa.schema([("k", pa.string()), ("v", pa.int64()), ("rank", pa.int64()),
+                        (OP, pa.string()), (EMIT_TS, pa.int64()), (ROWNUM, pa.int64())])
+    got = _emitted(feed(FirstRowProcessor(("k", "v"), ("k",), "rank", False, schema), ["b"],
+                        batches, "EventTime"))
+    want, waiting, fired = [], {}, set()
+    for (_, wm), batch in zip(batches, rows):
+        now = wm if wm > 0 else -(2**62)
+        out = set()
+        for r in batch:
+            if r[TIME_MS] < now:
+                out.add(("LATE", r[ROWNUM], None))
+            elif r["k"] not in fired:
+                w = waiting.get(r["k"])
+                if w is None or r[TIME_MS] < w[0][TIME_MS]:
+                    waiting[r["k"]] = (r, max(r[TIME_MS], now + 1, 1))
+        for key, (r, at) in list(waiting.items()):
+            if at <= wm:
+                out.add(("+I", r[ROWNUM], r["v"]))
+                fired.add(key)
+                del waiting[key]
+        want.append(out)
+    assert got == want
+
+
+@pytest.mark.parametrize("frame", [Frame("ROWS", None), Frame("RANGE", None), Frame("ROWS", 2),
+                                   Frame("RANGE", 100)], ids=str)
+@pytest.mark.parametrize("seed", range(4))
+def test_over_of_many_keys_in_one_bucket_follows_the_per_key_rules(frame, seed):
+    rng = np.random.default_rng(seed)
+    batches, rows = _random_batches(rng, 5, 8)
+    call = AggCall("SUM", "v", _BIGINT, "s", _BIGINT)
+    schema = pa.schema([("k", pa.string()), ("s", pa.int64()), (OP, pa.string()),
+                        (EMIT_TS, pa.int64()), (ROWNUM, pa.int64())])
+    over = OverProcessor(OverSpec(frame, (call,), ("k",), ("Int64",), ("k",), schema))
+    got = _emitted(feed(over, ["b"], batches, "EventTime"))
+    want, pending, done, last = [], [], {}, {}
+    for (_, wm), batch in zip(batches, rows):
+        now = wm if wm > 0 else -(2**62)
+        out = set()
+        # What the watermark has passed fires first (Flink: a watermark before the rows after
+        # it); then the micro-batch's rows are late or wait.
+        due = sorted((r for r, at in pending if at <= wm), key=lambda r: (r[TIME_MS], r[ROWNUM]))
+        pending = [(r, at) for r, at in pending if at > wm]
+        for r in due:  # a key's rows in time order, each after the rows fired before it
+            done.setdefault(r["k"], []).append(r)
+            last[r["k"]] = r[TIME_MS]
+        for r in due:
+            key_rows = done[r["k"]]
+            if frame.kind == "ROWS":
+                upto = key_rows[:key_rows.index(r) + 1]
+                window = upto if frame.preceding is None else upto[-frame.preceding - 1:]
+            else:
+                low = -(2**62) if frame.preceding is None else r[TIME_MS] - frame.preceding
+                window = [x for x in key_rows if low <= x[TIME_MS] <= r[TIME_MS]]
+            out.add(("+I", r[ROWNUM], sum(x["v"] for x in window)))
+        for r in batch:
+            bound = now if frame.preceding is None else last.get(r["k"], -(2**62))
+            if r[TIME_MS] <= bound:
+                out.add(("LATE", r[ROWNUM], None))
+            else:
+                pending.append((r, max(r[TIME_MS], now + 1, 1)))
+        want.append(out)
+    assert got == want

@@ -1,5 +1,5 @@
 """Event-time deduplication keeping the first row per key (Flink's row-time Deduplicate,
-keep-first), as a transformWithState processor with one instance per key::
+keep-first), as a transformWithState processor over buckets of keys::
 
     SELECT .. FROM (SELECT .., ROW_NUMBER() OVER (PARTITION BY k ORDER BY rowtime ASC) AS rn
                     FROM t) WHERE rn = 1
@@ -16,42 +16,47 @@ Changelog rules (Flink 2.3's output, tests/cases/topn/dedup_keep_first):
 
 Keep-last and processing-time deduplication emit at once and run as a TopN (stream/topn.py).
 
-State per key (one value, read and written once per key per micro-batch): the waiting row with
-its time and arrival, or the fact that the key has fired; one event-time timer.
+Runtime: grouped by bucket (a hash of the key, stream/planner.py), rows in and out as Arrow
+(stream/packing.py), so a micro-batch costs one Python call per bucket with rows or a due
+timer. State per bucket: one page (``PAGE_VERSION``: numpy columns and an Arrow IPC table)
+holding its keys (the key columns and whether each has fired) and the row waiting for each
+key that has not, with the time it fires at; one event-time timer at the earliest of those.
 """
 
 from __future__ import annotations
 
 import pickle
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+import pyarrow as pa
+from pyspark.sql.streaming import StatefulProcessorHandle
 
 from operators_lib.changelog import INSERT
-from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM
-from operators_lib.stream.event_time import STATE_SCHEMA, TIME_MS, one_frame, timer_time, watermark
-from operators_lib.stream.rows import marker_output
+from operators_lib.plan import LATE, ROWNUM
+from operators_lib.stream import packing
+from operators_lib.stream.event_time import STATE_SCHEMA, TIME_MS, TimedState, move_timer, watermark
+from operators_lib.stream.rows import key_codes
+
+PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
+_FIRE, _CODE = "tw__fire", "tw__code"
 
 
-@dataclass
-class _KeyState:
-    row: tuple | None = None  # the earliest row so far, waiting for the watermark
-    time: int = 0  # its event time (epoch ms)
-    rownum: int = 0  # its arrival
-    fire_at: int | None = None  # its timer
-    fired: bool = False  # the key has emitted its first row
+def _numpy(table: pa.Table, column: str) -> np.ndarray:
+    return table.column(column).to_numpy()
 
 
-class FirstRowProcessor(StatefulProcessor):
-    def __init__(self, cols: tuple[str, ...], kinds: tuple[str, ...], rank_col: str,
-                 rank_output: bool):
+class FirstRowProcessor(TimedState):
+    arrow = True  # rows in and out as Arrow (stream/packing.py)
+
+    def __init__(self, cols: tuple[str, ...], keys: tuple[str, ...], rank_col: str,
+                 rank_output: bool, schema: pa.Schema):
         self.cols = cols  # input columns, copied to the output
-        self.kinds = kinds  # rows.value_kind per column
+        self.keys = keys  # the key's columns (planner.grouping_keys: never NULL)
         self.rank_col = rank_col
         self.rank_value = 1 if rank_output else None
+        self.schema = schema  # the output's Arrow schema: cols, rank, changelog columns
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
@@ -59,57 +64,109 @@ class FirstRowProcessor(StatefulProcessor):
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)
-        value = self.state.get()
-        st = _KeyState() if value is None else pickle.loads(value[0])
-        df = one_frame(rows)
-        df = df[df[ROWNUM] >= 0].sort_values(ROWNUM, kind="stable")  # no end-of-input marker
-        times = df[TIME_MS].to_numpy()
-        late = times < wm
-        if late.any():
-            yield marker_output(pd.DataFrame({OP: LATE, ROWNUM: df[ROWNUM][late]}),
-                                [*self.cols, self.rank_col])
-        if not st.fired:
-            on_time = df[~late]
-            if len(on_time):
-                first = int(np.argmin(on_time[TIME_MS].to_numpy()))  # ties: earliest arrival
-                t = int(on_time[TIME_MS].iloc[first])
-                if st.row is None or t < st.time:
-                    st.row = tuple(_python(v, k) for v, k in
-                                   zip(on_time[list(self.cols)].iloc[first], self.kinds))
-                    st.time, st.rownum = t, int(on_time[ROWNUM].iloc[first])
-                    self._set_timer(st, timer_time(max(t, wm + 1)))
-        self.state.update((pickle.dumps(st, protocol=5),))
+        page = self._load()
+        out = []
+        table = packing.read(rows)
+        data = _numpy(table, ROWNUM) >= 0  # the end-of-input marker: no row
+        if not data.all():
+            table = table.filter(data)
+        if table.num_rows:
+            late = _numpy(table, TIME_MS) < wm
+            if late.any():
+                out.append(self._markers(table.filter(late)))
+            table = table.filter(~late)
+        if table.num_rows:
+            codes = self._codes(page, table)
+            waiting = ~page["fired"][codes]  # a fired key's later rows are duplicates
+            table, codes = table.filter(waiting), codes[waiting]
+        if table.num_rows:
+            self._wait(page, table, codes, wm)
+        self._save(page, expired=None)
+        yield from packing.frames(out)
 
     def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
+        page = self._load()
+        fired = self._fire(page, self._watermark(timerValues))
+        self._save(page, expired=expiredTimerInfo.getExpiryTimeInMs())
+        yield from packing.frames([fired])
+
+    # -- state -----------------------------------------------------------------------------
+    def _load(self) -> dict:
         value = self.state.get()
         if value is None:
+            return {"version": PAGE_VERSION, "keys": None, "fired": np.zeros(0, bool),
+                    "waiting": None, "timer": None}
+        page = pickle.loads(value[0])
+        if page["waiting"] is not None:
+            page["waiting"] = packing.from_ipc(page["waiting"])
+        return page
+
+    def _save(self, page: dict, expired: int | None) -> None:
+        waiting = page["waiting"]
+        due = int(_numpy(waiting, _FIRE).min()) if waiting is not None else None
+        page["timer"] = move_timer(self.handle, page["timer"], expired, due)
+        if page["keys"] is None:  # no key of this bucket yet (an end-of-input marker's call)
+            self.state.clear()
             return
-        st = pickle.loads(value[0])
-        if st.row is None or st.fired:
-            return
-        out = pd.DataFrame([[*st.row, self.rank_value, INSERT, st.time, st.rownum]],
-                           columns=[*self.cols, self.rank_col, OP, EMIT_TS, ROWNUM])
-        st.row, st.fired, st.fire_at = None, True, None  # Spark has removed the fired timer
-        self.state.update((pickle.dumps(st, protocol=5),))
-        yield out
+        stored = dict(page)
+        stored["waiting"] = packing.to_ipc(waiting.combine_chunks()) if waiting is not None \
+            else None
+        self.state.update((pickle.dumps(stored, protocol=5),))
 
-    def _set_timer(self, st: _KeyState, at: int) -> None:
-        if st.fire_at == at:
-            return
-        if st.fire_at is not None:
-            self.handle.deleteTimer(st.fire_at)
-        self.handle.registerTimer(at)
-        st.fire_at = at
+    def _codes(self, page: dict, table: pa.Table) -> np.ndarray:
+        """Each row's key as its index in the page's keys (new keys appended)."""
+        known = page["keys"]
+        m = 0 if known is None else len(known[self.keys[0]])
+        both = {k: np.concatenate((known[k], _numpy(table, k))) if m else _numpy(table, k)
+                for k in self.keys}
+        codes = key_codes(both, list(self.keys))  # the page's m distinct keys come first
+        new_keys, first = np.unique(codes[m:], return_index=True)
+        added = new_keys >= m
+        if added.any():
+            at = m + first[added]
+            page["keys"] = {k: np.concatenate((both[k][:m], both[k][at])) for k in self.keys}
+            page["fired"] = np.concatenate((page["fired"], np.zeros(int(added.sum()), bool)))
+        return codes[m:]
 
-    def close(self) -> None:
-        pass
+    # -- waiting and firing ----------------------------------------------------------------
+    def _wait(self, page: dict, table: pa.Table, codes: np.ndarray, wm: int) -> None:
+        """Each key's earliest on-time row (ties: the first to arrive) waits, unless the row
+        already waiting is earlier or as early."""
+        ts, rownum = _numpy(table, TIME_MS), _numpy(table, ROWNUM)
+        order = np.lexsort((rownum, ts, codes))
+        first = order[np.flatnonzero(np.insert(codes[order][1:] != codes[order][:-1], 0, True))]
+        new = table.select([*self.cols, TIME_MS, ROWNUM]).take(first)
+        new = new.append_column(_CODE, pa.array(codes[first])).append_column(
+            _FIRE, pa.array(np.maximum(ts[first], wm + 1)))
+        old = page["waiting"]
+        if old is not None:
+            old_code = _numpy(old, _CODE)
+            waited = np.full(len(page["fired"]), np.inf)  # per key: the waiting row's time
+            waited[old_code] = _numpy(old, TIME_MS)
+            new = new.filter(waited[codes[first]] > ts[first])  # replaces it only if earlier
+            old = old.filter(~np.isin(old_code, _numpy(new, _CODE)))
+        page["waiting"] = new if old is None or not old.num_rows else pa.concat_tables([old, new])
 
+    def _fire(self, page: dict, wm: int) -> pa.Table | None:
+        waiting = page["waiting"]
+        if waiting is None:
+            return None
+        due = _numpy(waiting, _FIRE) <= wm
+        if not due.any():
+            return None
+        rows = waiting.filter(due)
+        page["waiting"] = waiting.filter(~due) if not due.all() else None
+        page["fired"][_numpy(rows, _CODE)] = True
+        n = rows.num_rows
+        columns = [rows.column(c) for c in self.cols] + [
+            pa.array(np.full(n, self.rank_value, dtype=object), pa.int64()),
+            pa.array(np.full(n, INSERT, dtype=object), pa.string()), rows.column(TIME_MS),
+            rows.column(ROWNUM)]
+        return pa.Table.from_arrays(columns, names=self.schema.names).cast(self.schema)
 
-def _python(v, kind: str):
-    """A pandas value as a plain Python value (NULL: None; a nullable integer column reaches
-    pandas as float64)."""
-    if v is None or v is pd.NaT or (isinstance(v, float) and v != v):
-        return None
-    if kind == "int":
-        return int(v)
-    return v.item() if isinstance(v, np.generic) else v
+    def _markers(self, late: pa.Table) -> pa.Table:
+        n = late.num_rows
+        columns = [pa.nulls(n, self.schema.field(c).type) for c in (*self.cols, self.rank_col)]
+        columns += [pa.array(np.full(n, LATE, dtype=object), pa.string()),
+                    pa.array(np.zeros(n, np.int64)), late.column(ROWNUM)]
+        return pa.Table.from_arrays(columns, names=self.schema.names).cast(self.schema)

@@ -88,7 +88,7 @@ class OverProcessor(TimedState):
     def __init__(self, spec: OverSpec):
         self.spec = spec
         self.args = sorted({a.arg for a in spec.aggs if a.arg})
-        self.columns = [*spec.passthrough, *self.args, ROWNUM, TIME_MS]
+        self.columns = list(dict.fromkeys([*spec.passthrough, *self.args, ROWNUM, TIME_MS]))
         self.unbounded = spec.frame.preceding is None
 
     def init(self, handle: StatefulProcessorHandle) -> None:
@@ -147,6 +147,9 @@ class OverProcessor(TimedState):
         due = int(_numpy(pending, _FIRE).min()) if pending is not None and pending.num_rows \
             else None
         page["timer"] = move_timer(self.handle, page["timer"], expired, due)
+        if page["keys"] is None:  # no key of this bucket yet (an end-of-input marker's call)
+            self.state.clear()
+            return
         stored = dict(page)
         for part in ("pending", "history"):
             table = page[part]

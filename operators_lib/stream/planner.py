@@ -7,14 +7,17 @@ the product, the in-memory operator harness in tests. Every select here keeps th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.plan import (
     BATCH,
@@ -137,36 +140,46 @@ def _last_stateful(plan: Node) -> Node:
 
 
 def over_stream(node: Over, df: DataFrame, runtime: SparkRuntime) -> DataFrame:
-    """The OVER processor (stream/over.py) by bucket of partition keys; its rows cross as Arrow
-    (TIME columns as microseconds of the day: Spark takes no TIME from Arrow)."""
+    """The OVER processor (stream/over.py) by bucket of partition keys."""
     user = [c for c in df.columns if not c.startswith("tw__")]
     alias = {c: f"c{i}" for i, c in enumerate(user)}
-    times = {f.name: f.dataType for f in df.schema.fields if isinstance(f.dataType, T.TimeType)}
-    safe = df.select(*[(F.time_to_micros(quote(c)) if c in times else F.col(quote(c)))
-                       .alias(alias.get(c, c)) for c in df.columns])
+    safe = df.select(*[F.col(quote(c)).alias(alias.get(c, c)) for c in df.columns])
     internal = {ROWNUM} | {a.arg for a in node.aggs if a.arg} | {
         p for p in node.partition_by if p.startswith("tw__p")}
     passthrough = tuple(alias[c] for c in user if c not in internal)
     schema = {f.name: f for f in safe.schema.fields}
     out = T.StructType(
         [schema[c] for c in passthrough]
-        + [T.StructField(a.name, T.LongType() if isinstance(a.type.spark(), T.TimeType)
-                         else a.type.spark()) for a in node.aggs]
+        + [T.StructField(a.name, a.type.spark()) for a in node.aggs]
         + CHANGELOG_FIELDS)
     keyed = safe.select("*", F.unix_millis(F.col(alias.get(node.order_by, node.order_by)))
                         .alias(TIME_MS))
     keyed, keys = grouping_keys(keyed, [alias.get(p, p) for p in node.partition_by])
-    spec = OverSpec(node.frame, node.aggs, passthrough,
-                    tuple(_pandas_dtype(a.type) for a in node.aggs), tuple(keys),
-                    to_arrow_schema(out, timezone="UTC"), proctime=node.time_kind == "proctime")
-    result = runtime.apply(_window_bucket(keyed, keys), [BUCKET], OverProcessor(spec), out,
-                           "None" if spec.proctime else "EventTime")
+    proctime = node.time_kind == "proctime"
+    result = arrow_transform(runtime, keyed, keys, lambda arrow: OverProcessor(OverSpec(
+        node.frame, node.aggs, passthrough, tuple(_pandas_dtype(a.type) for a in node.aggs),
+        tuple(keys), arrow, proctime=proctime)), out, "None" if proctime else "EventTime")
     original = {v: k for k, v in alias.items()}
-    aggs = {a.name: a.type.spark() for a in node.aggs}
-    back = {**times, **{c: t for c, t in aggs.items() if isinstance(t, T.TimeType)}}
-    return result.select(*[(F.time_from_micros(c).cast(back[original.get(c, c)])
-                            if original.get(c, c) in back else F.col(c))
-                           .alias(original.get(c, c)) for c in result.columns])
+    return result.select(*[F.col(c).alias(original.get(c, c)) for c in result.columns])
+
+
+def arrow_transform(runtime: SparkRuntime, df: DataFrame, keys: list[str],
+                    make: Callable[[pa.Schema], StatefulProcessor], out: T.StructType,
+                    time_mode: str) -> DataFrame:
+    """An Arrow processor (stream/packing.py), made by ``make`` for its output's Arrow
+    schema, over ``df`` by bucket of ``keys``; TIME columns cross as microseconds of the day
+    (Spark takes no TIME from Arrow)."""
+    times = {f.name for f in df.schema.fields if isinstance(f.dataType, T.TimeType)}
+    micros = df.select(*[(F.time_to_micros(quote(c)) if c in times else F.col(quote(c))).alias(c)
+                         for c in df.columns])
+    back = {f.name: f.dataType for f in out.fields if isinstance(f.dataType, T.TimeType)}
+    crossing = T.StructType([T.StructField(f.name, T.LongType()) if f.name in back else f
+                             for f in out.fields])
+    result = runtime.apply(_window_bucket(micros, keys), [BUCKET],
+                           make(to_arrow_schema(crossing, timezone="UTC")), crossing, time_mode)
+    return result.select(*[(F.time_from_micros(quote(f.name)).cast(back[f.name])
+                            if f.name in back else F.col(quote(f.name))).alias(f.name)
+                           for f in out.fields], *carried(result))
 
 
 def transform_with_state(runtime: SparkRuntime, df: DataFrame, keys: list[str], processor,
@@ -594,16 +607,15 @@ def update_fast(node: Rank) -> tuple[int, ...] | None:
 
 def _first_row_stream(node: Rank, df: DataFrame, cols: tuple[str, ...], alias: dict[str, str],
                       runtime: SparkRuntime) -> DataFrame:
-    """Deduplication keeping the first row by event time (stream/dedup.py): per key, with an
-    event-time timer that waits for the watermark."""
+    """Deduplication keeping the first row by event time (stream/dedup.py), by bucket of
+    keys."""
     fields = node.child.fields
     time_col = alias[node.order_by[0].col]
     safe = df.select(*[F.col(quote(f.name)).alias(c) for f, c in zip(fields, cols)],
                      F.col(ROWNUM), F.unix_millis(F.col(time_col)).alias(TIME_MS),
                      *carried(df))
     keyed, keys = grouping_keys(safe, [alias[p] for p in node.partition_by])
-    processor = FirstRowProcessor(cols, tuple(value_kind(f.type) for f in fields), "rank",
-                                  node.rank_output)
-    result = transform_with_state(runtime, keyed, keys, processor, _rank_schema(cols, fields),
-                                  "EventTime")
+    result = arrow_transform(runtime, keyed, keys, lambda arrow: FirstRowProcessor(
+        cols, tuple(keys), "rank", node.rank_output, arrow), _rank_schema(cols, fields),
+        "EventTime")
     return _rank_result(node, result, cols)
