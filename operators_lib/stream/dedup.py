@@ -37,7 +37,7 @@ from operators_lib.changelog import INSERT
 from operators_lib.plan import LATE, ROWNUM
 from operators_lib.stream import packing
 from operators_lib.stream.event_time import STATE_SCHEMA, TIME_MS, TimedState, move_timer, watermark
-from operators_lib.stream.rows import key_codes
+from operators_lib.stream.rows import page_key_codes
 
 PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
 _FIRE, _CODE = "tw__fire", "tw__code"
@@ -84,12 +84,6 @@ class FirstRowProcessor(TimedState):
         self._save(page, expired=None)
         yield from packing.frames(out)
 
-    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
-        page = self._load()
-        fired = self._fire(page, self._watermark(timerValues))
-        self._save(page, expired=expiredTimerInfo.getExpiryTimeInMs())
-        yield from packing.frames([fired])
-
     # -- state -----------------------------------------------------------------------------
     def _load(self) -> dict:
         value = self.state.get()
@@ -115,18 +109,10 @@ class FirstRowProcessor(TimedState):
 
     def _codes(self, page: dict, table: pa.Table) -> np.ndarray:
         """Each row's key as its index in the page's keys (new keys appended)."""
-        known = page["keys"]
-        m = 0 if known is None else len(known[self.keys[0]])
-        both = {k: np.concatenate((known[k], _numpy(table, k))) if m else _numpy(table, k)
-                for k in self.keys}
-        codes = key_codes(both, list(self.keys))  # the page's m distinct keys come first
-        new_keys, first = np.unique(codes[m:], return_index=True)
-        added = new_keys >= m
-        if added.any():
-            at = m + first[added]
-            page["keys"] = {k: np.concatenate((both[k][:m], both[k][at])) for k in self.keys}
-            page["fired"] = np.concatenate((page["fired"], np.zeros(int(added.sum()), bool)))
-        return codes[m:]
+        codes, page["keys"], n = page_key_codes(
+            page["keys"], {k: _numpy(table, k) for k in self.keys}, self.keys)
+        page["fired"] = np.concatenate((page["fired"], np.zeros(n, bool)))
+        return codes
 
     # -- waiting and firing ----------------------------------------------------------------
     def _wait(self, page: dict, table: pa.Table, codes: np.ndarray, wm: int) -> None:

@@ -10,7 +10,7 @@ import pandas as pd
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor
 
-from operators_lib.stream.packing import unpack
+from operators_lib.stream import packing
 
 TIME_MS = "tw__t"  # the operator's time attribute in epoch milliseconds
 NO_WATERMARK = -(2**62)
@@ -23,7 +23,7 @@ def one_frame(rows: Iterable[pd.DataFrame]) -> pd.DataFrame:
     """A processor's input rows of one call (pyspark may hand them over in several frames,
     packed by bucket: stream/packing.py) as one frame, end-of-input marker included."""
     frames = list(rows)
-    return unpack(frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True))
+    return packing.unpack(frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True))
 
 
 def take(block: Block, index) -> Block:
@@ -72,7 +72,9 @@ class TimedState(StatefulProcessor):
         state = self._load()
         out = self._fire(state, self._watermark(timerValues))
         self._save(state, expired=expiredTimerInfo.getExpiryTimeInMs())
-        if out is not None:
+        if getattr(self, "arrow", False):  # stream/packing.py
+            yield from packing.frames([out])
+        elif out is not None:
             yield out
 
     def close(self) -> None:

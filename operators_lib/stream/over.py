@@ -56,7 +56,7 @@ from operators_lib.stream.event_time import (
     move_timer,
     watermark,
 )
-from operators_lib.stream.rows import key_codes
+from operators_lib.stream.rows import page_key_codes
 from operators_lib.stream.window_aggs import as_array, empty_acc, running, windowed
 
 PAGE_VERSION = 2  # the layout of a bucket's page (part of the checkpoint's state)
@@ -122,12 +122,6 @@ class OverProcessor(TimedState):
         self._save(page, expired=None)
         yield from packing.frames(out)
 
-    def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
-        page = self._load()
-        fired = self._fire(page, self._watermark(timerValues))
-        self._save(page, expired=expiredTimerInfo.getExpiryTimeInMs())
-        yield from packing.frames([fired])
-
     # -- state -----------------------------------------------------------------------------
     def _load(self) -> dict:
         value = self.state.get()
@@ -160,23 +154,15 @@ class OverProcessor(TimedState):
     def _codes(self, page: dict, table: pa.Table) -> np.ndarray:
         """Each row's key as its index in the page's keys (new keys appended)."""
         keys = self.spec.keys
-        known = page["keys"]
-        m = 0 if known is None else len(known[keys[0]])
-        both = {k: np.concatenate((known[k], _numpy(table, k))) if m else _numpy(table, k)
-                for k in keys}
-        codes = key_codes(both, list(keys))  # the page's m distinct keys come first: 0..m-1
-        new_keys, first = np.unique(codes[m:], return_index=True)
-        added = new_keys >= m
-        if added.any():
-            at = m + first[added]
-            page["keys"] = {k: np.concatenate((both[k][:m], both[k][at])) for k in keys}
-            n = int(added.sum())
+        codes, page["keys"], n = page_key_codes(page["keys"], {k: _numpy(table, k) for k in keys},
+                                                keys)
+        if n:
             page["last"] = np.concatenate((page["last"], np.full(n, NO_WATERMARK)))
             page["counts"] = [np.concatenate((c, np.zeros(n, np.int64)))
                               for c in page["counts"]]
             page["accs"] = [np.concatenate((a, empty_acc(call, n)))
                             for a, call in zip(page["accs"], self.spec.aggs)]
-        return codes[m:]
+        return codes
 
     # -- firing ----------------------------------------------------------------------------
     def _fire(self, page: dict, wm: int) -> pa.Table | None:

@@ -194,6 +194,19 @@ def key_codes(df: pd.DataFrame | dict[str, np.ndarray], key_cols: list[str]) -> 
     return code
 
 
+def page_key_codes(known: dict[str, np.ndarray] | None, rows: dict[str, np.ndarray],
+                   keys: tuple[str, ...]) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
+    """The keys of ``rows`` as indexes into a bucket page's keys ``known`` (OVER,
+    deduplication): (the rows' codes, the page's keys with the new ones appended, how many
+    are new)."""
+    m = 0 if known is None else len(known[keys[0]])
+    both = {k: np.concatenate((known[k], rows[k])) if m else rows[k] for k in keys}
+    codes = key_codes(both, list(keys))  # the page's m distinct keys come first: 0..m-1
+    new_keys, first = np.unique(codes[m:], return_index=True)
+    at = m + first[new_keys >= m]
+    return codes[m:], {k: np.concatenate((both[k][:m], both[k][at])) for k in keys}, len(at)
+
+
 def joint_key_codes(a: dict[str, np.ndarray], b: dict[str, np.ndarray], keys: tuple[str, ...]
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The keys of two sets of rows in one numbering (equal keys, equal codes): (codes of
