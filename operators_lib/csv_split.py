@@ -31,9 +31,11 @@ class Piece(NamedTuple):
     first_line: int  # 1-based line number of its first byte
 
 
-def ranges(size: int, range_bytes: int) -> list[tuple[int, int]]:
-    """The byte ranges a file of ``size`` bytes is read in (an empty file: one, empty)."""
-    return [(s, min(s + range_bytes, size)) for s in range(0, max(size, 1), range_bytes)]
+def ranges(size: int, range_bytes: int, offset: int = 0) -> list[tuple[int, int]]:
+    """The byte ranges ``size`` bytes from ``offset`` (a file: 0) are read in (none: one,
+    empty)."""
+    return [(offset + s, offset + min(s + range_bytes, size))
+            for s in range(0, max(size, 1), range_bytes)]
 
 
 def scan_range(data: bytes, start: int, end: int) -> Scan:
@@ -43,6 +45,15 @@ def scan_range(data: bytes, start: int, end: int) -> Scan:
     first = data.find(b"\n")
     return Scan(start, end, body.count(b"\n"), None if first < 0 else start - lead + first,
                 b'"' in body, body.count(b"\r"), data.count(b"\r\n"))
+
+
+def joined(scans: list[Scan]) -> Scan:
+    """The scan of consecutive ranges' union (each range's scan counts a b"\r\n" across its
+    start, so none is counted twice)."""
+    firsts = [s.first_newline for s in scans if s.first_newline is not None]
+    return Scan(scans[0].start, scans[-1].end, sum(s.newlines for s in scans),
+                firsts[0] if firsts else None, any(s.quotes for s in scans),
+                sum(s.crs for s in scans), sum(s.crlfs for s in scans))
 
 
 def plan_pieces(size: int, scans: list[Scan]) -> list[Piece]:

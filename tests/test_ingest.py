@@ -173,6 +173,11 @@ def test_a_file_is_cut_at_newlines_after_its_ranges_starts_with_its_line_numbers
         scans = [csv_split.scan_range(data[max(s - 1, 0):e], s, e)
                  for s, e in csv_split.ranges(len(data), size)]
         pieces = csv_split.plan_pieces(len(data), scans)
+        # a range scanned in chunks (the driver's way: ingest.DRIVER_SCAN_BYTES) scans the same
+        chunk = rng.randint(1, 10)
+        assert [csv_split.joined([csv_split.scan_range(data[max(a - 1, 0):b], a, b)
+                                  for a, b in csv_split.ranges(e - s, chunk, s)])
+                for s, e in csv_split.ranges(len(data), size)] == scans
         assert b"".join(data[p.start:p.end] for p in pieces) == data
         assert all(p.start == 0 or data[p.start - 1] == ord("\n") for p in pieces)
         assert [p.first_line for p in pieces] == [1 + data.count(b"\n", 0, p.start)
@@ -181,10 +186,14 @@ def test_a_file_is_cut_at_newlines_after_its_ranges_starts_with_its_line_numbers
             assert len(pieces) == 1
 
 
-def test_pieces_and_files_are_numbered_in_file_then_line_order(spark, tmp_path):
+@pytest.mark.parametrize("driver_scan_bytes", [0, ingest.DRIVER_SCAN_BYTES])
+def test_pieces_and_files_are_numbered_in_file_then_line_order(spark, tmp_path, monkeypatch,
+                                                               driver_scan_bytes):
     """A table given as a directory of files, cut into pieces parsed by different tasks: arrival
     numbers follow file order, then line, rejected rows keep their file and line, and each
-    micro-batch file holds the next N accepted rows (or of its input file)."""
+    micro-batch file holds the next N accepted rows (or of its input file). Where the files may
+    be cut is found by the executors (large input) or by the driver (small)."""
+    monkeypatch.setattr(ingest, "DRIVER_SCAN_BYTES", driver_scan_bytes)
     src = tmp_path / "in"
     src.mkdir()
     expected, bad = [], []
