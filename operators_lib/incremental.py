@@ -496,14 +496,16 @@ def _emitted(spark: SparkSession, plan: Node, state: Path, changes: DataFrame,
                         identity, "left_anti")
 
 
-def _run_result(spark: SparkSession, plan: Node, state: Path, record: dict, whole: bool
-                ) -> DataFrame:
+def _run_result(spark: SparkSession, plan: Node, state: Path, record: dict, whole: bool,
+                out: Path) -> DataFrame:
     """What the run of ``record`` published in stream.csv, as a DataFrame; ``whole``: every
-    row the state's stream emitted up to that run (an updating query: its result)."""
+    row the state's stream emitted up to that run (an updating query: its result, merged into
+    ``out``: the audit, which may run beside a query run, does not write the store)."""
     last = record["last_batch"]
     if not append_only(plan):  # the columns of one micro-batch's changelog suffice
         return result_rows(spark, state, last, result_store.result_schema(
-            plan, result_store.changelog(spark, plan, state, last, last)), save=not whole)
+            plan, result_store.changelog(spark, plan, state, last, last)),
+            into=out / ".result" if whole else None)
     log = result_store.changelog(spark, plan, state, 0 if whole else record["first_batch"], last)
     return _emitted(spark, plan, state, log.where(~F.col(OP).isin(*MARKERS)),
                     record["replayed"] and not whole)
@@ -609,7 +611,7 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
     files = lifecycle.staged_as_of(state, record, tables)
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
-    stream = _run_result(spark, plan, state, record, whole)
+    stream = _run_result(spark, plan, state, record, whole, out)
     input_rows = sum(record["rows"].get(t, 0) for t in tables)
     scope = None if whole else _touched(spark, plan, state, record, files, stream, waits)
     keep = None if scope is None else scope[0]
@@ -682,6 +684,7 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
     if whole:
         report.update(interval=record["report"]["interval"], last_batch=record["last_batch"])
     _report(out, whole, report)
+    shutil.rmtree(out / ".result", ignore_errors=True)  # the audit's merged result, if any
     if whole:
         metrics.record_audit(state, record["report"]["interval"], report["verdict"])
     else:

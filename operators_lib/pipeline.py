@@ -351,7 +351,8 @@ def _stream_step(run: _Run, spark: SparkSession, runtime: SparkRuntime,
     else:
         # From the whole changelog, as changelog.csv (no snapshot that could hide damage).
         final = result_store.result_rows(spark, state, last_batch,
-                                         result_store.result_schema(plan, log), save=False)
+                                         result_store.result_schema(plan, log),
+                                         into=pending / ".result")
         stream_rows = write_csv_frame(final, pending / "stream.csv", types, columns,
                                       order=[RESULT_ORDER])["rows"]
     _set_run_status(state, run.fingerprint, "complete" if done else "stopped")
@@ -419,6 +420,7 @@ def _publish(run: _Run, t0: float) -> None:
                          for name in [*run.written, "rejected.csv", "report.json"]}
     for name in [*run.written, "rejected.csv"]:
         os.replace(run.pending / name, out / name)
+    shutil.rmtree(run.pending / ".result", ignore_errors=True)  # an updating stream's result
     write_json(out / "report.json", report)
 
 

@@ -40,11 +40,13 @@ _PREFIX = "upto-"
 
 
 def result_rows(spark: SparkSession, state: Path, upto: int, schema: T.StructType,
-                save: bool = True) -> DataFrame:
+                into: Path | None = None) -> DataFrame:
     """The result after micro-batch ``upto`` (-1: before the first), each row as often as it is
     present, with ``RESULT_ORDER``: ordered by it, rows read in the order they were last
-    added. Saved as a snapshot (``save``; the audit, which may run beside a query run, only
-    reads). StateError if the changelog retracts a row that is not present."""
+    added. Merged once and written, its check folded into that write: as a snapshot of the
+    store, or (``into``) to that directory, the store left as it is (the audit and verify may
+    run beside a query run; a ``twinflow run`` keeps one result). StateError if the changelog
+    retracts a row that is not present."""
     columns = schema.fieldNames()
     snapshots = _snapshots(state)
     if upto in snapshots:
@@ -57,8 +59,12 @@ def result_rows(spark: SparkSession, state: Path, upto: int, schema: T.StructTyp
         if counted is None:  # only before the first micro-batch (upto -1)
             return spark.createDataFrame([], T.StructType(
                 [*schema.fields, T.StructField(RESULT_ORDER, T.IntegerType())]))
-        counted = _save(spark, counted, state, upto, columns) if save else _checked(
-            counted, columns)
+        counted = _write_checked(spark, counted, into or state / "result" /
+                                 f"{_PREFIX}{upto:08d}", columns)
+        if into is None:
+            kept = _snapshots(state)
+            for b in sorted(kept)[:-KEEP]:
+                shutil.rmtree(kept[b], ignore_errors=True)
     return counted.select(*columns, RESULT_ORDER, F.explode(
         F.array_repeat(F.lit(0), F.col(COUNT).cast("int"))).alias(COUNT)).drop(COUNT)
 
@@ -114,14 +120,11 @@ def merge(base: DataFrame | None, changelog: DataFrame | None, columns: list[str
     return counted.select(*columns, COUNT, RESULT_ORDER).where(F.col(COUNT) != 0)
 
 
-def _checked(counted: DataFrame, columns: list[str], negative: int | None = None) -> DataFrame:
-    """``counted`` if no count is below zero (``negative``: how many are, if known), else
+def _checked(counted: DataFrame, columns: list[str], negative: int) -> DataFrame:
+    """``counted`` if none of its counts is below zero (``negative``: how many are), else
     StateError naming (some of) those rows."""
-    below = counted.where(F.col(COUNT) < 0)
-    if negative is None:
-        negative = below.count()
     if negative:
-        rows = below.limit(10).collect()
+        rows = counted.where(F.col(COUNT) < 0).limit(10).collect()
         raise StateError(
             f"the changelog retracts {negative} row(s) that are not present (damaged state or "
             "a bug); no result was written: " + "; ".join(
@@ -149,12 +152,11 @@ def _snapshots(state: Path) -> dict[int, Path]:
             for p in (state / "result").glob(f"{_PREFIX}*") if p.is_dir()}
 
 
-def _save(spark: SparkSession, counted: DataFrame, state: Path, upto: int,
-          columns: list[str]) -> DataFrame:
-    """Write the snapshot (a directory, renamed into place once checked: the write counts the
-    rows below zero) and keep the newest ``KEEP``."""
-    final = state / "result" / f"{_PREFIX}{upto:08d}"
-    tmp = state / "result" / f".{_PREFIX}{upto:08d}"
+def _write_checked(spark: SparkSession, counted: DataFrame, target: Path,
+                   columns: list[str]) -> DataFrame:
+    """``counted`` written to ``target`` (a directory, renamed into place once checked: the
+    write counts the rows below zero), read back."""
+    tmp = target.with_name(f".{target.name}")
     shutil.rmtree(tmp, ignore_errors=True)
     observed = Observation()
     counted.observe(observed, F.count(F.when(F.col(COUNT) < 0, 1)).alias("negative")) \
@@ -165,9 +167,6 @@ def _save(spark: SparkSession, counted: DataFrame, state: Path, upto: int,
             _checked(spark.read.parquet(str(tmp)), columns, negative)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-    shutil.rmtree(final, ignore_errors=True)
-    tmp.replace(final)
-    snapshots = _snapshots(state)
-    for b in sorted(snapshots)[:-KEEP]:
-        shutil.rmtree(snapshots[b], ignore_errors=True)
-    return spark.read.parquet(str(final))
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.replace(target)
+    return spark.read.parquet(str(target))

@@ -108,7 +108,8 @@ def _compare(spark: SparkSession, plan: Node, live: Path, scratch: Path) -> dict
         return {"verdict": "not_applicable", "reason": exempt}
     types = {f.name: f.type for f in plan.fields}
     columns = [f.name for f in plan.fields]
-    results = [_result(spark, plan, s) for s in (live, scratch)]
+    results = [_result(spark, plan, s, scratch / f".result-{i}")
+               for i, s in enumerate((live, scratch))]
     diff = compare_frames(results[0], results[1], types, columns)
     if diff.equal:
         return {"verdict": "equal", "rows": diff.batch_rows}
@@ -125,13 +126,14 @@ def _compare(spark: SparkSession, plan: Node, live: Path, scratch: Path) -> dict
             "sample_only_in_restored": [list(map(str, r)) for r in diff.only_stream]}
 
 
-def _result(spark: SparkSession, plan: Node, state: Path) -> DataFrame:
-    """The state's result: every row an append-only query emitted, an updating one's rows."""
+def _result(spark: SparkSession, plan: Node, state: Path, into: Path) -> DataFrame:
+    """The state's result: every row an append-only query emitted, an updating one's rows
+    (merged into ``into``: the live state's store is not written)."""
     log = result_store.changelog(spark, plan, state)
     if append_only(plan):
         return log.where(F.col(OP).isin(*ADDS))
     return result_store.result_rows(spark, state, last_commit(state / "checkpoint"),
-                                    result_store.result_schema(plan, log), save=False)
+                                    result_store.result_schema(plan, log), into=into)
 
 
 def _expired(spark: SparkSession, plan: Node, *states: Path) -> DataFrame | None:
