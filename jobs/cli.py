@@ -32,7 +32,7 @@ import traceback
 from pathlib import Path
 
 from jobs.console import Console, engine_output_to
-from operators_lib.errors import TwinflowError
+from operators_lib.errors import TwinflowError, state_check_failed
 from operators_lib.locations import local_path
 
 
@@ -202,8 +202,7 @@ def _state(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 3
     print(json.dumps(out))
-    # 1: a snapshot that does not reach the live result; a sweep that changed the result
-    return 1 if out.get("verdict") == "differs" or out.get("result_rows_changed") else 0
+    return 1 if state_check_failed(out) else 0
 
 
 def _with_spark(args: argparse.Namespace, state: Path) -> dict:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from operators_lib.backfill import backfill
 from operators_lib.compaction import compact
-from operators_lib.errors import TwinflowError
+from operators_lib.errors import TwinflowError, state_check_failed
 from operators_lib.hotspot import measure_skew
 from operators_lib.incremental import QueryConfig, audit, batch_parity, stream_increment
 from operators_lib.locations import check_shared, local_path
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                         "query": cfg.name, "action": "compact",
                         **{k: report.get(k) for k in ("micro_batch", "expired_keys", "before",
                                                       "after", "operators", "not_swept")}})
-                if report.get("verdict") == "differs" or report.get("result_rows_changed"):
+                if state_check_failed(report):
                     print(json.dumps(report, indent=2, default=str))
                     return 1
             elif args.step == "backfill":

@@ -43,3 +43,10 @@ class EngineError(TwinflowError):
     """The Spark engine failed (its driver JVM died); the message says what to change."""
 
     exit_code = 3
+
+
+def state_check_failed(report: dict) -> bool:
+    """Does a state command's report fail it (exit 1, as a failed parity): ``verify`` found
+    the snapshot's result differs from the live one, or a compaction sweep changed the
+    result."""
+    return report.get("verdict") == "differs" or bool(report.get("result_rows_changed"))

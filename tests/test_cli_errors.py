@@ -261,3 +261,14 @@ def test_nondeterministic_query_fails_parity_with_exit_1(spark, tmp_path, capsys
 def test_non_deterministic_functions_are_refused(spark, tmp_path, capsys):
     _fails(spark, capsys, _write(tmp_path, "SELECT k, RAND() AS r FROM t"),
            "unknown or unsupported function RAND", "line 1")
+
+
+@pytest.mark.parametrize("report, failed", [
+    ({"verdict": "equal"}, False), ({"verdict": "differs"}, True),
+    ({"verdict": "explained_by_ttl"}, False), ({"result_rows_changed": 0}, False),
+    ({"result_rows_changed": 3}, True)])
+def test_state_commands_exit_1_when_verify_differs_or_a_sweep_changed_the_result(report, failed):
+    """`twinflow state verify|compact` and the DAGs' verify/compact steps share one rule."""
+    from operators_lib.errors import state_check_failed
+
+    assert state_check_failed(report) is failed
