@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import threading
@@ -184,6 +185,7 @@ def timed(cmd: list[str], log: Path) -> dict:
 def command(contender: str, q: Query, tables: dict[str, tuple[Path, Path]], work: Path,
             rows_per_batch: int) -> list[str]:
     if contender in ("stream", "batch"):
+        shutil.rmtree(work / f"out_{contender}", ignore_errors=True)  # no state of a run before
         ddl = work / "ddl.sql"
         ddl.write_text("".join(t + ";\n" for t in q.tables.values()))
         (work / "q.sql").write_text(q.flink + ";\n")
