@@ -39,6 +39,7 @@ from operators_lib.stream.runner import batch_metadata, last_commit
 _PAGES = {"join", "group", "topn"}  # MapState: slot -> pickled {key: pickled value}
 _BUCKET_PAGES = {"over", "dedup_first"}  # ValueState: a page per bucket with its keys' columns
 _PER_KEY = {"latest"}  # ValueState: one per operator key
+_DECODED = _PAGES | _BUCKET_PAGES  # pages whose keys are counted
 
 
 def inspect(spark: SparkSession, state: Path) -> dict:
@@ -92,7 +93,7 @@ def _variable(spark: SparkSession, checkpoint: Path, op_id: int, op_name: str,
         return {"rows": rows, "keys": None, "bytes": None}
     df = reader.option("stateVarName", name).load(str(checkpoint))
     blob = F.col("user_map_value.blob" if "user_map_value" in df.columns else "value.blob")
-    if name in _PAGES or name in _BUCKET_PAGES:
+    if name in _DECODED:
         stats = F.pandas_udf(_page_stats(name), "keys long, oldest long")(blob)
         row = df.select(F.length(blob).alias("b"), stats.alias("s")).agg(
             F.count("*").alias("rows"), F.sum("b").alias("bytes"),
@@ -101,8 +102,8 @@ def _variable(spark: SparkSession, checkpoint: Path, op_id: int, op_name: str,
         row = df.select(F.length(blob).alias("b")).agg(
             F.count("*").alias("rows"), F.sum("b").alias("bytes"),
             F.lit(None).alias("keys"), F.lit(None).alias("oldest")).first()
-    keys = row["rows"] if name in _PER_KEY else (row["keys"] or 0) if (
-        name in _PAGES or name in _BUCKET_PAGES) else None
+    keys = row["rows"] if name in _PER_KEY else (row["keys"] or 0) if name in _DECODED \
+        else None
     out = {"rows": row["rows"], "keys": None if keys is None else int(keys),
            "bytes": row["bytes"] or 0}
     if row["oldest"] is not None:

@@ -43,10 +43,6 @@ PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's stat
 _FIRE, _CODE = "tw__fire", "tw__code"
 
 
-def _numpy(table: pa.Table, column: str) -> np.ndarray:
-    return table.column(column).to_numpy()
-
-
 class FirstRowProcessor(TimedState):
     arrow = True  # rows in and out as Arrow (stream/packing.py)
 
@@ -67,11 +63,11 @@ class FirstRowProcessor(TimedState):
         page = self._load()
         out = []
         table = packing.read(rows)
-        data = _numpy(table, ROWNUM) >= 0  # the end-of-input marker: no row
+        data = packing.column(table, ROWNUM) >= 0  # the end-of-input marker: no row
         if not data.all():
             table = table.filter(data)
         if table.num_rows:
-            late = _numpy(table, TIME_MS) < wm
+            late = packing.column(table, TIME_MS) < wm
             if late.any():
                 out.append(self._markers(table.filter(late)))
             table = table.filter(~late)
@@ -97,7 +93,7 @@ class FirstRowProcessor(TimedState):
 
     def _save(self, page: dict, expired: int | None) -> None:
         waiting = page["waiting"]
-        due = int(_numpy(waiting, _FIRE).min()) if waiting is not None else None
+        due = int(packing.column(waiting, _FIRE).min()) if waiting is not None else None
         page["timer"] = move_timer(self.handle, page["timer"], expired, due)
         if page["keys"] is None:  # no key of this bucket yet (an end-of-input marker's call)
             self.state.clear()
@@ -110,7 +106,7 @@ class FirstRowProcessor(TimedState):
     def _codes(self, page: dict, table: pa.Table) -> np.ndarray:
         """Each row's key as its index in the page's keys (new keys appended)."""
         codes, page["keys"], n = page_key_codes(
-            page["keys"], {k: _numpy(table, k) for k in self.keys}, self.keys)
+            page["keys"], {k: packing.column(table, k) for k in self.keys}, self.keys)
         page["fired"] = np.concatenate((page["fired"], np.zeros(n, bool)))
         return codes
 
@@ -118,7 +114,7 @@ class FirstRowProcessor(TimedState):
     def _wait(self, page: dict, table: pa.Table, codes: np.ndarray, wm: int) -> None:
         """Each key's earliest on-time row (ties: the first to arrive) waits, unless the row
         already waiting is earlier or as early."""
-        ts, rownum = _numpy(table, TIME_MS), _numpy(table, ROWNUM)
+        ts, rownum = packing.column(table, TIME_MS), packing.column(table, ROWNUM)
         order = np.lexsort((rownum, ts, codes))
         first = order[np.flatnonzero(np.insert(codes[order][1:] != codes[order][:-1], 0, True))]
         new = table.select([*self.cols, TIME_MS, ROWNUM]).take(first)
@@ -126,23 +122,23 @@ class FirstRowProcessor(TimedState):
             _FIRE, pa.array(np.maximum(ts[first], wm + 1)))
         old = page["waiting"]
         if old is not None:
-            old_code = _numpy(old, _CODE)
+            old_code = packing.column(old, _CODE)
             waited = np.full(len(page["fired"]), np.inf)  # per key: the waiting row's time
-            waited[old_code] = _numpy(old, TIME_MS)
+            waited[old_code] = packing.column(old, TIME_MS)
             new = new.filter(waited[codes[first]] > ts[first])  # replaces it only if earlier
-            old = old.filter(~np.isin(old_code, _numpy(new, _CODE)))
+            old = old.filter(~np.isin(old_code, packing.column(new, _CODE)))
         page["waiting"] = new if old is None or not old.num_rows else pa.concat_tables([old, new])
 
     def _fire(self, page: dict, wm: int) -> pa.Table | None:
         waiting = page["waiting"]
         if waiting is None:
             return None
-        due = _numpy(waiting, _FIRE) <= wm
+        due = packing.column(waiting, _FIRE) <= wm
         if not due.any():
             return None
         rows = waiting.filter(due)
         page["waiting"] = waiting.filter(~due) if not due.all() else None
-        page["fired"][_numpy(rows, _CODE)] = True
+        page["fired"][packing.column(rows, _CODE)] = True
         n = rows.num_rows
         columns = [rows.column(c) for c in self.cols] + [
             pa.array(np.full(n, self.rank_value, dtype=object), pa.int64()),

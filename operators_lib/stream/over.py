@@ -74,10 +74,6 @@ class OverSpec:
     proctime: bool = False  # ORDER BY a processing-time attribute
 
 
-def _numpy(table: pa.Table, column: str) -> np.ndarray:
-    return table.column(column).to_numpy()
-
-
 def _concat(a: pa.Table | None, b: pa.Table) -> pa.Table:
     return b if a is None or not a.num_rows else pa.concat_tables([a, b])
 
@@ -101,7 +97,8 @@ class OverProcessor(TimedState):
         page = self._load()
         out = [self._fire(page, wm)]
         table = packing.read(rows)
-        data = _numpy(table, ROWNUM) >= 0  # the end-of-input marker and state sweeps: no row
+        # the end-of-input marker and state sweeps: no row
+        data = packing.column(table, ROWNUM) >= 0
         if not data.all():
             table = table.filter(data)
         if table.num_rows:
@@ -111,7 +108,7 @@ class OverProcessor(TimedState):
                 # Processing time: a row is complete on arrival (its time is the micro-batch's).
                 out.append(self._emit(*self._aggregate(page, new), "+I"))
             else:
-                ts = _numpy(new, TIME_MS)
+                ts = packing.column(new, TIME_MS)
                 late = ts <= (wm if self.unbounded else page["last"][codes])
                 if late.any():
                     out.append(self._emit(new.filter(late), None, LATE))
@@ -138,8 +135,8 @@ class OverProcessor(TimedState):
 
     def _save(self, page: dict, expired: int | None) -> None:
         pending = page["pending"]
-        due = int(_numpy(pending, _FIRE).min()) if pending is not None and pending.num_rows \
-            else None
+        due = int(packing.column(pending, _FIRE).min()) \
+            if pending is not None and pending.num_rows else None
         page["timer"] = move_timer(self.handle, page["timer"], expired, due)
         if page["keys"] is None:  # no key of this bucket yet (an end-of-input marker's call)
             self.state.clear()
@@ -154,8 +151,8 @@ class OverProcessor(TimedState):
     def _codes(self, page: dict, table: pa.Table) -> np.ndarray:
         """Each row's key as its index in the page's keys (new keys appended)."""
         keys = self.spec.keys
-        codes, page["keys"], n = page_key_codes(page["keys"], {k: _numpy(table, k) for k in keys},
-                                                keys)
+        codes, page["keys"], n = page_key_codes(
+            page["keys"], {k: packing.column(table, k) for k in keys}, keys)
         if n:
             page["last"] = np.concatenate((page["last"], np.full(n, NO_WATERMARK)))
             page["counts"] = [np.concatenate((c, np.zeros(n, np.int64)))
@@ -169,22 +166,22 @@ class OverProcessor(TimedState):
         pending = page["pending"]
         if pending is None or not pending.num_rows:
             return None
-        due_mask = _numpy(pending, _FIRE) <= wm
+        due_mask = packing.column(pending, _FIRE) <= wm
         if not due_mask.any():
             return None
         page["pending"] = pending.filter(~due_mask) if not due_mask.all() else None
         due, results = self._aggregate(page, pending.filter(due_mask))
-        code = _numpy(due, _CODE)
+        code = packing.column(due, _CODE)
         last = np.flatnonzero(np.append(code[1:] != code[:-1], True))
-        page["last"][code[last]] = _numpy(due, TIME_MS)[last]
+        page["last"][code[last]] = packing.column(due, TIME_MS)[last]
         return self._emit(due, results, "+I")
 
     def _aggregate(self, page: dict, due: pa.Table) -> tuple[pa.Table, list]:
         """``due`` sorted by (key, time, arrival) and each row's aggregates over its frame;
         the page's kept rows and accumulators moved past them."""
-        due = due.take(np.lexsort((_numpy(due, ROWNUM), _numpy(due, TIME_MS),
-                                   _numpy(due, _CODE))))
-        code, ts = _numpy(due, _CODE), _numpy(due, TIME_MS)
+        due = due.take(np.lexsort((packing.column(due, ROWNUM), packing.column(due, TIME_MS),
+                                   packing.column(due, _CODE))))
+        code, ts = packing.column(due, _CODE), packing.column(due, TIME_MS)
         n = len(ts)
         frame = self.spec.frame
         results = []
@@ -192,7 +189,7 @@ class OverProcessor(TimedState):
             firsts = np.flatnonzero(np.insert(code[1:] != code[:-1], 0, True))
             keys = code[firsts]
             for i, (call, dtype) in enumerate(zip(self.spec.aggs, self.spec.out_types)):
-                arr, valid = as_array(_numpy(due, call.arg), call) if call.arg else (
+                arr, valid = as_array(packing.column(due, call.arg), call) if call.arg else (
                     np.zeros(n), np.ones(n, bool))
                 counts, accs = page["counts"][i][keys], page["accs"][i][keys]
                 column = running(call, arr, valid, firsts, counts, accs, dtype)
@@ -205,9 +202,10 @@ class OverProcessor(TimedState):
         kept, rest = _split(page["history"], np.unique(code))
         hist = _concat(kept, due.select([_CODE, TIME_MS, *self.args]))
         n_kept = 0 if kept is None else kept.num_rows
-        order = np.lexsort((np.arange(hist.num_rows), _numpy(hist, _CODE)))  # kept rows first
+        # kept rows first
+        order = np.lexsort((np.arange(hist.num_rows), packing.column(hist, _CODE)))
         hist, is_due = hist.take(order), order >= n_kept
-        hcode, hts = _numpy(hist, _CODE), _numpy(hist, TIME_MS)
+        hcode, hts = packing.column(hist, _CODE), packing.column(hist, TIME_MS)
         idx = np.flatnonzero(is_due)  # the due rows' places, in ``due``'s order
         seg_first = np.flatnonzero(np.insert(hcode[1:] != hcode[:-1], 0, True))
         lengths = np.diff(np.append(seg_first, len(hcode)))
@@ -223,7 +221,7 @@ class OverProcessor(TimedState):
             keep = hts >= hts[seg_end - 1] - frame.preceding
         page["history"] = _concat(rest, hist.filter(keep))
         for call, dtype in zip(self.spec.aggs, self.spec.out_types):
-            arr, valid = as_array(_numpy(hist, call.arg), call) if call.arg else (
+            arr, valid = as_array(packing.column(hist, call.arg), call) if call.arg else (
                 np.zeros(len(hcode)), np.ones(len(hcode), bool))
             results.append(windowed(call, arr, valid, starts, ends, dtype))
         return due, results
@@ -246,7 +244,7 @@ def _split(history: pa.Table | None, codes: np.ndarray) -> tuple[pa.Table | None
     """(the kept rows of keys ``codes``, the others)."""
     if history is None or not history.num_rows:
         return None, None
-    mine = np.isin(_numpy(history, _CODE), codes)
+    mine = np.isin(packing.column(history, _CODE), codes)
     return history.filter(mine), history.filter(~mine)
 
 

@@ -106,6 +106,11 @@ def unpacked(df: DataFrame, schema: T.StructType) -> DataFrame:
     return df.mapInArrow(rows, schema)
 
 
+def column(table: pa.Table, name: str) -> np.ndarray:
+    """A column of an Arrow processor's rows or page as numpy."""
+    return table.column(name).to_numpy()
+
+
 def to_ipc(table: pa.Table) -> bytes:
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
