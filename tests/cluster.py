@@ -28,7 +28,7 @@ JVM_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 # new plans whose generated code the JVM would compile (Janino, then the JIT) for a few rows;
 # measured on 12 join/GROUP BY cases (local[2], C1): the JVM's CPU 41 -> 28 s, wall 42 -> 32 s.
 # Spark's default code generation still runs where a test starts `twinflow run` (CLI and
-# console tests) and in the cluster test (its cases and its DAG run).
+# console tests).
 INTERPRETED = {"spark.sql.codegen.wholeStage": "false",
                "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 

@@ -3,9 +3,10 @@ process of its own: a Python process holds one SparkContext).
 
     python -m tests.cluster_cases --master spark://127.0.0.1:PORT --out DIR CASE [CASE ...]
 
-Each case runs in ``both`` mode (several micro-batches) into ``DIR/<feature>__<case>/``; the
-last line printed is JSON: per case the exit code and parity verdict, and where the executors'
-Python workers imported ``operators_lib`` from.
+Each case runs in stream mode (several micro-batches) into ``DIR/<feature>__<case>/`` (batch
+mode runs on the cluster in the test's DAG run); the last line printed is JSON: per case the
+exit code and micro-batches, and where the executors' Python workers imported
+``operators_lib`` from.
 """
 
 from __future__ import annotations
@@ -30,16 +31,16 @@ def main() -> None:
     ap.add_argument("cases", nargs="+")
     args = ap.parse_args()
     from operators_lib.spark import get_spark
-    from tests.cluster import JVM_OPTS
+    from tests.cluster import INTERPRETED, JVM_OPTS
 
     spark = get_spark(args.master, app="twinflow-cluster-cases",
-                      conf={"spark.executor.extraJavaOptions": JVM_OPTS})
+                      conf={"spark.executor.extraJavaOptions": JVM_OPTS, **INTERPRETED})
     executors = spark.sparkContext.parallelize(range(4), 4).map(_imported_from).collect()
     results = {}
     for case_id in args.cases:
-        result = Case(CASES / case_id).run(spark, args.out / case_id.replace("/", "__"))
+        result = Case(CASES / case_id).run(spark, args.out / case_id.replace("/", "__"),
+                                           mode="stream")
         results[case_id] = {"exit_code": result.exit_code, "message": result.message,
-                            "verdict": result.report.get("parity", {}).get("verdict"),
                             "micro_batches": result.report.get("stream", {}).get(
                                 "micro_batches_this_run")}
     spark.stop()
