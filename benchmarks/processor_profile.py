@@ -33,7 +33,7 @@ class _Timer:
         return self.wm
 
 
-class _Handle:
+class MemoryHandle:
     """In-memory ValueState + timers: what transformWithState provides, minus the JVM."""
 
     def __init__(self):
@@ -81,7 +81,7 @@ def main() -> None:
     call = AggCall("MAX", "tw__a0", FlinkType("DOUBLE"), "tw__o0", FlinkType("DOUBLE"))
     for frame in (Frame("ROWS", 2), Frame("RANGE", 120_000)):
         for batches in (1, 10):
-            handle = _Handle()
+            handle = MemoryHandle()
             proc = OverProcessor(OverSpec(frame, (call,), ("k", "v", "ts"), ("float64",),
                                           ("k",), SCHEMA))
             proc.init(handle)

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from processor_profile import _Handle, _Timer  # noqa: E402
+from processor_profile import MemoryHandle, _Timer  # noqa: E402
 from windows_bench import generate  # noqa: E402
 
 from operators_lib.plan import ROWNUM, AggCall, TimeWindow  # noqa: E402
@@ -46,7 +46,7 @@ def run(window: TimeWindow, groups: dict, wm: int) -> tuple[float, float, int]:
     count = AggCall("COUNT", None, None, "o0", FlinkType("BIGINT"))
     spec = WindowAggSpec(window, ("g0",), ("int",), (count,), ("Int64",),
                          ("tw__wstart", "tw__wend", "tw__wtime"))
-    handle, proc = _Handle(), WindowAggProcessor(spec)
+    handle, proc = MemoryHandle(), WindowAggProcessor(spec)
     proc.init(handle)
     emitted = 0
     t0 = time.perf_counter()

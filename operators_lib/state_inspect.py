@@ -5,13 +5,13 @@ Read at the checkpoint's last committed micro-batch with Spark's state data sour
 as Spark jobs: the executors decode the values and the driver receives one row of sums per
 state variable. Per operator:
 
-- ``rows``: Spark's state entries. A changelog operator (join, GROUP BY, TopN) keeps one page
-  per slot (stream/rows.py); the processing-time temporal join one value per operator key;
-  OVER, keep-first deduplication, windows, interval and event-time temporal joins one page
-  per bucket.
-- ``keys``: operator keys held: counted in the pages of the changelog operators, OVER and
-  deduplication, one per entry for per-key values; None where a page per bucket holds no key
-  list (windows, interval and event-time temporal joins).
+- ``rows``: Spark's state entries. GROUP BY and TopN keep one page per slot
+  (stream/rows.py); the processing-time temporal join one value per operator key; the regular
+  join, OVER, keep-first deduplication, windows, interval and event-time temporal joins one
+  page per bucket.
+- ``keys``: operator keys held: counted in the pages of GROUP BY, TopN, the regular join,
+  OVER and deduplication, one per entry for per-key values; None where a page per bucket
+  holds no key list (windows, interval and event-time temporal joins).
 - ``bytes``: the size of the stored values (what RocksDB holds, before its own compression);
   ``disk_bytes``: the operator's directory in the checkpoint (every version Spark retains).
 - ``oldest_write_age_s`` (operators with state TTL): the age of the least recently written
@@ -28,18 +28,23 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from operators_lib.errors import InputError
 from operators_lib.metrics import tree_bytes
+from operators_lib.stream.join import WRITTEN, codes
 from operators_lib.stream.runner import batch_metadata, last_commit
 
-_PAGES = {"join", "group", "topn"}  # MapState: slot -> pickled {key: pickled value}
+_PAGES = {"group", "topn"}  # MapState: slot -> pickled {key: pickled value}
 _BUCKET_PAGES = {"over", "dedup_first"}  # ValueState: a page per bucket with its keys' columns
+_JOIN = "join"  # ValueState: a page per bucket with each side's records (stream/join.py)
 _PER_KEY = {"latest"}  # ValueState: one per operator key
-_DECODED = _PAGES | _BUCKET_PAGES  # pages whose keys are counted
+_DECODED = _PAGES | _BUCKET_PAGES | {_JOIN}  # pages whose keys are counted
 
 
 def inspect(spark: SparkSession, state: Path) -> dict:
@@ -117,6 +122,11 @@ def _page_stats(name: str):
         keys, oldest = [], []
         for blob in blobs:
             page = pickle.loads(blob)
+            if name == _JOIN:
+                k, t = _join_page(page)
+                keys.append(k)
+                oldest.append(t)
+                continue
             if name in _BUCKET_PAGES:  # stream/over.py, stream/dedup.py: no TTL clock
                 keys.append(0 if page["keys"] is None else len(next(iter(page["keys"].values()))))
                 oldest.append(None)
@@ -129,16 +139,19 @@ def _page_stats(name: str):
     return stats
 
 
+def _join_page(page: dict) -> tuple[int, int | None]:
+    """A join page's distinct join keys and the oldest TTL clock written in it (stream/join.py:
+    0 without TTL)."""
+    sides = [t for t in page["sides"] if t is not None]
+    keys = [c for c in sides[0].column_names if c.startswith("tw__kv")]
+    stacked = pa.concat_tables([t.select(keys) for t in sides])
+    n = len(np.unique(codes(list(stacked.columns), stacked.num_rows)))
+    oldest = min(pc.min(t.column(WRITTEN)).as_py() for t in sides)
+    return n, oldest or None
+
+
 def _written(name: str, value) -> list:
-    """The TTL clocks a key's value records (stream/join.py, stream/group_agg.py)."""
+    """The TTL clocks a key's value records (stream/group_agg.py)."""
     if name == "group":
         return [value[2]]
-    if name == "join":
-        out = []
-        for side in value:
-            if isinstance(side, list):  # one record per join key
-                out.append(side[3])
-            elif isinstance(side, dict):
-                out += [e[3] for e in side.values()]
-        return out
     return []

@@ -8,9 +8,11 @@ import pickle
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from pyspark.sql.streaming.tws_tester import TwsTester
 
 from operators_lib.plan import OP, ROWNUM, SWEEP, SWEEP_FIRST, TTL, AggCall
+from operators_lib.stream import packing
 from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
 from operators_lib.stream.join import LAYOUTS, JoinProcessor, JoinSpec, SideSpec
 from operators_lib.stream.rows import NOW, SLOT
@@ -72,20 +74,30 @@ def test_sweep_without_ttl_passes_on_and_keeps_everything():
     assert _keys(tester, "group") == {(False, 1), (False, 2)}
 
 
+def _packed(tester: TwsTester, frame: pd.DataFrame) -> pd.DataFrame:
+    """An Arrow processor's call: its rows packed in, its output unpacked (stream/packing.py)."""
+    out = tester.testInPandas(0, packing.frame(pa.Table.from_pandas(frame, preserve_index=False)))
+    return packing.unpack(out) if len(out) else out
+
+
 def test_sweep_expires_join_records_side_by_side():
     """A join key keeps its records written within the TTL; one whose records all expired is
     dropped; each key that lost records is reported once."""
-    side = SideSpec(("l0",), ("v",), ("int",), False, LAYOUTS[2], (), ())
-    spec = JoinSpec("INNER", side, SideSpec(("r0",), ("w",), ("int",), False, LAYOUTS[2], (),
-                                            ()), None, TTL_MS)
+    side = SideSpec(("l0",), ("v",), False, LAYOUTS[2], (), ())
+    spec = JoinSpec("INNER", side, SideSpec(("r0",), ("w",), False, LAYOUTS[2], (), ()), None,
+                    TTL_MS)
     tester = TwsTester(JoinProcessor(spec, KEYS))
-    cols = {"l0": [10, 20], "r0": [None, None], "tw__side": [0, 0]}
-    tester.testInPandas(0, _rows([1, 2], 1_000, **cols))
-    tester.testInPandas(0, _rows([2], 5_500, first=2, l0=[None], r0=[7], tw__side=[1]))
-    out = tester.testInPandas(0, _sweep(8_000, extra={"l0": None, "r0": None}))
+    ints = pd.Series([None, None], dtype="Int64")
+    _packed(tester, _rows([1, 2], 1_000, l0=[10, 20], r0=ints, tw__side=[0, 0]))
+    _packed(tester, _rows([2], 5_500, first=2, l0=ints[:1], r0=[7], tw__side=[1]))
+    sweep = _sweep(8_000, extra={"l0": None, "r0": None})
+    sweep["l0"], sweep["r0"], sweep["tw__side"] = ints[:1], ints[:1], 0  # typed, as in a run
+    out = _packed(tester, sweep)
     ttl = out[out[OP] == TTL]
     assert len(ttl) == 2  # key 1 (its only record) and key 2 (its left record)
-    assert _keys(tester, "join") == {(False, 2)}
-    page = pickle.loads(next(iter(tester.peekMapState("join", 0).values()))[0])
-    left, right = pickle.loads(page[(False, 2)])
-    assert left == {} and [e[0] for e in right.values()] == [(7,)]
+    passed = out[out[OP] == SWEEP]
+    assert passed[ROWNUM].tolist() == [SWEEP_FIRST]
+    page = pickle.loads(tester.peekValueState("join", 0)[0])
+    left, right = page["sides"]
+    assert left is None and right.column("r0").to_pylist() == [7]
+    assert right.column("tw__kv0").to_pylist() == [2]

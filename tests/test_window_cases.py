@@ -235,7 +235,7 @@ def test_window_join_residual_is_true_only_when_known():
     makes a comparison unknown, NOT unknown stays unknown, FALSE AND unknown is FALSE, TRUE OR
     unknown is TRUE, and NULL <=> NULL is TRUE; only TRUE pairs match."""
     from operators_lib.plan import Cond
-    from operators_lib.stream.window_join import truth
+    from operators_lib.stream.calc import truth
 
     cols = {"x": np.array([1, None, 3, None], dtype=object),
             "y": np.array([1, 2, None, None], dtype=object),

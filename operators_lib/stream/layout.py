@@ -19,8 +19,9 @@ from operators_lib.stream.runner import CHANGELOG_LAYOUT
 # 2: a state TTL query's result store and left-out rows keep the expired keys' hashes;
 # 3: a slot page holds each key's value pickled on its own (rows.SlotState);
 # 4: OVER keeps one page per bucket of partition keys (stream/over.py);
-# 5: so does keep-first deduplication (stream/dedup.py)
-_ENCODING = 5
+# 5: so does keep-first deduplication (stream/dedup.py);
+# 6: and the regular join (stream/join.py)
+_ENCODING = 6
 # The file source reads the staged directories through their offer logs (stream/offers.py);
 # before: hard links in source/<table>/, admitted by modification time.
 _SOURCE = "offer-log/1"

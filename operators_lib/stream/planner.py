@@ -313,11 +313,9 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame, runtime: SparkRun
     rename = {**dict(zip(lcols, lnames)), **dict(zip(rcols, rnames))}
     spec = JoinSpec(
         node.kind,
-        SideSpec(lcols, lnames, tuple(value_kind(f.type) for f in lf),
-                 node.kind in ("LEFT", "FULL"), llayout, luk,
+        SideSpec(lcols, lnames, node.kind in ("LEFT", "FULL"), llayout, luk,
                  tuple(lnames.index(k) for k in node.left_keys)),
-        SideSpec(rcols, rnames, tuple(value_kind(f.type) for f in rf),
-                 node.kind in ("RIGHT", "FULL"), rlayout, ruk,
+        SideSpec(rcols, rnames, node.kind in ("RIGHT", "FULL"), rlayout, ruk,
                  tuple(rnames.index(k) for k in node.right_keys)),
         node.residual, node.ttl_ms)
     shown = (lcols, lf) if node.kind in ("SEMI", "ANTI") else (lcols + rcols, lf + rf)

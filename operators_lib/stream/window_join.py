@@ -31,8 +31,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM, Calc, Cond
-from operators_lib.stream import calc
+from operators_lib.plan import EMIT_TS, LATE, OP, ROWNUM, Cond
+from operators_lib.stream.calc import truth
 from operators_lib.stream.event_time import Block
 from operators_lib.stream.join import SIDE
 from operators_lib.stream.window_agg import WE, WS, BufferedRows, marker_rows
@@ -53,43 +53,6 @@ class WindowJoinSpec:
     def output(self) -> tuple[str, ...]:
         """The result's columns: SEMI and ANTI joins give the left side's only."""
         return self.left if self.kind in ("SEMI", "ANTI") else self.left + self.right
-
-
-def truth(cond: Cond, column: Callable[[str], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """``cond`` over candidate pairs: (value, known) masks, SQL's three-valued logic (unknown:
-    a NULL operand). ``column(name)``: that column's values, one per pair (None for NULL)."""
-    if cond.op in ("AND", "OR"):
-        (a, ka), (b, kb) = (truth(c, column) for c in cond.args)
-        if cond.op == "AND":  # FALSE if either is known FALSE
-            return a & b & ka & kb, (ka & kb) | (ka & ~a) | (kb & ~b)
-        return (a & ka) | (b & kb), (ka & kb) | (ka & a) | (kb & b)
-    if cond.op == "NOT":
-        a, ka = truth(cond.args[0], column)
-        return ~a, ka
-    if cond.op == "COL":
-        v = column(cond.args[0])
-        known = ~pd.isna(v)
-        return np.where(known, v, False).astype(bool), known
-    x, y = (_values(a, column) for a in cond.args)
-    nx, ny = pd.isna(x), pd.isna(y)
-    known = ~nx & ~ny
-    value = np.zeros(len(x), bool)
-    value[known] = _COMPARE[cond.op](x[known], y[known])
-    if cond.op == "<=>":
-        return value | (nx & ny), np.ones(len(x), bool)
-    return value, known
-
-
-def _values(arg: str | Calc, column: Callable[[str], np.ndarray]) -> np.ndarray:
-    """A comparison operand's values over the candidate pairs: a column, or computed from
-    both inputs (stream/calc.py)."""
-    if isinstance(arg, Calc):
-        return calc.vector(arg, lambda a: _values(a, column))
-    return column(arg)
-
-
-_COMPARE = {"=": np.equal, "<=>": np.equal, "<>": np.not_equal, "<": np.less,
-            "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
 
 
 def join_windows(batches: Iterator[pa.RecordBatch], spec: WindowJoinSpec
