@@ -106,8 +106,8 @@ _JOIN_TYPES = {"INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL": "full
 
 def spark_join(node: Join, left: DataFrame, right: DataFrame,
                null_keys_match: bool = False) -> DataFrame:
-    """The join as Spark's own join operator (batch mode; stream mode for inner joins of
-    append-only inputs), with the residual condition built from the same ``Cond``.
+    """The join as Spark's own join operator (batch mode; stream mode for inner window joins
+    of append-only inputs), with the residual condition built from the same ``Cond``.
     ``null_keys_match``: NULL key parts equal NULL (a temporal join's keyed operator)."""
     lnames = [f.name for f in node.left.fields]
     rnames = [f.name for f in node.right.fields]

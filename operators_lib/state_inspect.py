@@ -91,7 +91,7 @@ def _watermark_text(ms: int) -> str | None:
 def _variable(spark: SparkSession, checkpoint: Path, op_id: int, op_name: str,
               name: str | None) -> dict:
     reader = spark.read.format("statestore").option("operatorId", op_id)
-    if name is None:  # Spark's own operator (the stream-stream join of append-only inputs)
+    if name is None:  # Spark's own operator (the stream-stream inner window join of TVF rows)
         sides = ("left", "right") if "Join" in op_name else (None,)
         rows = sum((reader.option("joinSide", s) if s else reader).load(str(checkpoint)).count()
                    for s in sides)

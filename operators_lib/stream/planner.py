@@ -277,11 +277,13 @@ def join_layout(node: Join, side: str) -> tuple[str, tuple[int, ...]]:
 
 def join_stream(node: Join, left: DataFrame, right: DataFrame, runtime: SparkRuntime
                 ) -> DataFrame:
-    if (node.kind == "INNER" and node.left_keys and not node.ttl_ms
-            and not (node.interval or node.temporal)
-            and OP not in left.columns and OP not in right.columns):
-        # Append-only inputs, no TTL: Spark's stream-stream inner join keeps every row in state
-        # and emits each match once, exactly Flink's regular inner join: the same join as batch.
+    # Append-only inputs, no TTL: the inner join emits each match once and never retracts.
+    append_only = (node.kind == "INNER" and node.left_keys and not node.ttl_ms
+                   and not (node.interval or node.temporal)
+                   and OP not in left.columns and OP not in right.columns)
+    if append_only and node.windowed:
+        # Window TVFs' rows joined on their windows: Spark's stream-stream inner join keeps
+        # every row in state and emits each match once, the same join as batch.
         return spark_join(node, left, right)
     lf, rf = node.left.fields, node.right.fields
     lcols = tuple(f"l{i}" for i in range(len(lf)))
@@ -327,6 +329,8 @@ def join_stream(node: Join, left: DataFrame, right: DataFrame, runtime: SparkRun
     union, key_cols = bucketed(lside.unionByName(rside), keys)
     result = transform_with_state(runtime, union.drop(*keys), [BUCKET],
                                   JoinProcessor(spec, key_cols), out, "None")
+    if append_only:  # every row is +I: the result stays append-only for what reads it
+        result = result.drop(OP)
     return with_ttl_key(node, result.select(*[F.col(c).alias(rename.get(c, c))
                                               for c in result.columns]))
 
