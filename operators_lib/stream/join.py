@@ -450,6 +450,7 @@ class JoinProcessor(StatefulProcessor):
 
     @staticmethod
     def _kept(x: _Side) -> pa.Table | None:
+        """The side's records after the micro-batch, as they are stored (None: none)."""
         keep = np.flatnonzero(x.after > 0)
         if not len(keep):
             return None
