@@ -81,7 +81,7 @@ from operators_lib.plan import EMIT_TS, MARKERS, OP, ROWNUM, SWEEP_FIRST, TTL, C
 from operators_lib.stream import packing
 from operators_lib.stream.calc import truth
 from operators_lib.stream.event_time import STATE_SCHEMA
-from operators_lib.stream.rows import NOW, marker_output, sweep_output
+from operators_lib.stream.rows import NOW, combined_codes, marker_output, sweep_output
 
 SIDE = "tw__side"  # 0 = left input, 1 = right input
 LAYOUTS = ("join_key_contains_unique_key", "input_has_unique_key", "no_unique_key")
@@ -115,15 +115,11 @@ class JoinSpec:
 def codes(columns: list[pa.ChunkedArray | pa.Array], n: int) -> np.ndarray:
     """A dense code per distinct combination of values over ``n`` rows (NULL is a value),
     in Arrow: exact for every type (no float64 detour for large integers)."""
-    code = np.zeros(n, dtype=np.int64)
-    for col in columns:
-        if isinstance(col, pa.ChunkedArray):  # one dictionary for all rows
-            col = col.combine_chunks()
-        enc = pc.dictionary_encode(col, null_encoding="encode")
-        width = max(len(enc.dictionary), 1)
-        code, _ = pd.factorize(code * width + enc.indices.to_numpy(zero_copy_only=False),
-                               sort=False)
-    return code.astype(np.int64, copy=False)
+    encoded = (pc.dictionary_encode(  # one dictionary for all rows
+        col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col,
+        null_encoding="encode") for col in columns)
+    return combined_codes(((enc.indices.to_numpy(zero_copy_only=False), len(enc.dictionary))
+                           for enc in encoded), n).astype(np.int64, copy=False)
 
 
 def _stacked(tables: list[pa.Table], column: str) -> pa.ChunkedArray:
