@@ -79,6 +79,8 @@ def get_spark(master: str | None = None, app: str = "twinflow",
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
+    from operators_lib.shipping import is_local
+
     # Workers must run this interpreter (it has pandas/pyarrow/protobuf), not the system python3.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -99,6 +101,8 @@ def get_spark(master: str | None = None, app: str = "twinflow",
     settings.setIfMissing("spark.app.name", app)
     for key, value in DEFAULTS.items():
         settings.setIfMissing(key, value)
+    if is_local(settings.get("spark.master", "local")):  # a cluster's executors lack twinflow
+        settings.setIfMissing("spark.python.daemon.module", "operators_lib.worker_daemon")
     settings.setAll([*conf.items(), *REQUIRED.items()])
     spark = SparkSession.builder.config(conf=settings).getOrCreate()
     _ship_code(spark)
