@@ -1,12 +1,14 @@
 """PySpark's Python worker daemon, importing the installed pyspark instead of Spark's zip of it.
 
-Spark starts its Python workers with ``<SPARK_HOME>/python/lib/pyspark.zip`` first on their
-path. Python keeps no bytecode for a zip: every new worker compiles the pyspark modules it
-imports from source (``pyspark.worker`` and the Arrow and streaming modules: ~1.2 s of CPU a
-worker, measured), and a stream run starts several workers (a task's chained Python operators
-each have their own). Where that zip is the installed pyspark's own (a pip-installed pyspark:
-the same files), the installed package is the same code with its bytecode cache, so it goes
-first. Anything else (a Spark distribution under another SPARK_HOME) keeps Spark's path.
+Spark starts its Python workers with ``<SPARK_HOME>/python/lib/pyspark.zip`` (and py4j's zip)
+first on their path. Python keeps no bytecode for a zip: every new worker compiled the pyspark
+modules it imports from source (``pyspark.worker``, the Arrow and streaming modules: ~1.2 s of
+CPU a worker, measured), and a stream run starts several workers (a task's chained Python
+operators each have their own). Each task also re-read the zip's directory
+(``importlib.invalidate_caches``, ~20 ms). Where the zips are the installed pyspark's own files
+(a pip-installed pyspark: the driver runs that package and its py4j), the workers import the
+installed packages, with their bytecode cache, and the zips leave the path. Anything else (a
+Spark distribution under another SPARK_HOME) keeps Spark's path.
 
 Spark runs it as ``python -m operators_lib.worker_daemon <worker module>`` where
 ``spark.python.daemon.module`` names it (spark.py sets that for local masters only: cluster
@@ -21,23 +23,23 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 
 
-def prefer_installed_pyspark(path: list[str]) -> list[str]:
-    """``path`` with Spark's pyspark and py4j zips last when they lie inside the pyspark
-    package that the rest of ``path`` finds (the same code)."""
+def without_own_zips(path: list[str]) -> list[str]:
+    """``path`` without Spark's pyspark and py4j zips where they lie inside the pyspark
+    package that the rest of ``path`` finds (the same code, installed)."""
     zips = [p for p in path if p.endswith(".zip") and Path(p).parent.parts[-3:] ==
             ("pyspark", "python", "lib")]
     rest = [p for p in path if p not in zips]
     spec = PathFinder.find_spec("pyspark", rest)
-    if not zips or spec is None or spec.origin is None:
+    if not zips or spec is None or spec.origin is None or not PathFinder.find_spec("py4j", rest):
         return path
     package = Path(spec.origin).parent
     if any(Path(z).parent != package / "python" / "lib" for z in zips):
         return path
-    return rest + zips
+    return rest
 
 
 def main() -> None:
-    sys.path[:] = prefer_installed_pyspark(sys.path)
+    sys.path[:] = without_own_zips(sys.path)
     from pyspark.daemon import manager
 
     manager()

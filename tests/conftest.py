@@ -13,8 +13,10 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 # The driver JVMs the tests start: the session's, the DAG steps' spark-submit.
 os.environ.setdefault("SPARK_SUBMIT_OPTS", JVM_OPTS)
 
-# Modules whose tests each take a minute or more (a cluster, DAG runs and CLI runs start JVMs).
-SLOW_FIRST = ("test_cluster.py", "test_dags.py", "test_console.py")
+# Modules whose tests each take a minute or more (a cluster, DAG runs and CLI runs start JVMs),
+# or half a minute each (scheduled runs, snapshots).
+SLOW_FIRST = ("test_cluster.py", "test_state_dags.py", "test_dags.py", "test_console.py",
+              "test_incremental_runs.py", "test_snapshots.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
