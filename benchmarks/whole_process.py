@@ -157,7 +157,7 @@ class Sampler(threading.Thread):
                     rss, cmd = p.memory_info().rss, " ".join(p.cmdline())
                 except psutil.Error:
                     continue
-                if "pyspark.daemon" in cmd or "pyspark/worker" in cmd:
+                if any(w in cmd for w in ("pyspark.daemon", "worker_daemon", "pyspark/worker")):
                     workers += rss
                 else:
                     driver += rss
