@@ -72,9 +72,9 @@ case "${1:-demo}" in
   test)
     shift || true
     .venv/bin/ruff check .
-    # Two test processes: the DAG and CLI tests spend much of their time starting JVMs and
-    # waiting on subprocesses, while the case tests keep a core busy. The slowest 15 are
-    # listed: the suite has a 15-minute budget.
+    # Three test processes on two cores: the DAG and CLI tests spend much of their time
+    # starting JVMs and waiting on subprocesses, while the case tests keep a core busy. The
+    # slowest 15 are listed: the suite has a 15-minute budget.
     exec .venv/bin/python -m pytest -q -n 3 --dist worksteal --durations=15 "$@" ;;
   *) echo "usage: $0 {demo|test|setup}" >&2; exit 2 ;;
 esac

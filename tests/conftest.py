@@ -20,8 +20,8 @@ SLOW_FIRST = ("test_cluster.py", "test_state_dags.py", "test_dags.py", "test_con
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slowest tests first: with work stealing (bootstrap.sh test) the other process then
-    fills in behind them, instead of one process ending the suite alone on a DAG run."""
+    """The slowest tests first: with work stealing (bootstrap.sh test) the other processes then
+    fill in behind them, instead of one process ending the suite alone on a DAG run."""
     items.sort(key=lambda item: SLOW_FIRST.index(item.path.name)
                if item.path.name in SLOW_FIRST else len(SLOW_FIRST))
 
