@@ -69,7 +69,7 @@ def truth(cond: Cond, column: Callable[[str], np.ndarray]) -> tuple[np.ndarray, 
 
 def _values(arg: str | Calc, column: Callable[[str], np.ndarray]) -> np.ndarray:
     """A comparison operand's values over the candidate pairs: a column, or computed from
-    both inputs (stream/calc.py)."""
+    both inputs (``vector``)."""
     if isinstance(arg, Calc):
         return vector(arg, lambda a: _values(a, column))
     return column(arg)
