@@ -79,7 +79,7 @@ from operators_lib.batch import batch_dataframe
 from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import InputError, ParityError, SqlError
 from operators_lib.locations import local_path
-from operators_lib.output import write_csv_frame, write_json
+from operators_lib.output import copy_changelog, write_csv_frame, write_json
 from operators_lib.parity import (
     SAMPLE,
     TTL_EXPLANATION,
@@ -128,6 +128,7 @@ from operators_lib.sql import load_script
 from operators_lib.stream import offers
 from operators_lib.stream.layout import STATE_LAYOUT, UNRECORDED
 from operators_lib.stream.runner import (
+    changelog_files,
     changelog_frame,
     checkpoint_shuffle_partitions,
     last_commit,
@@ -441,9 +442,10 @@ def _stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_di
 
 def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: int, upto: int,
           replayed: bool) -> dict:
-    """The run's outputs from its micro-batches ``first`` .. ``upto`` (see the module docstring),
-    written by the executors: stream.csv, changes.csv for an updating result, and the rows the
-    stream left out, kept in the state for later parity (``late/upto-<batch>/``).
+    """The run's outputs from its micro-batches ``first`` .. ``upto`` (see the module docstring):
+    stream.csv, changes.csv for an updating result (copied from the changelog's lines:
+    output.copy_changelog; an updating result is merged and written by the executors), and the
+    rows the stream left out, kept in the state for later parity (``late/upto-<batch>/``).
     ``replayed``: the state was rebuilt from the retained input since the previous run; an
     append-only result then leaves out the rows the retired state had emitted (published
     before)."""
@@ -464,14 +466,15 @@ def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: in
         kinds = counted.get
     if append_only(plan) and any(kinds[k] for k in RETRACTS):
         raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
-    changes = log.where(~F.col(OP).isin(*MARKERS))
-    if append_only(plan):
-        rows = _emitted(spark, plan, state, changes, replayed)
+    batches = changelog_files(state / "changelog", state / "checkpoint", first, upto)
+    if append_only(plan) and replayed:
+        rows = _emitted(spark, plan, state, log.where(~F.col(OP).isin(*MARKERS)), replayed)
         emitted = write_csv_frame(rows, run_dir / "stream.csv", types, columns,
                                   order=list(PLACE))["rows"]
+    elif append_only(plan):
+        emitted = copy_changelog(batches, None, (run_dir / "stream.csv", columns))["rows"]
     else:
-        write_csv_frame(changes, run_dir / "changes.csv", types, [OP, *columns],
-                        ["op", *columns], order=list(PLACE))
+        copy_changelog(batches, (run_dir / "changes.csv", ["op", *columns]))
         rows = result_rows(spark, state, upto, result_store.result_schema(plan, log))
         emitted = write_csv_frame(rows, run_dir / "stream.csv", types, columns,
                                   order=[RESULT_ORDER])["rows"]

@@ -42,8 +42,8 @@ from pyspark.sql import SparkSession
 from operators_lib import ingest
 from operators_lib.catalog import TableDef
 from operators_lib.errors import InputError
-from operators_lib.output import write_json
-from operators_lib.plan import Node
+from operators_lib.output import changelog_line, write_json
+from operators_lib.plan import LINE, Node
 from operators_lib.stream import offers
 from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.rows import BUCKETS
@@ -200,10 +200,12 @@ def stream(spark: SparkSession, plan: Node, state: Path, tables: list[str],
            rows_per_batch: int, runtime: SparkRuntime = SPARK,
            on_progress: Callable[[dict], None] | None = None) -> StreamRun:
     """Run the streaming query over what its tables' sources have been offered, from the
-    state's checkpoint to the end of that input (``availableNow``)."""
+    state's checkpoint to the end of that input (``availableNow``); its changelog rows carry
+    their CSV line (output.copy_changelog writes changelog.csv from it)."""
     sources = {t: state / "staged" / t for t in tables}
     for d in sources.values():
         if not (d / offers.LOG).is_dir():  # nothing offered: read nothing, whatever is there
             offers.offer(d, [])
-    return runtime.run(stream_dataframe(spark, plan, sources, rows_per_batch, runtime),
-                       state / "checkpoint", state / "changelog", on_progress)
+    df = stream_dataframe(spark, plan, sources, rows_per_batch, runtime).withColumn(
+        LINE, changelog_line([(f.name, f.type) for f in plan.fields]))
+    return runtime.run(df, state / "checkpoint", state / "changelog", on_progress)

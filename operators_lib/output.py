@@ -11,14 +11,21 @@ import json
 import os
 import shutil
 import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
+from operators_lib.changelog import ADDS, KINDS
+from operators_lib.errors import StateError
+from operators_lib.plan import EMIT_TS, LINE, MARKERS, OP, ROWNUM, SEQ
 from operators_lib.types import FlinkType
 
 # A field is quoted when it holds a delimiter, a quote or a line break (RFC 4180; Python's csv
@@ -141,6 +148,117 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
         os.replace(tmp, target)
     shutil.rmtree(parts, ignore_errors=True)
     return {**(seen.get if metrics else {}), **written.get}
+
+
+def changelog_line(fields: list[tuple[str, FlinkType]]) -> Column:
+    """A changelog row's result columns as its CSV line (``csv_line``), NULL for a marker row:
+    the stream's sink writes it beside the row (stream/runner.py), ``copy_changelog`` copies
+    it."""
+    return F.when(~F.col(OP).isin(*MARKERS), csv_line([(F.col(n), t) for n, t in fields]))
+
+
+# The order of a micro-batch's changelog parts (stream/runner.py) and of their merge here.
+_PART_ORDER = (EMIT_TS, ROWNUM, SEQ)
+_READ_ROWS = 1 << 16
+
+
+def copy_changelog(batches: list[Path], changes: tuple[Path, list[str]] | None,
+                   added: tuple[Path, list[str]] | None = None) -> dict[str, int]:
+    """The changelog of the micro-batch directories ``batches`` (stream/runner.py's, in batch
+    order) as CSV files, in ``plan.PLACE`` order without a Spark job: a micro-batch's parts are
+    each sorted by (``EMIT_TS``, ``ROWNUM``, ``SEQ``), so the driver merges them as it copies,
+    a few thousand rows of each part at a time (the rows' text is copied from Arrow's buffers,
+    as ``write_csv_frame`` copies its parts). ``changes`` (path, header): a line per row, its
+    kind then its ``LINE``; ``added``: the added rows' lines (an append-only result). Marker
+    rows are counted, not written. Written atomically. Returns the rows of each kind and
+    marker, and the rows that are not markers (``rows``). StateError if a part has no ``LINE``
+    (a changelog of another layout)."""
+    counts: Counter = Counter()
+    targets = [t for t in (changes, added) if t]
+    tmps = []
+    try:
+        with ExitStack() as stack:
+            outs = []
+            for target, head in targets:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+                tmps.append((tmp, target))
+                outs.append(stack.enter_context(os.fdopen(fd, "wb")))
+                outs[-1].write(_header_line(head))
+            for batch in batches:
+                for rows in _merged(sorted(batch.glob("part-*"))):
+                    for kind in pc.value_counts(rows.column(OP)).to_pylist():
+                        counts[kind["values"]] += kind["counts"]
+                    rows = rows.filter(pc.is_valid(rows.column(LINE)))
+                    if not rows.num_rows:
+                        continue
+                    counts["rows"] += rows.num_rows
+                    kind, line = rows.column(OP), rows.column(LINE)
+                    if changes:
+                        outs[0].write(_utf8_bytes(pc.binary_join_element_wise(kind, line, ",")))
+                    if added:
+                        outs[-1].write(_utf8_bytes(line.filter(pc.is_in(kind, pa.array(ADDS)))))
+                pa.default_memory_pool().release_unused()
+        for tmp, target in tmps:
+            os.replace(tmp, target)
+    finally:
+        for tmp, _ in tmps:
+            Path(tmp).unlink(missing_ok=True)
+    return {**{k: counts[k] for k in (*KINDS, *MARKERS)}, "rows": counts["rows"]}
+
+
+def _merged(parts: list[Path]) -> Iterator[pa.RecordBatch]:
+    """The rows (``OP``, ``LINE``) of parts each sorted by ``_PART_ORDER``, in that order: of
+    what each part has read, the rows up to the smallest of their last keys are taken, sorted
+    and given out; a part that has given out all it read reads on."""
+    readers = []
+    for part in parts:
+        f = pq.ParquetFile(part)
+        if LINE not in f.schema_arrow.names:
+            raise StateError(f"{part} has no {LINE} column: a changelog of an earlier layout")
+        readers.append(f.iter_batches(_READ_ROWS, columns=[*_PART_ORDER, OP, LINE]))
+    held: list[pa.RecordBatch | None] = [None] * len(readers)
+    while True:
+        for i, reader in enumerate(readers):
+            if reader is not None and (held[i] is None or not held[i].num_rows):
+                held[i] = next(reader, None)
+                if held[i] is None:
+                    readers[i] = None
+        live = [b for b in held if b is not None and b.num_rows]
+        if not live:
+            return
+        # Parts still reading bound what may go out: rows up to the least of their last keys.
+        bound = min((_keys(b, b.num_rows - 1) for i, b in enumerate(held)
+                     if b is not None and b.num_rows and readers[i] is not None), default=None)
+        taken = []
+        for i, b in enumerate(held):
+            if b is None or not b.num_rows:
+                continue
+            n = b.num_rows if bound is None else _count_upto(b, bound)
+            taken.append(b.slice(0, n))
+            held[i] = b.slice(n)
+        rows = pa.Table.from_batches(taken).combine_chunks()
+        if len(taken) > 1:
+            keys = [_key_array(rows.column(c)) for c in reversed(_PART_ORDER)]
+            rows = rows.take(np.lexsort(keys))
+        yield from rows.select([OP, LINE]).to_batches()
+
+
+def _key_array(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """A key column as int64, NULL first (Spark's ascending order)."""
+    return pc.fill_null(column, np.iinfo(np.int64).min).to_numpy()
+
+
+def _keys(batch: pa.RecordBatch, i: int) -> tuple[int, ...]:
+    return tuple(_key_array(batch.column(c).slice(i, 1))[0] for c in _PART_ORDER)
+
+
+def _count_upto(batch: pa.RecordBatch, bound: tuple[int, ...]) -> int:
+    """How many of ``batch``'s rows (sorted by ``_PART_ORDER``) have keys <= ``bound``."""
+    e, r, s = (_key_array(batch.column(c)) for c in _PART_ORDER)
+    be, br, bs = bound
+    upto = (e < be) | ((e == be) & ((r < br) | ((r == br) & (s <= bs))))
+    return int(upto.sum())
 
 
 def _utf8_bytes(texts: pa.StringArray) -> memoryview:

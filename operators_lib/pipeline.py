@@ -43,7 +43,7 @@ from operators_lib.catalog import TableDef
 from operators_lib.changelog import ADDS, RETRACTS
 from operators_lib.errors import InputError
 from operators_lib.locations import check_shared, local_path
-from operators_lib.output import write_csv_frame, write_header, write_json
+from operators_lib.output import copy_changelog, write_csv_frame, write_header, write_json
 from operators_lib.parity import (
     TTL_EXPLANATION,
     TTL_UPSTREAM_NOTE,
@@ -56,9 +56,7 @@ from operators_lib.plan import (
     EMIT_TS,
     LATE,
     LATE_WINDOW,
-    MARKERS,
     OP,
-    PLACE,
     ROWNUM,
     SESSION_SPLIT,
     TTL,
@@ -91,6 +89,7 @@ from operators_lib.stream.layout import STATE_LAYOUT
 from operators_lib.stream.runner import (
     SPARK,
     SparkRuntime,
+    changelog_files,
     checkpoint_shuffle_partitions,
     last_commit,
 )
@@ -335,14 +334,13 @@ def _stream_step(run: _Run, spark: SparkSession, runtime: SparkRuntime,
             f"written with (spark.sql.shuffle.partitions is "
             f"{report['spark']['shuffle_partitions']} in this session)")
     log = result_store.changelog(spark, plan, state)
-    # Each row kind's count, observed while the changelog is written; an append-only
-    # result is the changelog's rows, written by the same job.
+    # Each row kind's count, counted while the changelog is copied; an append-only result is
+    # the changelog's added rows, copied beside it.
     pending = run.pending
-    kinds = write_csv_frame(
-        log, pending / "changelog.csv", types, [OP, *columns], ["op", *columns],
-        order=list(PLACE), keep=~F.col(OP).isin(*MARKERS),
-        metrics=result_store.kind_counts(),
-        also=((pending / "stream.csv", columns),) if append_only(plan) else ())
+    kinds = copy_changelog(
+        changelog_files(state / "changelog", state / "checkpoint"),
+        (pending / "changelog.csv", ["op", *columns]),
+        (pending / "stream.csv", columns) if append_only(plan) else None)
     done = lifecycle.input_ended(state, list(run.tables))
     if append_only(plan):
         if any(kinds[k] for k in RETRACTS):

@@ -17,6 +17,7 @@ from operators_lib.types import NESTED, FlinkType
 ROWNUM = "tw__rownum"  # arrival order of a row within its table (0-based; -1 = end-of-input marker)
 EMIT_TS = "tw__ts"  # event time (epoch ms) at which a stream operator emitted the row
 SEQ = "tw__seq"  # a changelog row's position in its micro-batch's output (Spark's partition, row)
+LINE = "tw__line"  # a changelog row's result columns as its CSV line (output.changelog_line)
 OP = "tw__op"  # row kind in stream mode: +I, -U, +U, -D, LATE (a dropped late row), TTL (a
 # key whose state expired in the last changelog operator), TTL_UPSTREAM (expired further up)
 TTL_KEY = "tw__ttlkey"  # hash of the key of the last changelog operator (join key, group key)

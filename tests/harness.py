@@ -44,7 +44,7 @@ from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValu
 from pyspark.sql.streaming.tws_tester import _InMemoryStatefulProcessorHandle
 
 from operators_lib.catalog import TableDef
-from operators_lib.plan import BATCH, ROWNUM, SEQ
+from operators_lib.plan import BATCH, EMIT_TS, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
 from operators_lib.stream import offers, packing
 from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun, batch_dir
@@ -142,12 +142,14 @@ class HarnessRuntime:
 
 
 def _write_batch(table: pa.Table, changelog_dir: Path, batch_id: int) -> None:
-    """What runner.write_changelog_batch writes, from the driver: ``SEQ`` the emission order."""
+    """What runner.write_changelog_batch writes, from the driver: ``SEQ`` the emission order,
+    the part sorted as Spark's."""
     out = batch_dir(changelog_dir, batch_id)
     out.mkdir(parents=True, exist_ok=True)
     table = table.set_column(table.schema.get_field_index(BATCH), BATCH,
                              table[BATCH].cast(pa.int64()))
-    pq.write_table(table.append_column(SEQ, pa.array(range(len(table)), pa.int64())),
+    table = table.append_column(SEQ, pa.array(range(len(table)), pa.int64()))
+    pq.write_table(table.sort_by([(c, "ascending", "at_start") for c in (EMIT_TS, ROWNUM, SEQ)]),
                    out / "part-00000.parquet")
     (out / "_SUCCESS").touch()
 

@@ -31,12 +31,13 @@ SAME_AS_SPARK = {"over/late_bounded_vs_unbounded": 2, "topn/dedup_keep_first": 3
 
 
 def _batches(out) -> dict[str, Counter]:
-    """The rows of each micro-batch's changelog (batches without rows left out), without
-    their places: rows of different keys emitted at one time and input row may come in
-    either order."""
+    """The rows of each micro-batch's changelog (batches without rows left out; columns by
+    name), without their places: rows of different keys emitted at one time and input row may
+    come in either order."""
     dirs = sorted((out / "_state" / "changelog").glob("batch-*"))
     tables = {d.name: _naive(pq.read_table(d, coerce_int96_timestamp_unit="us")
                              .drop_columns([SEQ]).to_pandas()).astype(str) for d in dirs}
+    tables = {name: t[sorted(t.columns)] for name, t in tables.items()}
     return {name: Counter(map(tuple, t.values.tolist())) for name, t in tables.items() if len(t)}
 
 

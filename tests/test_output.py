@@ -1,9 +1,20 @@
 """CSV output: every type as Flink prints it (the rendering rules checked with the Flink oracle
-and written down in output.py), CSV quoting, and the file's bytes as written by Spark."""
+and written down in output.py), CSV quoting, the file's bytes as written by Spark, and the
+changelog copied from its parts in place order."""
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from operators_lib import output
+from operators_lib.errors import StateError
 from operators_lib.output import write_csv_frame, write_header
+from operators_lib.plan import EMIT_TS, LINE, OP, ROWNUM, SEQ
 from operators_lib.types import FlinkType
 
 # Each column's Flink type, and a SELECT giving rows that exercise its rendering.
@@ -56,3 +67,57 @@ def test_a_line_of_one_empty_field_is_quoted_and_a_header_alone_is_a_file(spark,
     assert out.read_bytes() == b's\n""\n"x\ry"\n'
     write_header(tmp_path / "late.csv", ["table", "row"])
     assert (tmp_path / "late.csv").read_bytes() == b"table,row\n"
+
+
+def _changelog_part(path: Path, rows: list[tuple], line: bool = True) -> None:
+    """A changelog part as the stream's sink writes it: sorted by (emit time, input row,
+    sequence number), NULL first."""
+    names = [EMIT_TS, ROWNUM, SEQ, OP, LINE]
+    table = pa.table(dict(zip(names, map(list, zip(*rows)))), schema=pa.schema(
+        [(EMIT_TS, pa.int64()), (ROWNUM, pa.int64()), (SEQ, pa.int64()), (OP, pa.string()),
+         (LINE, pa.string())]))
+    table = table.sort_by([(c, "ascending", "at_start") for c in (EMIT_TS, ROWNUM, SEQ)])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table if line else table.drop_columns([LINE]), path)
+
+
+def test_copy_changelog_merges_each_batchs_parts_in_place_order(tmp_path, monkeypatch):
+    """Random micro-batches of three parts each (interleaved keys, NULL emit times, markers),
+    read a few rows at a time: the copy is the rows sorted by their place, markers counted
+    and left out; the added rows' lines too."""
+    monkeypatch.setattr(output, "_READ_ROWS", 3)
+    rng = random.Random(7)
+    batches, everything = [], []
+    for b in range(4):
+        batch = tmp_path / f"batch-{b:08d}"
+        for part in range(3):
+            rows = []
+            for i in range(rng.randrange(0, 12)):
+                seq = (part << 33) + i
+                kind = rng.choice(["+I", "-U", "+U", "-D", "LATE"])
+                text = None if kind == "LATE" else f"r{b}.{part}.{i}\n"
+                rows.append((rng.choice([None, 5, 6, 7]), rng.randrange(4), seq, kind, text))
+            if rows:
+                _changelog_part(batch / f"part-{part:05d}-x.parquet", rows)
+                everything += [(b, *r) for r in rows]
+        batches.append(batch)
+    counts = output.copy_changelog(batches, (tmp_path / "changelog.csv", ["op", "x"]),
+                                   (tmp_path / "added.csv", ["x"]))
+    low = -(2**63)
+    placed = sorted(everything, key=lambda r: (r[0], low if r[1] is None else r[1], r[2], r[3]))
+    kept = [r for r in placed if r[5] is not None]
+    assert (tmp_path / "changelog.csv").read_text() == "op,x\n" + "".join(
+        f"{r[4]},{r[5]}" for r in kept)
+    assert (tmp_path / "added.csv").read_text() == "x\n" + "".join(
+        r[5] for r in kept if r[4] in ("+I", "+U"))
+    assert counts["rows"] == len(kept)
+    assert counts["LATE"] == sum(r[4] == "LATE" for r in placed)
+    assert counts["-D"] == sum(r[4] == "-D" for r in placed)
+
+
+def test_copy_changelog_refuses_a_changelog_without_lines(tmp_path):
+    _changelog_part(tmp_path / "batch-00000000" / "part-00000.parquet",
+                    [(1, 0, 0, "+I", "a\n")], line=False)
+    with pytest.raises(StateError, match="earlier layout"):
+        output.copy_changelog([tmp_path / "batch-00000000"], (tmp_path / "c.csv", ["op"]))
+    assert not (tmp_path / "c.csv").exists()

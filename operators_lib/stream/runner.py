@@ -10,9 +10,12 @@ The sink is Spark's writer on the executors: each micro-batch's changelog goes t
 ``<changelog_dir>/batch-<id>/`` (Parquet parts and ``_SUCCESS``); nothing passes through the
 driver. Each row carries its micro-batch (``BATCH``) and its position in the operator's output
 (``SEQ``, Spark's partition and row): ordered by ``plan.PLACE`` the changelog is in emission
-order. Writing by batch id (overwrite) makes a replayed batch (after a failure between the
-write and Spark's commit) replace its own output: exactly-once. Every batch writes its
-directory, even without rows: ``changelog_files`` then checks them against the batches the
+order. Each part is sorted by the rest of that order (``EMIT_TS``, ``ROWNUM``, ``SEQ``), and
+the rows carry their CSV line where the stream renders one (``LINE``: lifecycle.stream), so
+that changelog.csv is a merge of the parts as they are (output.copy_changelog), not a sort of
+the whole changelog. Writing by batch id (overwrite) makes a replayed batch (after a failure
+between the write and Spark's commit) replace its own output: exactly-once. Every batch writes
+its directory, even without rows: ``changelog_files`` then checks them against the batches the
 checkpoint committed, so a missing segment is an error, not a wrong result.
 """
 
@@ -31,13 +34,14 @@ from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.catalog import TableDef
 from operators_lib.errors import StateError
-from operators_lib.plan import BATCH, ROWNUM, SEQ
+from operators_lib.plan import BATCH, EMIT_TS, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
 from operators_lib.spark import session_conf
 from operators_lib.stream.packing import PACKED, pack, unpacked
 from operators_lib.stream.rows import BUCKET
 
-CHANGELOG_LAYOUT = "changelog/2"  # a directory per micro-batch, written by the executors
+# A directory per micro-batch, written by the executors; /3: its parts sorted, with LINE.
+CHANGELOG_LAYOUT = "changelog/3"
 _WM = "tw__wm"
 # Event time of the end-of-input marker: year 148110, past every TIMESTAMP (they end in 9999)
 # by more than any watermark delay, within Spark's timestamps (294247) and int64 milliseconds.
@@ -140,6 +144,7 @@ def write_changelog_batch(rows: DataFrame, changelog_dir: Path, batch_id: int) -
     """One micro-batch's changelog, written by the executors (module docstring)."""
     rows.select("*", F.lit(batch_id).cast("long").alias(BATCH),
                 F.monotonically_increasing_id().alias(SEQ)) \
+        .sortWithinPartitions(EMIT_TS, ROWNUM, SEQ) \
         .write.mode("overwrite").parquet(str(batch_dir(changelog_dir, batch_id)))
 
 
