@@ -69,6 +69,24 @@ def test_a_line_of_one_empty_field_is_quoted_and_a_header_alone_is_a_file(spark,
     assert (tmp_path / "late.csv").read_bytes() == b"table,row\n"
 
 
+
+def test_a_frame_of_many_partitions_is_written_in_its_order(spark, tmp_path):
+    """Rows over five partitions, ordered by a string and a struct (NULLs first, as Spark's
+    ascending order): the file is in that order."""
+    df = spark.range(300).repartition(5).selectExpr(
+        "id", "CASE WHEN id % 7 = 0 THEN NULL ELSE CAST(id % 3 AS STRING) END AS t",
+        "named_struct('a', CASE WHEN id % 11 = 0 THEN NULL ELSE id % 5 END, 'b', -id) AS p")
+    out = tmp_path / "out.csv"
+    counts = write_csv_frame(df, out, {"id": FlinkType("BIGINT")}, ["id"], order=["t", "p"])
+
+    def key(i: int) -> tuple:
+        t = None if i % 7 == 0 else str(i % 3)
+        a = None if i % 11 == 0 else i % 5
+        return (t is not None, t or "", a is not None, a or 0, -i)
+
+    assert counts["rows"] == 300
+    assert out.read_text().splitlines() == ["id", *map(str, sorted(range(300), key=key))]
+
 def _changelog_part(path: Path, rows: list[tuple], line: bool = True) -> None:
     """A changelog part as the stream's sink writes it: sorted by (emit time, input row,
     sequence number), NULL first."""
