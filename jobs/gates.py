@@ -9,6 +9,7 @@ from pathlib import Path
 
 from operators_lib import metrics
 from operators_lib.incremental import QueryConfig
+from operators_lib.output import write_text
 from operators_lib.paths import published_dir, state_dir
 from operators_lib.quality import validate_csv
 
@@ -74,7 +75,5 @@ def publish(cfg: QueryConfig, run: Path, run_key: str) -> Path:
     latest = target_root / "LATEST"
     if not latest.exists() or latest.read_text().strip() <= run_key:
         # A re-run of an earlier interval replaces its own version only.
-        pointer = target_root / ".LATEST.tmp"
-        pointer.write_text(run_key + "\n")
-        os.replace(pointer, latest)
+        write_text(latest, run_key + "\n")
     return final

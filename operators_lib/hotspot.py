@@ -25,9 +25,7 @@ Each decision appends an audit record (when, measured skew, rule, old -> new, wh
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +37,7 @@ from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError
 from operators_lib.incremental import QueryConfig, plan_for
 from operators_lib.lifecycle import staged_files
+from operators_lib.output import write_json
 from operators_lib.paths import append_audit, chosen_settings
 from operators_lib.plan import quote, scans
 from operators_lib.topn_split import splittable
@@ -125,11 +124,7 @@ def decide(cfg_path: Path, skew: Skew, now: datetime | None = None) -> dict:
               "skew": asdict(skew)}
     append_audit(cfg.name, record)
     if new != old:
-        path = chosen_settings(cfg.name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        chosen = {"hotspot": {"split": new, "last_change": {k: record[k] for k in (
-            "at", "old_split", "new_split", "reason")}}}
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps(chosen, indent=2) + "\n")
-        os.replace(tmp, path)
+        write_json(chosen_settings(cfg.name), {"hotspot": {
+            "split": new, "last_change": {k: record[k] for k in (
+                "at", "old_split", "new_split", "reason")}}})
     return record

@@ -13,8 +13,9 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -87,13 +88,45 @@ def csv_line(fields: list[tuple[Column, FlinkType | None]]) -> Column:
     return F.concat(line, F.lit("\n"))
 
 
+@contextmanager
+def replacing(targets: list[tuple[Path, list[str] | None]]) -> Iterator[list[BinaryIO]]:
+    """Files written atomically: ``targets`` (path, CSV header or None) opened as temp files
+    beside them, each behind its header, renamed onto them when the block ends without an
+    error, removed when it raises. A reader never sees half a file."""
+    tmps: list[tuple[str, Path]] = []
+    try:
+        with ExitStack() as stack:
+            outs = []
+            for target, head in targets:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+                tmps.append((tmp, target))
+                outs.append(stack.enter_context(os.fdopen(fd, "wb")))
+                if head is not None:
+                    outs[-1].write(_header_line(head))
+            yield outs
+        for tmp, target in tmps:
+            os.replace(tmp, target)
+    finally:
+        for tmp, _ in tmps:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def write_text(path: Path, text: str) -> None:
+    """A text file written atomically (``replacing``)."""
+    with replacing([(path, None)]) as (out,):
+        out.write(text.encode())
+
+
+def write_json(path: Path, data: dict) -> None:
+    """A JSON file written atomically (``replacing``)."""
+    write_text(path, json.dumps(data, indent=2, default=str) + "\n")
+
+
 def write_header(path: Path, names: list[str]) -> None:
-    """A CSV file of a header only, written atomically as ``write_csv_frame``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as out:
-        out.write(_header_line(names))
-    os.replace(tmp, path)
+    """A CSV file of a header only, written atomically (``replacing``)."""
+    with replacing([(path, names)]):
+        pass
 
 
 # Parquet's writer buffers a row group in the JVM's heap and checks its size every
@@ -110,10 +143,10 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
     """A DataFrame as a CSV file in Flink's rendering, formatted by Spark on the executors
     (``csv_line``, no Python per row): each row's line is a value of Parquet parts, joined
     behind the header into ``path`` in ``order`` (Spark's sort leaves its ranges in partition
-    order), a byte copy on the driver. Written atomically (temp file + rename): a reader never
-    sees half a file. ``also``: more files (path, columns) written from the same rows in the
-    same order by the same job. Returns the rows written (``rows``) and ``metrics`` (named
-    aggregates over ``df``), observed by that job; ``keep``: the rows to write."""
+    order), a byte copy on the driver. Written atomically (``replacing``). ``also``: more files
+    (path, columns) written from the same rows in the same order by the same job. Returns the
+    rows written (``rows``) and ``metrics`` (named aggregates over ``df``), observed by that
+    job; ``keep``: the rows to write."""
     files = [(path, columns, header or columns), *[(p, c, c) for p, c in also]]
     seen, written = Observation(), Observation()
     # Observed above the sort: its sampling job (range partitioning) would count rows twice.
@@ -128,11 +161,8 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
     parts = path.parent / f".{path.name}.parts"
     shutil.rmtree(parts, ignore_errors=True)
     rows.write.options(**_TEXT_PARTS).parquet(str(parts))
-    for name, (target, _, head) in zip(names, files):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-        with os.fdopen(fd, "wb") as out:
-            out.write(_header_line(head))
+    with replacing([(target, head) for target, _, head in files]) as outs:
+        for name, out in zip(names, outs):
             for part in sorted(parts.glob("part-*")):
                 # A row group (8 MB) at a time, its text copied from Arrow's buffer (no Python
                 # string), the memory handed back after each: the driver does not grow
@@ -145,7 +175,6 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
                             if len(text):
                                 out.write(_utf8_bytes(text))
                         pa.default_memory_pool().release_unused()
-        os.replace(tmp, target)
     shutil.rmtree(parts, ignore_errors=True)
     return {**(seen.get if metrics else {}), **written.get}
 
@@ -174,36 +203,21 @@ def copy_changelog(batches: list[Path], changes: tuple[Path, list[str]] | None,
     marker, and the rows that are not markers (``rows``). StateError if a part has no ``LINE``
     (a changelog of another layout)."""
     counts: Counter = Counter()
-    targets = [t for t in (changes, added) if t]
-    tmps = []
-    try:
-        with ExitStack() as stack:
-            outs = []
-            for target, head in targets:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-                tmps.append((tmp, target))
-                outs.append(stack.enter_context(os.fdopen(fd, "wb")))
-                outs[-1].write(_header_line(head))
-            for batch in batches:
-                for rows in _merged(sorted(batch.glob("part-*"))):
-                    for kind in pc.value_counts(rows.column(OP)).to_pylist():
-                        counts[kind["values"]] += kind["counts"]
-                    rows = rows.filter(pc.is_valid(rows.column(LINE)))
-                    if not rows.num_rows:
-                        continue
-                    counts["rows"] += rows.num_rows
-                    kind, line = rows.column(OP), rows.column(LINE)
-                    if changes:
-                        outs[0].write(_utf8_bytes(pc.binary_join_element_wise(kind, line, ",")))
-                    if added:
-                        outs[-1].write(_utf8_bytes(line.filter(pc.is_in(kind, pa.array(ADDS)))))
-                pa.default_memory_pool().release_unused()
-        for tmp, target in tmps:
-            os.replace(tmp, target)
-    finally:
-        for tmp, _ in tmps:
-            Path(tmp).unlink(missing_ok=True)
+    with replacing([t for t in (changes, added) if t]) as outs:
+        for batch in batches:
+            for rows in _merged(sorted(batch.glob("part-*"))):
+                for kind in pc.value_counts(rows.column(OP)).to_pylist():
+                    counts[kind["values"]] += kind["counts"]
+                rows = rows.filter(pc.is_valid(rows.column(LINE)))
+                if not rows.num_rows:
+                    continue
+                counts["rows"] += rows.num_rows
+                kind, line = rows.column(OP), rows.column(LINE)
+                if changes:
+                    outs[0].write(_utf8_bytes(pc.binary_join_element_wise(kind, line, ",")))
+                if added:
+                    outs[-1].write(_utf8_bytes(line.filter(pc.is_in(kind, pa.array(ADDS)))))
+            pa.default_memory_pool().release_unused()
     return {**{k: counts[k] for k in (*KINDS, *MARKERS)}, "rows": counts["rows"]}
 
 
@@ -272,9 +286,3 @@ def _header_line(names: list[str]) -> bytes:
     csv.writer(text, lineterminator="\n").writerow(names)
     return text.getvalue().encode()
 
-
-def write_json(path: Path, data: dict) -> None:
-    """Write atomically (temp file + rename), as ``write_csv_frame``."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str))
-    os.replace(tmp, path)

@@ -23,8 +23,9 @@ all but the two newest; a reader lists one file. Written atomically (temp file, 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from operators_lib.output import write_text
 
 LOG = "_spark_metadata"
 EOF_FILE = "eof.parquet"  # ingest.write_eof
@@ -64,9 +65,8 @@ def offer(source: Path, files: list[Path], eof: bool = False) -> None:
     log.mkdir(parents=True, exist_ok=True)
     ids = _batches(source)
     batch = (ids[-1] + _SPACING) if ids else _SPACING - 1
-    tmp = log / f".{batch}.compact.tmp"
-    tmp.write_text("v1\n" + "\n".join(json.dumps(e, separators=(",", ":")) for e in entries))
-    os.replace(tmp, log / f"{batch}.compact")
+    write_text(log / f"{batch}.compact",
+               "v1\n" + "\n".join(json.dumps(e, separators=(",", ":")) for e in entries))
     for old in ids[:-1]:
         (log / f"{old}.compact").unlink()
 
