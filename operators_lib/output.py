@@ -89,10 +89,12 @@ def csv_line(fields: list[tuple[Column, FlinkType | None]]) -> Column:
 
 
 @contextmanager
-def replacing(targets: list[tuple[Path, list[str] | None]]) -> Iterator[list[BinaryIO]]:
+def replacing(targets: list[tuple[Path, list[str] | None]], mode: int | None = None
+              ) -> Iterator[list[BinaryIO]]:
     """Files written atomically: ``targets`` (path, CSV header or None) opened as temp files
-    beside them, each behind its header, renamed onto them when the block ends without an
-    error, removed when it raises. A reader never sees half a file."""
+    beside them, each behind its header, renamed onto them (with permissions ``mode``, if
+    given) when the block ends without an error, removed when it raises. A reader never sees
+    half a file."""
     tmps: list[tuple[str, Path]] = []
     try:
         with ExitStack() as stack:
@@ -106,6 +108,8 @@ def replacing(targets: list[tuple[Path, list[str] | None]]) -> Iterator[list[Bin
                     outs[-1].write(_header_line(head))
             yield outs
         for tmp, target in tmps:
+            if mode is not None:
+                os.chmod(tmp, mode)
             os.replace(tmp, target)
     finally:
         for tmp, _ in tmps:

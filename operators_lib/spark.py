@@ -108,12 +108,41 @@ def get_spark(master: str | None = None, app: str = "twinflow",
     settings.setIfMissing("spark.app.name", app)
     for key, value in DEFAULTS.items():
         settings.setIfMissing(key, value)
-    if is_local(settings.get("spark.master", "local")):  # a cluster's executors lack twinflow
+    local = is_local(settings.get("spark.master", "local"))
+    if local:  # a cluster's executors lack twinflow
         settings.setIfMissing("spark.python.daemon.module", "operators_lib.worker_daemon")
     settings.setAll([*conf.items(), *REQUIRED.items()])
-    spark = SparkSession.builder.config(conf=settings).getOrCreate()
+    with _python_processes(local):
+        spark = SparkSession.builder.config(conf=settings).getOrCreate()
     _ship_code(spark)
     return spark
+
+
+@contextmanager
+def _python_processes(local: bool) -> Iterator[None]:
+    """On a local master, while a new SparkContext takes its Python executable from
+    PYSPARK_PYTHON: this interpreter behind worker_daemon's launcher, so that Spark's Python
+    processes import the installed pyspark (that module's docstring). Not where the user's
+    PYSPARK_PYTHON names another interpreter."""
+    from pyspark import SparkContext
+
+    from operators_lib.worker_daemon import python_launcher
+
+    python = os.environ["PYSPARK_PYTHON"]
+    launcher = None
+    if local and SparkContext._active_spark_context is None and SparkContext._jvm is not None \
+            and os.path.realpath(python) == os.path.realpath(sys.executable):
+        launcher = python_launcher(
+            SparkContext._jvm.org.apache.spark.api.python.PythonUtils.sparkPythonPath(),
+            python, Path(sys.prefix) / "share" / "twinflow")
+    if launcher is None:
+        yield
+        return
+    os.environ["PYSPARK_PYTHON"] = str(launcher)
+    try:
+        yield
+    finally:
+        os.environ["PYSPARK_PYTHON"] = python
 
 
 def _ship_code(spark: SparkSession) -> None:
