@@ -104,6 +104,10 @@ def get_spark(master: str | None = None, app: str = "twinflow",
                             conf.get("spark.driver.extraJavaOptions", ""))),
                        ("spark.app.name", app), *conf.items()])
         SparkContext._ensure_initialized(conf=launch)
+    elif SparkContext._jvm is None:
+        # spark-submit's JVM: connect to it first, or SparkConf() would not see its settings
+        # and twinflow's defaults would override the user's --conf.
+        SparkContext._ensure_initialized()
     settings = SparkConf()  # the JVM's: spark-submit's and spark-defaults.conf
     settings.setIfMissing("spark.app.name", app)
     for key, value in DEFAULTS.items():

@@ -51,9 +51,10 @@ def own_zips(spark_python_path: str, path: list[str]) -> str | None:
         if not entry.endswith(".zip"):
             break
         zips.append(entry)
-    pyspark = PathFinder.find_spec("pyspark", path)
+    rest = [p for p in path if p not in zips]  # a spark-submitted driver has them too
+    pyspark = PathFinder.find_spec("pyspark", rest)
     if not zips or pyspark is None or pyspark.origin is None or \
-            not PathFinder.find_spec("py4j", path):
+            not PathFinder.find_spec("py4j", rest):
         return None
     lib = Path(pyspark.origin).parent / "python" / "lib"
     if any(Path(z).resolve().parent != lib.resolve() for z in zips):

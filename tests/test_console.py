@@ -91,6 +91,27 @@ def test_spark_settings_of_the_user_win_over_twinflows_defaults(tmp_path):
     assert report["spark"] == {"master": "local[2]", "app": "from-cli", "shuffle_partitions": 5}
 
 
+def test_spark_submits_settings_win_over_twinflows_defaults(tmp_path):
+    """Under spark-submit too: its --conf beats twinflow's default, and a local master's Python
+    processes start through twinflow's launcher (operators_lib/worker_daemon.py)."""
+    script = tmp_path / "show.py"
+    script.write_text(textwrap.dedent("""
+        from operators_lib.spark import get_spark
+        spark = get_spark()
+        print("SETTINGS", spark.sparkContext.master,
+              spark.conf.get("spark.sql.shuffle.partitions"), spark.sparkContext.pythonExec)
+    """))
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
+    proc = subprocess.run([str(Path(sys.executable).parent / "spark-submit"), "--master",
+                           "local[1]", "--conf", "spark.sql.shuffle.partitions=7", str(script)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [line] = [x for x in proc.stdout.splitlines() if x.startswith("SETTINGS")]
+    _, master, partitions, python = line.split()
+    assert (master, partitions) == ("local[1]", "7")
+    assert Path(python).name.startswith("python-")
+
+
 def test_verbose_shows_engine_output(tmp_path):
     proc = _cli(tmp_path, "--mode", "stream", "--verbose")
     assert proc.returncode == 0, proc.stdout + proc.stderr

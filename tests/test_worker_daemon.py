@@ -24,6 +24,8 @@ SPARK_PATH = os.pathsep.join([*ZIPS, JAR])  # as PythonUtils.sparkPythonPath giv
 
 def test_the_installed_pyspark_replaces_its_own_zips():
     assert own_zips(SPARK_PATH, [SITE]) == os.pathsep.join(ZIPS)
+    # a spark-submitted driver has the zips on its own path too
+    assert own_zips(SPARK_PATH, [*ZIPS, SITE]) == os.pathsep.join(ZIPS)
 
 
 def test_the_zips_of_another_spark_home_keep_their_place(tmp_path):
