@@ -92,9 +92,14 @@ def csv_line(fields: list[tuple[Column, FlinkType | None]]) -> Column:
 def replacing(targets: list[tuple[Path, list[str] | None]], mode: int | None = None
               ) -> Iterator[list[BinaryIO]]:
     """Files written atomically: ``targets`` (path, CSV header or None) opened as temp files
-    beside them, each behind its header, renamed onto them (with permissions ``mode``, if
-    given) when the block ends without an error, removed when it raises. A reader never sees
-    half a file."""
+    beside them, each behind its header, renamed onto them when the block ends without an
+    error, removed when it raises. A reader never sees half a file. Their permissions:
+    ``mode``, else a new file's (0666 less the umask; mkstemp's own are 0600, which would hide
+    published results from a reader running as another user)."""
+    if mode is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     tmps: list[tuple[str, Path]] = []
     try:
         with ExitStack() as stack:
@@ -108,8 +113,7 @@ def replacing(targets: list[tuple[Path, list[str] | None]], mode: int | None = N
                     outs[-1].write(_header_line(head))
             yield outs
         for tmp, target in tmps:
-            if mode is not None:
-                os.chmod(tmp, mode)
+            os.chmod(tmp, mode)
             os.replace(tmp, target)
     finally:
         for tmp, _ in tmps:

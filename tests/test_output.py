@@ -4,6 +4,7 @@ changelog copied from its parts in place order."""
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -69,6 +70,19 @@ def test_a_line_of_one_empty_field_is_quoted_and_a_header_alone_is_a_file(spark,
     assert (tmp_path / "late.csv").read_bytes() == b"table,row\n"
 
 
+def test_files_written_atomically_get_a_new_files_permissions(tmp_path):
+    """mkstemp's 0600 would hide published results and reports from another user."""
+    umask = os.umask(0o022)
+    try:
+        output.write_json(tmp_path / "r.json", {"a": 1})
+        write_header(tmp_path / "h.csv", ["a"])
+        with output.replacing([(tmp_path / "x", None)], mode=0o755) as (out,):
+            out.write(b"#!/bin/sh\n")
+    finally:
+        os.umask(umask)
+    modes = {f.name: f.stat().st_mode & 0o777 for f in tmp_path.iterdir()}
+    assert modes == {"r.json": 0o644, "h.csv": 0o644, "x": 0o755}
+
 
 def test_a_frame_of_many_partitions_is_written_in_its_order(spark, tmp_path):
     """Rows over five partitions, ordered by a string and a struct (NULLs first, as Spark's
@@ -86,6 +100,7 @@ def test_a_frame_of_many_partitions_is_written_in_its_order(spark, tmp_path):
 
     assert counts["rows"] == 300
     assert out.read_text().splitlines() == ["id", *map(str, sorted(range(300), key=key))]
+
 
 def _changelog_part(path: Path, rows: list[tuple], line: bool = True) -> None:
     """A changelog part as the stream's sink writes it: sorted by (emit time, input row,
