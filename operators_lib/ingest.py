@@ -18,7 +18,9 @@ handles files, pieces and counts, never rows:
 
 ``write_eof`` writes ``eof.parquet``: one marker row (``tw__rownum = -1``, every column NULL)
 that moves the watermark past every event time at end of input, as Flink does for bounded
-input (stream/planner.py).
+input (stream/planner.py). Where the plan fires at the end of input in the micro-batch that
+reads the last row (plan.ends_in_last_part), the last part also holds a marker row per bucket
+(plan.END_FIRST); readers of staged parts other than the stream keep ``tw__rownum >= 0``.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from operators_lib.csv_parse import (
     rejected_csv,
 )
 from operators_lib.errors import InputError
-from operators_lib.plan import ROWNUM, SWEEP_FIRST
+from operators_lib.plan import END_FIRST, ROWNUM, SWEEP_FIRST
 from operators_lib.scan import staged_schema
 from operators_lib.spark import session_conf
 from operators_lib.stream.offers import EOF_FILE
@@ -248,12 +250,14 @@ def write_rejected(parsed: Parsed, path: Path) -> int:
 
 
 def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per_batch: int,
-          first_rownum: int = 0, first_part: int = 0, file_batches: bool = False
-          ) -> list[Path]:
+          first_rownum: int = 0, first_part: int = 0, file_batches: bool = False,
+          end_markers: int = 0) -> list[Path]:
     """Write table ``key``'s parsed rows as micro-batch files of ``rows_per_batch`` rows,
     numbered from ``first_rownum`` (files from ``first_part``); returns the files in order.
     ``file_batches``: each input file starts a micro-batch (a scheduled run's landed files are
-    read one after the other, the watermark moving between them), else they run on."""
+    read one after the other, the watermark moving between them), else they run on.
+    ``end_markers``: the last file also announces the end of input to that many buckets
+    (plan.END_FIRST)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     pieces = [p for p in parsed.pieces if p.table == key and p.rows]
     if not pieces:
@@ -275,6 +279,8 @@ def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per
                           for f in physical_schema(table)]
                          + [pa.field(ROWNUM, pa.int64()), pa.field(_PART, pa.int32())])
 
+    last = (pieces[-1].file, pieces[-1].piece)
+
     def number(batches):
         for batch in batches:
             for file, piece, data in zip(*(batch.column(c).to_pylist() for c in
@@ -285,6 +291,9 @@ def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per
                 yield from pa.table([*rows.columns, pa.array(first + at),
                                      pa.array(part + (place + at) // rows_per_batch, pa.int32())],
                                     schema=numbered).to_batches()
+                if end_markers and (file, piece) == last:
+                    yield from _markers(numbered, END_FIRST - np.arange(end_markers),
+                                        {_PART: parts - 1}).to_batches()
 
     staged = staged_schema(table)
     schema = T.StructType([T.StructField(f.name, T.LongType()) if f.name in times else f
@@ -347,12 +356,19 @@ def write_sweep(table: TableDef, path: Path, buckets: int) -> Path:
 
 
 def _write_markers(table: TableDef, path: Path, rownums: np.ndarray) -> Path:
-    """A staged file of marker rows: every column NULL, ``tw__rownum`` as given."""
-    schema = pa.schema([*physical_schema(table), pa.field(ROWNUM, pa.int64())])
+    """A staged file of marker rows."""
+    pq.write_table(_markers(pa.schema([*physical_schema(table), pa.field(ROWNUM, pa.int64())]),
+                            rownums), path)
+    return path
+
+
+def _markers(schema: pa.Schema, rownums: np.ndarray, fixed: dict | None = None) -> pa.Table:
+    """Marker rows: every column NULL, ``tw__rownum`` as given, ``fixed`` columns' values."""
     rows = {f.name: pa.nulls(len(rownums), f.type) for f in schema}
     rows[ROWNUM] = pa.array(rownums, pa.int64())
-    pq.write_table(pa.Table.from_pydict(rows, schema=schema), path)
-    return path
+    for name, value in (fixed or {}).items():
+        rows[name] = pa.array(np.full(len(rownums), value), schema.field(name).type)
+    return pa.Table.from_pydict(rows, schema=schema)
 
 
 def _tasks(spark: SparkSession, n: int):

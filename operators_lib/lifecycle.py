@@ -101,10 +101,11 @@ def discard_unstaged(state: Path) -> None:
 
 
 def stage(spark: SparkSession, parsed: ingest.Parsed, state: Path, rows_per_batch: int,
-          file_batches: bool) -> dict[str, list[Path]]:
+          file_batches: bool, ends: bool = False) -> dict[str, list[Path]]:
     """Stage the parsed input after what the manifest records, as micro-batch files of
     ``rows_per_batch`` rows (``file_batches``: each input file starts one); the manifest, saved
-    last, records them. Returns each table's new files."""
+    last, records them. ``ends``: this is the whole input, and its last part announces its end
+    to every bucket (plan.ends_in_last_part). Returns each table's new files."""
     record = manifest(state)
     added = {}
     for key in parsed.tables:
@@ -113,7 +114,8 @@ def stage(spark: SparkSession, parsed: ingest.Parsed, state: Path, rows_per_batc
         entry = record["tables"].setdefault(key, {"files": {}, "rows": 0, "parts": 0})
         added[key] = ingest.stage(spark, parsed, key, state / "staged" / key, rows_per_batch,
                                   first_rownum=entry["rows"], first_part=entry["parts"],
-                                  file_batches=file_batches)
+                                  file_batches=file_batches,
+                                  end_markers=BUCKETS if ends else 0)
         wm = parsed.tables[key].watermark
         if wm is not None and added[key]:  # the table's latest event time, from the footers
             latest = [t for p in added[key]

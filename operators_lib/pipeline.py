@@ -71,6 +71,7 @@ from operators_lib.plan import (
     WindowAggregate,
     append_only,
     batch_only,
+    ends_in_last_part,
     find,
     first_row_dedup,
     late_tag,
@@ -270,7 +271,8 @@ def _stage(cfg: RunConfig, spark: SparkSession, plan: Node) -> _Run:
                 shutil.rmtree(entry)
             else:
                 entry.unlink()
-        lifecycle.stage(spark, parsed, state, n, file_batches=False)
+        lifecycle.stage(spark, parsed, state, n, file_batches=False,
+                        ends=ends_in_last_part(plan))
     record_query(state, cfg.sql, cfg.topn_split, n)
     pool = {k: ingest.stage_constant(state / "staged" / k) if t.constant else
             lifecycle.staged_files(state, k) for k, t in tables.items()}

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from operators_lib.catalog import TableDef
 from operators_lib.types import NESTED, FlinkType
 
-ROWNUM = "tw__rownum"  # arrival order of a row within its table (0-based; -1 = end-of-input marker)
+# arrival order of a row within its table (0-based; below 0, marker rows: -1 the end-of-input
+# marker, SWEEP_FIRST, END_FIRST)
+ROWNUM = "tw__rownum"
 EMIT_TS = "tw__ts"  # event time (epoch ms) at which a stream operator emitted the row
 SEQ = "tw__seq"  # a changelog row's position in its micro-batch's output (Spark's partition, row)
 LINE = "tw__line"  # a changelog row's result columns as its CSV line (output.changelog_line)
@@ -33,6 +35,16 @@ LATE, TTL, TTL_UPSTREAM, LATE_WINDOW, SESSION_SPLIT = MARKERS
 # never writes it.
 SWEEP_FIRST = -2
 SWEEP = "SWEEP"
+# The end of input announced in the last staged part (``ends_in_last_part``): one row per
+# bucket, tw__rownum = END_FIRST - bucket, no data. It moves the watermark past every event
+# time, as the end-of-input marker does (tw__rownum -1, a file of its own), and tells the
+# operator in the micro-batch that reads it that no row follows: it fires everything then,
+# instead of storing it for the next micro-batch to fire.
+END_FIRST = -(1 << 20)
+# Where the rows an operator fires at the end of input go in its micro-batch's changelog:
+# after its other rows, as when the end is a micro-batch of its own (tw__ts + END_MS; event
+# times span +-2^48 ms, years 0001-9999).
+END_MS = 1 << 50
 BATCH = "tw__batch"  # a changelog row's micro-batch (and an input row's, under tests/harness.py)
 HIDDEN = (OP, EMIT_TS, ROWNUM, TTL_KEY, BATCH)
 # A changelog in emission order: by micro-batch, event time, arrival, then the order the
@@ -355,6 +367,20 @@ def children(node: Node) -> list[Node]:
     if isinstance(node, Union):
         return list(node.inputs)
     return [node.child]
+
+
+def ends_in_last_part(plan: Node) -> bool:
+    """Whether a run's staged input announces its end in its last part (END_FIRST): where
+    the plan reads one table with a WATERMARK into one stateful operator that fires by event
+    time and supports it (OVER, a window aggregate). With a second stateful operator, rows
+    fired at the end would reach it after it had seen the end; with a second table, one
+    table's end is not the input's."""
+    stateful = [n for kind in (Over, Join, Aggregate, WindowAggregate, SessionRows, Rank)
+                for n in find(plan, kind)]
+    tables = scans(plan)
+    return (len(tables) == 1 and tables[0].table.watermark is not None and len(stateful) == 1
+            and isinstance(stateful[0], (Over, WindowAggregate))
+            and stateful[0].time_kind == "rowtime")
 
 
 def scans(node: Node) -> list[Scan]:

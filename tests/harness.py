@@ -44,7 +44,7 @@ from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValu
 from pyspark.sql.streaming.tws_tester import _InMemoryStatefulProcessorHandle
 
 from operators_lib.catalog import TableDef
-from operators_lib.plan import BATCH, EMIT_TS, ROWNUM, SEQ
+from operators_lib.plan import BATCH, EMIT_TS, END_FIRST, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
 from operators_lib.stream import offers, packing
 from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun, batch_dir
@@ -155,10 +155,12 @@ def _write_batch(table: pa.Table, changelog_dir: Path, batch_id: int) -> None:
 
 
 def _max_event_time(path: Path, table: TableDef) -> int | None:
-    """The largest event time (epoch ms) in a staged file, the end-of-input marker's (a row
-    without data, tw__rownum -1) past every valid one, as SparkRuntime.source gives it."""
+    """The largest event time (epoch ms) in a staged file, an end-of-input marker's (a row
+    without data, tw__rownum -1 or plan.END_FIRST's) past every valid one, as
+    SparkRuntime.source gives it."""
     data = pq.read_table(path, columns=[table.watermark.column, ROWNUM])
-    if pc.any(pc.equal(data[ROWNUM], -1)).as_py():
+    if pc.any(pc.or_(pc.equal(data[ROWNUM], -1),
+                     pc.less_equal(data[ROWNUM], END_FIRST))).as_py():
         return END_OF_INPUT_US // 1000
     peak = pc.max(data.column(0).cast(pa.int64())).as_py()  # microseconds
     return None if peak is None else peak // 1000

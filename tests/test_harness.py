@@ -26,7 +26,7 @@ from operators_lib.types import FlinkType
 from tests.caselib import all_cases
 from tests.harness import feed
 
-SAME_AS_SPARK = {"over/late_bounded_vs_unbounded": 2, "topn/dedup_keep_first": 3,
+SAME_AS_SPARK = {"over/late_bounded_vs_unbounded": 1, "topn/dedup_keep_first": 3,
                  "topn/leaderboard_sum": 8, "join/join_retracting_view": 3}
 
 

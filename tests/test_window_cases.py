@@ -65,7 +65,8 @@ def test_several_micro_batches_parity(spark, tmp_path, case):
     assert report["parity"]["verdict"] in (
         ("not_applicable",) if report["stream"]["session_splits"] else
         ("explained_by_late_rows", "equal") if late else ("equal",))
-    assert report["stream"]["micro_batches_this_run"] >= 4
+    # two micro-batches of rows at least, and the end
+    assert report["stream"]["micro_batches_this_run"] >= 3
     assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
     if not late and not report["stream"]["session_splits"]:
         assert_final(case, tmp_path, "stream.csv", "batch_final.csv")

@@ -59,8 +59,9 @@ def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[P
         name = node.table.name.lower()
         paths = [str(p) for p in files[name]]
         schema = staged_schema(node.table)
-        df = spark.read.schema(schema).parquet(*paths) if paths else spark.createDataFrame(
-            [], schema)
+        # The last part may also announce the end of input to the stream (plan.END_FIRST).
+        df = spark.read.schema(schema).parquet(*paths).where(F.col(ROWNUM) >= 0) if paths \
+            else spark.createDataFrame([], schema)
         drop = (drop_rows or {}).get(name)
         if drop is not None:
             df = df.join(drop.select(ROWNUM).distinct(), ROWNUM, "left_anti")

@@ -17,6 +17,10 @@ Changelog rules (Flink's RowTime*PrecedingFunction family):
     watermark is still accepted by a key that has not fired past it).
 - An accepted row waits for the watermark to advance after its arrival (Flink fires timers on a
   watermark *advance*), i.e. it fires once ``watermark >= max(time, watermark_at_arrival + 1)``.
+- At the end of input every waiting row fires (Flink's final watermark). Where the last staged
+  part announces the end (plan.END_FIRST), in the micro-batch that reads it, after the rows it
+  fired at its watermark: those due at the watermark the input ends with have times behind the
+  others', so time order is the order of Flink's last watermark, then its final one.
 - ROWS: peers are distinct windows; RANGE: rows with equal time share one window.
 - ORDER BY a processing-time attribute: every row is emitted on arrival (no watermark, no late
   rows); its time is the micro-batch's processing time, so a RANGE frame treats the rows of one
@@ -44,9 +48,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.streaming import StatefulProcessorHandle
 
-from operators_lib.plan import LATE, ROWNUM, AggCall, Frame
+from operators_lib.plan import EMIT_TS, END_FIRST, END_MS, LATE, ROWNUM, AggCall, Frame
 from operators_lib.stream import packing
 from operators_lib.stream.event_time import (
     NO_WATERMARK,
@@ -97,9 +102,12 @@ class OverProcessor(TimedState):
         page = self._load()
         out = [self._fire(page, wm)]
         table = packing.read(rows)
-        # the end-of-input marker and state sweeps: no row
-        data = packing.column(table, ROWNUM) >= 0
+        # the end-of-input markers and state sweeps: no row
+        rownum = packing.column(table, ROWNUM)
+        data = rownum >= 0
+        ended = False
         if not data.all():
+            ended = bool((rownum <= END_FIRST).any())
             table = table.filter(data)
         if table.num_rows:
             codes = self._codes(page, table)
@@ -116,8 +124,18 @@ class OverProcessor(TimedState):
                 if new.num_rows:
                     new = new.append_column(_FIRE, pa.array(np.maximum(ts, wm + 1)))
                     page["pending"] = _concat(page["pending"], new)
+        if ended:
+            out.append(self._fire_at_end(page))
         self._save(page, expired=None)
         yield from packing.frames(out)
+
+    def _fire_at_end(self, page: dict) -> pa.Table | None:
+        """No row follows (plan.END_FIRST): every waiting row fires, ordered after the
+        micro-batch's other rows (plan.END_MS)."""
+        out = self._fire(page, np.iinfo(np.int64).max)
+        return None if out is None else out.set_column(
+            out.schema.get_field_index(EMIT_TS), EMIT_TS,
+            pc.add(out[EMIT_TS], pa.scalar(END_MS, pa.int64())))
 
     # -- state -----------------------------------------------------------------------------
     def _load(self) -> dict:

@@ -22,6 +22,7 @@ from pyspark.sql.streaming import StatefulProcessor
 from operators_lib.plan import (
     BATCH,
     EMIT_TS,
+    END_FIRST,
     MARKERS,
     OP,
     ROWNUM,
@@ -202,8 +203,10 @@ def transform_with_state(runtime: SparkRuntime, df: DataFrame, keys: list[str], 
 
 
 def _window_bucket(df: DataFrame, keys) -> DataFrame:
-    """``df`` with the bucket of a window operator's keys (one bucket without keys)."""
-    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(BUCKETS)) if keys else F.lit(0)
+    """``df`` with the bucket of a window operator's keys (one bucket without keys); an
+    end-of-input marker of the last part goes to the bucket it names (plan.END_FIRST)."""
+    bucket = F.when(F.col(ROWNUM) <= END_FIRST, F.lit(END_FIRST) - F.col(ROWNUM)).otherwise(
+        F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(BUCKETS))) if keys else F.lit(0)
     return df.withColumn(BUCKET, bucket.cast("long"))
 
 

@@ -34,7 +34,7 @@ from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.catalog import TableDef
 from operators_lib.errors import StateError
-from operators_lib.plan import BATCH, EMIT_TS, ROWNUM, SEQ
+from operators_lib.plan import BATCH, EMIT_TS, END_FIRST, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
 from operators_lib.spark import session_conf
 from operators_lib.stream.packing import PACKED, pack, unpacked
@@ -84,9 +84,11 @@ class SparkRuntime:
               .parquet(str(path)))
         wm = table.watermark
         if wm or processing_time:
-            # The end-of-input marker (tw__rownum -1, no data) counts as an event time past
-            # every valid one: the watermark then passes all data, as Flink's at end of input.
-            time = F.when(F.col(ROWNUM) == -1, F.timestamp_micros(F.lit(END_OF_INPUT_US))) \
+            # The end-of-input markers (tw__rownum -1 and plan.END_FIRST's, no data) count as
+            # an event time past every valid one: the watermark then passes all data, as
+            # Flink's at end of input.
+            ended = (F.col(ROWNUM) == -1) | (F.col(ROWNUM) <= END_FIRST)
+            time = F.when(ended, F.timestamp_micros(F.lit(END_OF_INPUT_US))) \
                 .otherwise(F.current_timestamp() if processing_time else F.col(wm.column))
             delay = 0 if processing_time else wm.delay_ms
             df = df.withColumn(_WM, time).withWatermark(_WM, f"{delay} milliseconds").drop(_WM)

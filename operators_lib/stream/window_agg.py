@@ -18,7 +18,9 @@ input (Flink's window aggregate):
   it merges into no open session. A kept row touching a session that has already fired starts
   a new one, as in Flink, and is reported (``SESSION_SPLIT``, the fired session's end in
   ``tw__ts``): batch semantics would have merged them, so parity does not apply.
-- End of input: the end-of-input marker moves the watermark past every window: all fire.
+- End of input: the end-of-input marker moves the watermark past every window: all fire. Where
+  the last staged part announces the end (plan.END_FIRST), they fire in the micro-batch that
+  reads it, after the windows it fired at its watermark (their ends are past it).
 - Processing time (``proctime``, stream mode only): a row's time is its micro-batch's
   processing time (the PROCTIME() column) and the stream's watermark is processing time
   (stream/runner.py): a window fires in the first micro-batch whose watermark has passed its
@@ -46,6 +48,7 @@ from pyspark.sql.streaming import StatefulProcessorHandle
 
 from operators_lib.plan import (
     EMIT_TS,
+    END_FIRST,
     LATE,
     LATE_WINDOW,
     OP,
@@ -207,7 +210,9 @@ class WindowAggProcessor(PendingWindows):
             yield from self._cascaded(page, df, wm)
             return
         fired = self._fire(page, wm)  # windows due before these rows arrived
-        df = df[df[ROWNUM] >= 0]  # the end-of-input marker only moves the watermark
+        # The end of input announced in the last part (plan.END_FIRST): no row follows.
+        ended = bool((df[ROWNUM] <= END_FIRST).any())
+        df = df[df[ROWNUM] >= 0]  # the end-of-input markers only move the watermark
         late = None
         # In processing time a row arrives at its own time: it is never late.
         admitted = NO_WATERMARK if self.spec.proctime else wm
@@ -218,8 +223,11 @@ class WindowAggProcessor(PendingWindows):
             on_time = end - 1 > admitted
             self._add_pairs(page, df, idx[on_time], start[on_time], end[on_time])
             late = self._late(df[_RN].to_numpy(), idx, end, on_time)
+        # Every window left fires: their ends are past this micro-batch's watermark, so they
+        # leave after the windows it fired, as they would in micro-batches of their own.
+        last = self._fire(page, np.iinfo(np.int64).max) if ended else None
         self._save(page, expired=None)
-        yield from (o for o in (fired, late) if o is not None)
+        yield from (o for o in (fired, late, last) if o is not None)
 
     def _cascaded(self, page: dict, df: pd.DataFrame, wm: int) -> Iterator[pd.DataFrame]:
         """Rows of an upstream window, fired by the watermark this micro-batch brings: in
