@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
-from operators_lib.changelog import ADDS, KINDS
+from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import StateError
 from operators_lib.plan import EMIT_TS, LINE, MARKERS, OP, ROWNUM, SEQ
 from operators_lib.types import FlinkType
@@ -206,10 +206,11 @@ def copy_changelog(batches: list[Path], changes: tuple[Path, list[str]] | None,
     each sorted by (``EMIT_TS``, ``ROWNUM``, ``SEQ``), so the driver merges them as it copies,
     a few thousand rows of each part at a time (the rows' text is copied from Arrow's buffers,
     as ``write_csv_frame`` copies its parts). ``changes`` (path, header): a line per row, its
-    kind then its ``LINE``; ``added``: the added rows' lines (an append-only result). Marker
-    rows are counted, not written. Written atomically. Returns the rows of each kind and
-    marker, and the rows that are not markers (``rows``). StateError if a part has no ``LINE``
-    (a changelog of another layout)."""
+    kind then its ``LINE``; ``added``: the added rows' lines up to the first retraction (the
+    result, where nothing is retracted: an append-only one, or an updating one whose rows were
+    never updated). Marker rows are counted, not written. Written atomically. Returns the rows
+    of each kind and marker, and the rows that are not markers (``rows``). StateError if a part
+    has no ``LINE`` (a changelog of another layout)."""
     counts: Counter = Counter()
     with replacing([t for t in (changes, added) if t]) as outs:
         for batch in batches:
@@ -223,7 +224,7 @@ def copy_changelog(batches: list[Path], changes: tuple[Path, list[str]] | None,
                 kind, line = rows.column(OP), rows.column(LINE)
                 if changes:
                     outs[0].write(_utf8_bytes(pc.binary_join_element_wise(kind, line, ",")))
-                if added:
+                if added and not any(counts[k] for k in RETRACTS):
                     outs[-1].write(_utf8_bytes(line.filter(pc.is_in(kind, pa.array(ADDS)))))
             pa.default_memory_pool().release_unused()
     return {**{k: counts[k] for k in (*KINDS, *MARKERS)}, "rows": counts["rows"]}

@@ -336,20 +336,22 @@ def _stream_step(run: _Run, spark: SparkSession, runtime: SparkRuntime,
             f"written with (spark.sql.shuffle.partitions is "
             f"{report['spark']['shuffle_partitions']} in this session)")
     log = result_store.changelog(spark, plan, state)
-    # Each row kind's count, counted while the changelog is copied; an append-only result is
-    # the changelog's added rows, copied beside it.
+    # Each row kind's count, counted while the changelog is copied; a result that nothing
+    # retracted (an append-only one, or an updating one none of whose rows changed: a join or
+    # GROUP BY in one micro-batch) is the changelog's added rows, copied beside it.
     pending = run.pending
     kinds = copy_changelog(
         changelog_files(state / "changelog", state / "checkpoint"),
-        (pending / "changelog.csv", ["op", *columns]),
-        (pending / "stream.csv", columns) if append_only(plan) else None)
+        (pending / "changelog.csv", ["op", *columns]), (pending / "stream.csv", columns))
     done = lifecycle.input_ended(state, list(run.tables))
-    if append_only(plan):
-        if any(kinds[k] for k in RETRACTS):
-            raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
+    retracted = any(kinds[k] for k in RETRACTS)
+    if append_only(plan) and retracted:
+        raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
+    if not retracted:
         final, stream_rows = log.where(F.col(OP).isin(*ADDS)), kinds["rows"]
     else:
-        # From the whole changelog, as changelog.csv (no snapshot that could hide damage).
+        # From the whole changelog, as changelog.csv (no snapshot that could hide damage);
+        # stream.csv replaced.
         final = result_store.result_rows(spark, state, last_batch,
                                          result_store.result_schema(plan, log),
                                          into=pending / ".result")
