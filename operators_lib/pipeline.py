@@ -558,6 +558,7 @@ def _progress_summary(progress: list[dict]) -> dict:
     return {
         "batch_id": last.get("batchId"),
         "watermark": (last.get("eventTime") or {}).get("watermark"),
+        # Spark's count of the rows its sources read: the end-of-input markers included.
         "input_rows_total": sum(p.get("numInputRows", 0) for p in progress),
         "state_rows": sum(o.get("numRowsTotal", 0) for o in ops),
         "state_memory_bytes": sum(o.get("memoryUsedBytes", 0) for o in ops),
