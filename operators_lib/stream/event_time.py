@@ -10,10 +10,12 @@ import pandas as pd
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor
 
+from operators_lib.plan import END_FIRST
 from operators_lib.stream import packing
 
 TIME_MS = "tw__t"  # the operator's time attribute in epoch milliseconds
 NO_WATERMARK = -(2**62)
+PAST_EVERYTHING = np.iinfo(np.int64).max  # a watermark at which every pending row is due
 STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType())])  # one pickled value
 
 Block = dict[str, np.ndarray]  # columns of equal length: rows kept in state
@@ -24,6 +26,12 @@ def one_frame(rows: Iterable[pd.DataFrame]) -> pd.DataFrame:
     packed by bucket: stream/packing.py) as one frame, end-of-input marker included."""
     frames = list(rows)
     return packing.unpack(frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True))
+
+
+def ends_input(rownum: np.ndarray) -> bool:
+    """Whether these rows' numbers include the end of input announced in the last staged part
+    (plan.END_FIRST): no row follows, so what waits fires at ``PAST_EVERYTHING``."""
+    return bool((rownum <= END_FIRST).any())
 
 
 def take(block: Block, index) -> Block:

@@ -51,13 +51,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.streaming import StatefulProcessorHandle
 
-from operators_lib.plan import EMIT_TS, END_FIRST, END_MS, LATE, ROWNUM, AggCall, Frame
+from operators_lib.plan import EMIT_TS, END_MS, LATE, ROWNUM, AggCall, Frame
 from operators_lib.stream import packing
 from operators_lib.stream.event_time import (
     NO_WATERMARK,
+    PAST_EVERYTHING,
     STATE_SCHEMA,
     TIME_MS,
     TimedState,
+    ends_input,
     move_timer,
     watermark,
 )
@@ -107,7 +109,7 @@ class OverProcessor(TimedState):
         data = rownum >= 0
         ended = False
         if not data.all():
-            ended = bool((rownum <= END_FIRST).any())
+            ended = ends_input(rownum)
             table = table.filter(data)
         if table.num_rows:
             codes = self._codes(page, table)
@@ -132,7 +134,7 @@ class OverProcessor(TimedState):
     def _fire_at_end(self, page: dict) -> pa.Table | None:
         """No row follows (plan.END_FIRST): every waiting row fires, ordered after the
         micro-batch's other rows (plan.END_MS)."""
-        out = self._fire(page, np.iinfo(np.int64).max)
+        out = self._fire(page, PAST_EVERYTHING)
         return None if out is None else out.set_column(
             out.schema.get_field_index(EMIT_TS), EMIT_TS,
             pc.add(out[EMIT_TS], pa.scalar(END_MS, pa.int64())))

@@ -48,7 +48,6 @@ from pyspark.sql.streaming import StatefulProcessorHandle
 
 from operators_lib.plan import (
     EMIT_TS,
-    END_FIRST,
     LATE,
     LATE_WINDOW,
     OP,
@@ -59,11 +58,13 @@ from operators_lib.plan import (
 )
 from operators_lib.stream.event_time import (
     NO_WATERMARK,
+    PAST_EVERYTHING,
     STATE_SCHEMA,
     TIME_MS,
     Block,
     TimedState,
     concat,
+    ends_input,
     move_timer,
     one_frame,
     take,
@@ -211,7 +212,7 @@ class WindowAggProcessor(PendingWindows):
             return
         fired = self._fire(page, wm)  # windows due before these rows arrived
         # The end of input announced in the last part (plan.END_FIRST): no row follows.
-        ended = bool((df[ROWNUM] <= END_FIRST).any())
+        ended = ends_input(df[ROWNUM].to_numpy())
         df = df[df[ROWNUM] >= 0]  # the end-of-input markers only move the watermark
         late = None
         # In processing time a row arrives at its own time: it is never late.
@@ -225,7 +226,7 @@ class WindowAggProcessor(PendingWindows):
             late = self._late(df[_RN].to_numpy(), idx, end, on_time)
         # Every window left fires: their ends are past this micro-batch's watermark, so they
         # leave after the windows it fired, as they would in micro-batches of their own.
-        last = self._fire(page, np.iinfo(np.int64).max) if ended else None
+        last = self._fire(page, PAST_EVERYTHING) if ended else None
         self._save(page, expired=None)
         yield from (o for o in (fired, late, last) if o is not None)
 
