@@ -182,6 +182,21 @@ def timed(cmd: list[str], log: Path) -> dict:
             "peak_python_workers_mb": round(sampler.workers_mb)}
 
 
+def attempt(cmd: list[str], log: Path, label: str) -> dict:
+    """``timed``, or the error: one failed run does not lose the others."""
+    try:
+        result = timed(cmd, log)
+    except RuntimeError as e:
+        result = {"error": str(e)}
+    print(label, result, flush=True)
+    return result
+
+
+def machine() -> str:
+    return (f"{platform.machine()}, {os.cpu_count()} cores, "
+            f"{psutil.virtual_memory().total / 2**30:.0f} GB")
+
+
 def command(contender: str, q: Query, tables: dict[str, tuple[Path, Path]], work: Path,
             rows_per_batch: int) -> list[str]:
     if contender in ("stream", "batch"):
@@ -243,17 +258,12 @@ def main() -> int:
         work.mkdir(parents=True, exist_ok=True)
         row: dict = {"query": name, "rows": args.rows}
         for contender in contenders:
-            try:
-                row[contender] = timed(command(contender, q, tables, work,
-                                               args.rows_per_batch or args.rows),
-                                       work / f"{contender}.log")
-            except RuntimeError as e:  # one failed run does not lose the others
-                row[contender] = {"error": str(e)}
-            print(name, contender, row[contender], flush=True)
+            row[contender] = attempt(command(contender, q, tables, work,
+                                             args.rows_per_batch or args.rows),
+                                     work / f"{contender}.log", f"{name} {contender}")
         results.append(row)
     record = {"date": date.today().isoformat(), "command": " ".join(sys.argv),
-              "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
-                         f"{psutil.virtual_memory().total / 2**30:.0f} GB",
+              "machine": machine(),
               "results": results}
     out = args.out or HERE / "results" / f"whole_process_{record['date']}.json"
     out.write_text(json.dumps(record, indent=2) + "\n")

@@ -42,6 +42,10 @@ class TableDef:
     # The one row of a SELECT without FROM (``SELECT CAST(NULL AS INT)``): no input file, no
     # columns, staged by the run itself (ONE_ROW).
     constant: bool = False
+    # PARTITIONED BY: the layout of a filesystem table; only an INSERT target may have it
+    # (twinflow's result is its own files in --out; a source's partition columns would come
+    # from directory names, which twinflow does not read)
+    partitioned_by: tuple[str, ...] = ()
 
     @property
     def physical(self) -> tuple[Column, ...]:

@@ -190,6 +190,10 @@ class Temporal:
     # latest version when it arrives (stream/proctime_temporal_join.py); batch mode joins the
     # latest version of the whole input.
     time_kind: str = "rowtime"
+    # A lookup join (processing time, the right side a table with neither PRIMARY KEY nor
+    # WATERMARK, as Flink's lookup sources): each left row joins every row of the table with
+    # its keys, the table as its input stood when the run began (stream/lookup_join.py).
+    lookup: bool = False
 
 
 @dataclass(frozen=True)
@@ -430,8 +434,16 @@ def processing_time_windows(node: Node) -> list[WindowAggregate]:
 
 
 def processing_time_joins(node: Node) -> list[Join]:
-    """The temporal joins of processing time: their results depend on when rows arrive."""
-    return [j for j in find(node, Join) if j.temporal and j.temporal.time_kind == "proctime"]
+    """The temporal joins of processing time: their results depend on when rows arrive (not
+    a lookup join's: its table does not change during a run)."""
+    return [j for j in find(node, Join) if j.temporal and j.temporal.time_kind == "proctime"
+            and not j.temporal.lookup]
+
+
+def lookup_scans(node: Node) -> list[Scan]:
+    """The scans of lookup joins' tables: read whole, not streamed (stream/lookup_join.py)."""
+    return [s for j in find(node, Join) if j.temporal and j.temporal.lookup
+            for s in scans(j.right)]
 
 
 def held_time(node: Node) -> list[Join | Union]:

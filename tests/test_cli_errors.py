@@ -72,8 +72,12 @@ def _fails(spark, capsys, args, *needles) -> str:
      "WHERE rn <= 2", ["column of its own", "line 2"]),
     ("SELECT * FROM (SELECT k, RANK() OVER (ORDER BY v) AS rn,\n"
      " SUM(v) OVER (ORDER BY ts) AS s FROM t) WHERE rn <= 2", ["only OVER call", "line 2"]),
-    ("INSERT INTO x SELECT * FROM t", ["unsupported statement 'INSERT INTO'", "line 1"]),
-    ("SELECT k FROM t;\nSELECT v FROM t", ["after the final SELECT", "line 2"]),
+    ("INSERT INTO x SELECT * FROM t", ["INSERT INTO x: no such table", "line 1"]),
+    ("INSERT OVERWRITE t SELECT * FROM t", ["unsupported statement 'INSERT OVERWRITE'",
+                                           "line 1"]),
+    ("SELECT k FROM t;\nSELECT v FROM t", ["after the final query", "line 2"]),
+    ("SELECT k AS\n`value`, v AS value FROM t", ["value is a reserved word in Flink SQL",
+                                                 "line 2"]),
     ("SELECT k FROM (SELECT k FROM t", ["cannot parse query"]),
     # Refused by the function catalog once argument types are known (sql/functions.py):
     ("SELECT k,\n TYPEOF(v + 1) AS t FROM t", ["TYPEOF is supported for a nullable column",

@@ -49,7 +49,9 @@ SELECT * FROM v
      "no such column", 4),
     ("CREATE TABLE t (\n a INT,\n WATERMARK FOR a AS a\n)", "must be a TIMESTAMP", 3),
     ("CREATE TABLE t (a INT, a BIGINT)", "duplicate column", 1),
-    ("CREATE TABLE t (\n a INT\n) PARTITIONED BY (a)", "unsupported clause", 3),
+    ("CREATE TABLE t (\n a INT\n) PARTITIONED BY (a)", "a table read as input", 1),
+    ("CREATE TABLE t (\n a INT\n) PARTITIONED BY (b)", "PARTITIONED BY column b", 1),
+    ("CREATE TABLE t (\n a INT\n) LIKE u", "unsupported clause", 3),
     ("CREATE TABLE t (a INT, m STRING METADATA FROM 'k')", "METADATA columns", 1),
 ])
 def test_ddl_errors_name_the_line(tmp_path, ddl, needle, line):

@@ -206,7 +206,8 @@ INNER = ("SELECT k, TUMBLE_ROWTIME(ts, INTERVAL '10' SECOND) AS rt, COUNT(*) AS 
      "GROUP BY k, TUMBLE(mt, INTERVAL '1' MINUTE)", ["TUMBLE needs a time attribute"]),
     (f"SELECT * FROM (SELECT k, c, ROW_NUMBER() OVER (PARTITION BY rt ORDER BY c DESC) AS n "
      f"FROM ({INNER})) WHERE n <= 3", ["window TopN / deduplication"]),
-    (f"SELECT x.k FROM ({INNER}) x JOIN u ON x.k = u.k", ["a join or a further aggregation"]),
+    (f"SELECT x.k, u.w FROM ({INNER}) x JOIN u ON x.k = u.k GROUP BY x.k, u.w",
+     ["a join or a further aggregation"]),
     (f"SELECT t.k FROM {TVF} JOIN u ON t.k = u.k", ["window join"]),
     ("SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
      "ORDER BY window_time) AS n FROM (SELECT window_start, window_end, window_time, COUNT(*) "

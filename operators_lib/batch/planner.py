@@ -80,8 +80,8 @@ def batch_dataframe(spark: SparkSession, plan: Node, files: dict[str, Iterable[P
 
 
 def join_batch(node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
-    if node.temporal is None:
-        return spark_join(node, left, right)
+    if node.temporal is None or node.temporal.lookup:
+        return spark_join(replace(node, temporal=None), left, right)
     if node.temporal.time_kind == "rowtime":
         return temporal_batch(node, left, right)
     # Processing time: each left row joins its key's latest version of the whole input.

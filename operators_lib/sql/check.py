@@ -20,6 +20,7 @@ from operators_lib.sql.functions import (
     Unsupported,
     function_call,
 )
+from operators_lib.sql.reserved import reserved_message
 
 _BINARY = {"this", "expression"}
 _QUERY_CLAUSES = {"expressions", "from_", "joins", "where", "group", "having", "windows",
@@ -131,6 +132,8 @@ def check(node: exp.Expression) -> None:
 
 def _check_node(n: exp.Expression) -> None:
     call = function_call(n)
+    if isinstance(n, exp.Identifier) and not n.quoted and (word := reserved_message(n.name)):
+        raise Unsupported(word, n)
     if call is not None:
         name, args = call
         _check_call(n, name, args)
@@ -160,6 +163,11 @@ def _check_call(n: exp.Expression, name: str, args: list) -> None:
     if function is None:
         if name in WINDOW_SYNTAX:
             return  # placed and checked by the planner (sql/windows.py)
+        if name == "PROCTIME" and not args and proctime_item(n):
+            return  # a processing-time attribute made by the query (sql/planner.py)
+        if name == "PROCTIME":
+            raise Unsupported("PROCTIME() is supported as a computed column (x AS PROCTIME()) "
+                              "or as an item of a SELECT list over one table", n)
         if isinstance(n.parent, exp.Window):
             raise Unsupported(f"{name}() OVER is not supported (supported: "
                               f"{', '.join(AGGREGATES + RANKING)})", n)
@@ -173,6 +181,12 @@ def _check_call(n: exp.Expression, name: str, args: list) -> None:
         most = "any number of" if function.max_args is None else str(function.max_args)
         raise Unsupported(f"{name} takes {function.min_args} to {most} arguments, got "
                           f"{len([a for a in args if a is not None])}", n)
+
+
+def proctime_item(n: exp.Expression) -> bool:
+    """Is ``n`` a SELECT list item (``PROCTIME() [AS name]``)?"""
+    item = n.parent if isinstance(n.parent, exp.Alias) else n
+    return isinstance(item.parent, exp.Select) and item.arg_key == "expressions"
 
 
 def _unit_position(n: exp.Var) -> bool:

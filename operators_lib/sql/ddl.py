@@ -1,6 +1,7 @@
 """``CREATE TABLE`` in Flink's dialect: typed and computed columns, ``x AS PROCTIME()``,
-``WATERMARK FOR col AS col [- INTERVAL 'n' UNIT]``, ``PRIMARY KEY (..) NOT ENFORCED`` and an
-ignored ``WITH (...)`` clause. sqlglot has no grammar for these, so the column list is split
+``WATERMARK FOR col AS col [- INTERVAL 'n' UNIT]``, ``PRIMARY KEY (..) NOT ENFORCED``,
+``PARTITIONED BY (..)`` (an INSERT target's only, sql/insert.py) and an ignored ``WITH (...)``
+clause. sqlglot has no grammar for these, so the column list is split
 here and each expression is parsed with sqlglot."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from operators_lib.catalog import Column, TableDef, Watermark
 from operators_lib.sql.check import check
 from operators_lib.sql.dialect import parse_expression
 from operators_lib.sql.functions import Unsupported
+from operators_lib.sql.reserved import reserved_message
 from operators_lib.types import FlinkType
 
 if TYPE_CHECKING:
@@ -32,6 +34,7 @@ _COMPUTED = re.compile(rf"^{_NAME}\s+AS\s+(.+?)(?:\s+COMMENT\s+'[^']*')?$",
                        re.IGNORECASE | re.DOTALL)
 _PHYSICAL = re.compile(rf"^{_NAME}\s+(.+?)(?:\s+COMMENT\s+'(?:[^']|'')*')?$",
                        re.IGNORECASE | re.DOTALL)
+_PARTITIONED = re.compile(r"^PARTITIONED\s+BY\s*\(([^)]*)\)", re.IGNORECASE)
 _UNIT_MS = {"MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000,
             "DAY": 86_400_000}
 
@@ -94,6 +97,9 @@ def parse_create_table(stmt: Statement) -> TableDef:
     if close < 0:
         raise stmt.error(f"unbalanced parentheses in CREATE TABLE {name}")
     rest = text[close + 1:].strip()
+    partitioned = _PARTITIONED.match(rest)
+    if partitioned:
+        rest = rest[partitioned.end():].strip()
     if rest and not re.match(r"^WITH\s*\(.*\)$", rest, re.IGNORECASE | re.DOTALL):
         raise stmt.error(f"unsupported clause after the column list of {name}: "
                          f"{rest.split()[0].upper()!r}", text.count("\n", 0, close) + 1)
@@ -112,6 +118,8 @@ def parse_create_table(stmt: Statement) -> TableDef:
         elif re.match(r"^(PRIMARY|CONSTRAINT|UNIQUE|LIKE)\b", item, re.IGNORECASE):
             raise stmt.error(f"unsupported table constraint {item.split('(')[0].strip()!r} "
                              "(only PRIMARY KEY (..) NOT ENFORCED)", line(off))
+        elif (bare := re.match(r"\w+", item)) and (word := reserved_message(bare.group(0))):
+            raise stmt.error(f"{word} (a column of {name})", line(off))
         elif cm := _COMPUTED.match(item):
             columns.append(_computed(stmt, _ident(cm.group(1)), cm.group(2), line(off)))
         elif pm := _PHYSICAL.match(item):
@@ -138,7 +146,11 @@ def parse_create_table(stmt: Statement) -> TableDef:
     # Primary-key columns are NOT NULL and the rowtime column a time attribute: TYPEOF shows it.
     marked = {k.lower() for k in pk} | ({watermark.column.lower()} if watermark else set())
     columns = [replace(c, typeof=None) if c.name.lower() in marked else c for c in columns]
-    return TableDef(name, tuple(columns), watermark, pk, stmt.line)
+    parts = tuple(_ident(c) for c in partitioned.group(1).split(",")) if partitioned else ()
+    for k in parts:
+        if k.lower() not in names:
+            raise stmt.error(f"PARTITIONED BY column {k} is not a column of {name}")
+    return TableDef(name, tuple(columns), watermark, pk, stmt.line, partitioned_by=parts)
 
 
 def _typeof(type_text: str, ftype: FlinkType) -> str | None:

@@ -169,6 +169,10 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
     ttl = ctx.catalog.state_ttl_ms
     if windowed and (processing_time_window(left) or processing_time_window(right)):
         raise ctx.err("a window join of processing-time windows is not supported yet", where)
+    if temporal and temporal.lookup and not rkeys:
+        raise ctx.err("a lookup join (FOR SYSTEM_TIME AS OF a PROCTIME() column, a table "
+                      "without PRIMARY KEY and WATERMARK) needs an equality condition on the "
+                      "table's columns, as Flink requires", where)
     if temporal:
         if not set(versions_key) <= set(rkeys):
             shown = {v: k for k, v in mapping.items()}  # the names the query knows
@@ -199,7 +203,8 @@ def _temporal(ctx: Ctx, left: Node, right: Node, kind: str, as_of: exp.Expressio
     SYSTEM_TIME AS OF as_of``, as Flink's planner accepts it: INNER or LEFT, a time attribute
     of the left input (a PROCTIME() column: the latest version when a row arrives, which Flink
     runs against lookup tables only), a versioned side that is a table with a PRIMARY KEY and
-    a WATERMARK (processing time: the WATERMARK may be missing), or a view
+    a WATERMARK (processing time: the WATERMARK may be missing; with neither, a lookup join:
+    ``Temporal.lookup``), or a view
     keeping the latest row per key by its rowtime (``ROW_NUMBER() OVER (PARTITION BY k ORDER
     BY ts DESC) = 1``), which this replaces by its input's rows (``Temporal.dedup``)."""
     if kind not in ("INNER", "LEFT"):
@@ -230,6 +235,11 @@ def _temporal(ctx: Ctx, left: Node, right: Node, kind: str, as_of: exp.Expressio
             versions = replace(above, child=versions)
     elif isinstance(node, Scan) and node.table.primary_key:
         versions = right
+    elif isinstance(node, Scan) and field.time_attr == "proctime" and not (
+            node.table.watermark or node.table.primary_key or node.table.constant):
+        # Flink's lookup join (a lookup source: JDBC, HBase, the legacy CSV source of
+        # nexmark's q13): every row of the table with the keys, looked up when a row arrives
+        return Temporal(field.name, None, False, "proctime", lookup=True), right, ()
     else:
         raise ctx.err(shape, where)
     rowtime = [f.name for f in right.fields if f.time_attr == "rowtime"]

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pyspark.sql import SparkSession
 from sqlglot import exp
 
-from operators_lib.catalog import ONE_ROW
+from operators_lib.catalog import ONE_ROW, Column
 from operators_lib.errors import SqlError
 from operators_lib.plan import (
     Aggregate,
@@ -39,6 +39,7 @@ from operators_lib.plan import (
 )
 from operators_lib.sql.aggregate import plan_aggregate
 from operators_lib.sql.context import Ctx, Scope, is_hidden
+from operators_lib.sql.insert import into_sink
 from operators_lib.sql.joins import JOIN_KINDS, plan_join, split_and
 from operators_lib.sql.over import plan_over
 from operators_lib.sql.script import Script, Statement
@@ -59,6 +60,7 @@ from operators_lib.sql.windows import (
     tvf_below,
     window_grouped,
 )
+from operators_lib.types import FlinkType
 
 _UNSUPPORTED_CLAUSES = {
     "order": "ORDER BY", "limit": "LIMIT", "distinct": "DISTINCT",
@@ -82,6 +84,8 @@ def compile_query(script: Script, spark: SparkSession) -> Node:
     _check_ttl(ctx, plan, script.query)
     for what, col in nested_keys(plan)[:1]:
         raise ctx.err(f"{what} of an ARRAY, MAP or ROW type ({col}) is not supported", None)
+    if script.sink is not None:
+        plan = into_sink(ctx, plan, script.sink, script.sink_columns)
     return mark_rank_outputs(plan)
 
 
@@ -105,13 +109,14 @@ def _check_ttl(ctx: Ctx, plan: Node, query: exp.Expression) -> None:
 
 def _check_window_consumers(ctx: Ctx, node: Node, query: exp.Expression) -> None:
     """Only projections and filters may read a window aggregate's result or a window TVF's
-    rows (so far), besides window TopN and window joins, and a GROUP BY over a window TVF's
-    rows that is no window aggregation (Flink's plan for it too): Flink plans window operators
-    over the others, which a regular TopN, join or aggregate would answer with another
-    changelog."""
+    rows (so far), besides window TopN and window joins, a regular join (not on both window
+    bounds: Flink plans it as a regular join too; the window operator's rows are final,
+    insert-only, as Flink's), and a GROUP BY over a window TVF's rows that is no window
+    aggregation (Flink's plan for it too): Flink plans window operators over the others, which
+    a regular TopN, join or aggregate would answer with another changelog."""
     windowed = find(node, WindowAggregate) + find(node, WindowRows) + find(node, SessionRows)
     allowed = isinstance(node, (Filter, Project, WindowAggregate, WindowRows, SessionRows)) or (
-        isinstance(node, (Rank, Join)) and node.windowed) or (
+        isinstance(node, (Rank, Join)) and node.windowed) or _regular_join(node) or (
         isinstance(node, Aggregate) and _over_tvf_rows(node.child)
         and not window_grouped(node.child, node.group_by))
     if windowed and not allowed:
@@ -119,6 +124,10 @@ def _check_window_consumers(ctx: Ctx, node: Node, query: exp.Expression) -> None
                       "window aggregate or a window TVF's rows is not supported yet", query)
     for child in children(node):
         _check_window_consumers(ctx, child, query)
+
+
+def _regular_join(node: Node) -> bool:
+    return isinstance(node, Join) and not (node.windowed or node.interval or node.temporal)
 
 
 def _over_tvf_rows(node: Node) -> bool:
@@ -177,11 +186,12 @@ def _select(ctx: Ctx, node: exp.Expression) -> Node:
     for cond in conjuncts:
         for bad in cond.find_all(exp.Window, exp.AggFunc):
             raise ctx.err(f"{bad.key.upper()} in WHERE is not allowed", bad)
+    node, proctime = _proctime_items(ctx, node, from_)
     if from_ is None:  # SELECT <constants>: one row (Flink's Values)
         child, scope = Scan(ONE_ROW, ()), Scope(())
     else:
         child, scope, conjuncts = _from(ctx, from_.this, node.args.get("joins") or [],
-                                        conjuncts)
+                                        conjuncts, proctime)
     child, conjuncts = fold_rank_filter(ctx, child, scope, conjuncts, where or node)
     if conjuncts:
         cond = scope.resolve(ctx, exp.and_(*conjuncts) if len(conjuncts) > 1 else conjuncts[0])
@@ -213,10 +223,37 @@ def _select(ctx: Ctx, node: exp.Expression) -> Node:
     return project(ctx, child, items)
 
 
-def _from(ctx: Ctx, first: exp.Expression, joins: list[exp.Join], conjuncts: list):
+def _proctime_items(ctx: Ctx, node: exp.Select, from_: exp.Expression | None
+                    ) -> tuple[exp.Select, tuple[str, ...]]:
+    """``SELECT *, PROCTIME() AS p FROM t`` (nexmark's q12, q13): a processing-time attribute
+    made by the query. Planned as t's scan with a PROCTIME() column ``p``, as if t's DDL
+    declared ``p AS PROCTIME()``; the item becomes a reference to it."""
+    calls = [e for e in node.expressions
+             if isinstance(e.this if isinstance(e, exp.Alias) else e, exp.Anonymous)
+             and (e.this if isinstance(e, exp.Alias) else e).name.upper() == "PROCTIME"]
+    if not calls:
+        return node, ()
+    table = from_.this if from_ is not None else None
+    if not isinstance(table, exp.Table) or table.name.lower() not in ctx.catalog.tables or (
+            node.args.get("joins")):
+        raise ctx.err("PROCTIME() in a SELECT list is supported over one table (not a view, "
+                      "a subquery or a join)", calls[0])
+    names = []
+    node = node.copy()
+    for i, item in enumerate(node.expressions):
+        if any(item == c for c in calls):
+            name = item.alias if isinstance(item, exp.Alias) else "EXPR$" + str(i)
+            names.append(name)
+            node.expressions[i].replace(exp.alias_(exp.column(name, quoted=True), name))
+    return node, tuple(names)
+
+
+def _from(ctx: Ctx, first: exp.Expression, joins: list[exp.Join], conjuncts: list,
+          proctime: tuple[str, ...] = ()):
     """The FROM clause as a left-deep join tree. WHERE conjuncts that relate the two sides of
-    an inner (or comma) join become its join condition, as Flink's optimizer does."""
-    node, scope = _relation(ctx, first)
+    an inner (or comma) join become its join condition, as Flink's optimizer does.
+    ``proctime``: PROCTIME() columns to add to ``first``, a table (``_proctime_items``)."""
+    node, scope = _relation(ctx, first, proctime)
     if joins and isinstance(node, Windowed):
         raise ctx.err("a window TVF in a join (window join) is not supported yet", joins[0])
     for j in joins:
@@ -259,7 +296,8 @@ def _relates(ctx: Ctx, cond: exp.Expression, left: Scope, right: Scope) -> bool:
     return ok(left + right) and not ok(left) and not ok(right)
 
 
-def _relation(ctx: Ctx, rel: exp.Expression) -> tuple[Node, Scope]:
+def _relation(ctx: Ctx, rel: exp.Expression, proctime: tuple[str, ...] = ()
+              ) -> tuple[Node, Scope]:
     alias = rel.alias or None
     if is_window_tvf(rel):
         return plan_window_tvf(ctx, rel, _relation)
@@ -284,6 +322,9 @@ def _relation(ctx: Ctx, rel: exp.Expression) -> tuple[Node, Scope]:
         known = sorted(t.name for t in ctx.catalog.tables.values()) + sorted(
             v.name for v in ctx.catalog.views.values())
         raise ctx.err(f"unknown table {rel.name} (declared: {', '.join(known) or 'none'})", rel)
+    if proctime:
+        table = replace(table, columns=table.columns + tuple(
+            Column(p, FlinkType("TIMESTAMP", 3), None, proctime=True) for p in proctime))
     fields = []
     for c in table.columns:
         kind = "proctime" if c.proctime else (

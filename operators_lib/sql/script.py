@@ -1,7 +1,8 @@
 """Split a Flink SQL script into statements and load them into a Catalog plus the final query.
 
 Supported statements: CREATE TABLE, CREATE [TEMPORARY] VIEW, SET 'key' = 'value', and exactly
-one SELECT, which must be the last statement. Everything else is rejected with its line.
+one query, which must be the last statement: a SELECT, or ``INSERT INTO t [(cols)] SELECT ..``
+into a declared table (sql/insert.py). Everything else is rejected with its line.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from operators_lib.catalog import Catalog, ViewDef
+from operators_lib.catalog import Catalog, TableDef, ViewDef
 from operators_lib.errors import InputError, SqlError
 from operators_lib.sql.check import check, rewrite_filters
 from operators_lib.sql.ddl import parse_create_table
@@ -61,6 +62,10 @@ class Script:
     catalog: Catalog
     query: exp.Expression
     query_stmt: Statement
+    # INSERT INTO: the target (not in ``catalog``: the query cannot read it) and the columns
+    # named after it (None: all, in order)
+    sink: TableDef | None = None
+    sink_columns: tuple[str, ...] | None = None
 
 
 def split_statements(text: str, source: str) -> list[Statement]:
@@ -118,6 +123,8 @@ _CREATE_VIEW = re.compile(
     r"^CREATE\s+(?:TEMPORARY\s+)?VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?([`\w.]+)\s+AS\s+", re.IGNORECASE)
 _SET = re.compile(r"^SET\s+'([^']+)'\s*=\s*'([^']*)'\s*$", re.IGNORECASE)
 _QUERY = re.compile(r"^(SELECT|WITH)\b", re.IGNORECASE)
+_INSERT = re.compile(r"^INSERT\s+INTO\s+([`\w.]+)\s*(?:\(([^)]*)\))?\s*(?=SELECT\b|WITH\b|\()",
+                     re.IGNORECASE)
 
 
 def parse_select(stmt: Statement, text: str | None = None, line_offset: int = 0) -> exp.Expression:
@@ -164,9 +171,12 @@ def script_of(sources: list[tuple[str, str]]) -> Script:
     catalog = Catalog()
     query: exp.Expression | None = None
     query_stmt: Statement | None = None
+    sink: TableDef | None = None
+    sink_columns: tuple[str, ...] | None = None
+    partitioned: dict[str, Statement] = {}
     for stmt in statements:
         if query is not None:
-            raise stmt.error("statements after the final SELECT are not supported "
+            raise stmt.error("statements after the final query are not supported "
                              "(exactly one SELECT, last)")
         head = stmt.text
         if _CREATE_TABLE.match(head):
@@ -174,6 +184,8 @@ def script_of(sources: list[tuple[str, str]]) -> Script:
             if table.name.lower() in catalog.tables or table.name.lower() in catalog.views:
                 raise stmt.error(f"table {table.name} is declared twice")
             catalog.tables[table.name.lower()] = table
+            if table.partitioned_by:
+                partitioned[table.name.lower()] = stmt
         elif m := _CREATE_VIEW.match(head):
             name = m.group(1).replace("`", "").split(".")[-1]
             prefix = head[: m.end()]
@@ -189,10 +201,25 @@ def script_of(sources: list[tuple[str, str]]) -> Script:
                 catalog.state_ttl_ms = ms or None  # 0 disables TTL, as in Flink
         elif _QUERY.match(head):
             query, query_stmt = parse_select(stmt), stmt
+        elif m := _INSERT.match(head):
+            name = m.group(1).replace("`", "").split(".")[-1]
+            sink = catalog.tables.pop(name.lower(), None)
+            if sink is None:
+                raise stmt.error(f"INSERT INTO {name}: no such table (declare it with CREATE "
+                                 "TABLE first)")
+            if m.group(2) is not None:
+                sink_columns = tuple(c.strip().strip("`") for c in m.group(2).split(","))
+            query = parse_select(stmt, head[m.end():], line_offset=head[:m.end()].count("\n"))
+            query_stmt = stmt
         else:
             word = " ".join(head.split()[:2]).upper()
             raise stmt.error(f"unsupported statement {word!r} (supported: CREATE TABLE, "
-                             "CREATE VIEW, SET, and one final SELECT)")
+                             "CREATE VIEW, SET, and one final SELECT or INSERT INTO)")
     if query is None or query_stmt is None:
         raise InputError("the SQL script has no SELECT query (it must be the last statement)")
-    return Script(catalog, query, query_stmt)
+    for name, stmt in partitioned.items():
+        if name in catalog.tables:
+            raise stmt.error(f"PARTITIONED BY on {catalog.tables[name].name}, a table read as "
+                             "input, is not supported (twinflow reads a table's "
+                             "columns from its CSV files, not from partition directories)")
+    return Script(catalog, query, query_stmt, sink, sink_columns)

@@ -40,6 +40,7 @@ from operators_lib.plan import (
     WindowAggregate,
     first_row_dedup,
     late_tag,
+    lookup_scans,
     monotonicity,
     processing_time_windows,
     quote,
@@ -54,6 +55,7 @@ from operators_lib.stream.event_time import TIME_MS
 from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
 from operators_lib.stream.interval_join import IntervalJoinProcessor, IntervalJoinSpec
 from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, SideSpec
+from operators_lib.stream.lookup_join import lookup_join_stream, static_table
 from operators_lib.stream.over import OverProcessor, OverSpec
 from operators_lib.stream.proctime_temporal_join import ProcTimeTemporalJoinProcessor
 from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_kind
@@ -99,8 +101,12 @@ def stream_dataframe(spark: SparkSession, plan: Node, dirs: dict[str, Path],
 
     # Every source before any operator: the watermark is the query's, the least of its
     # tables' (the operator harness computes it when an operator is planned).
-    opened = {id(node): runtime.source(spark, node.table, dirs[node.table.name.lower()],
-                                       proctime) for node in scans(plan)}
+    # A lookup join's table is read whole, not streamed (stream/lookup_join.py).
+    static = {id(s) for s in lookup_scans(plan)}
+    opened = {id(node): static_table(spark, node.table, dirs[node.table.name.lower()])
+              if id(node) in static else
+              runtime.source(spark, node.table, dirs[node.table.name.lower()], proctime)
+              for node in scans(plan)}
 
     def scan(node: Scan) -> DataFrame:
         return with_columns(opened[id(node)], node.table)
@@ -280,6 +286,8 @@ def join_layout(node: Join, side: str) -> tuple[str, tuple[int, ...]]:
 
 def join_stream(node: Join, left: DataFrame, right: DataFrame, runtime: SparkRuntime
                 ) -> DataFrame:
+    if node.temporal and node.temporal.lookup:
+        return lookup_join_stream(node, left, right)
     # Append-only inputs, no TTL: the inner join emits each match once and never retracts.
     append_only = (node.kind == "INNER" and node.left_keys and not node.ttl_ms
                    and not (node.interval or node.temporal)
