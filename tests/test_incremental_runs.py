@@ -20,7 +20,7 @@ from operators_lib.parity import SAMPLE
 from operators_lib.stream.layout import STATE_LAYOUT
 
 REPO = Path(__file__).resolve().parents[1]
-HOP = """SELECT window_start, window_end, url, COUNT(*) AS views
+HOP = """SELECT window_start, window_end, url, COUNT(*) AS `views`
 FROM TABLE(HOP(TABLE page_views, DESCRIPTOR(ts), INTERVAL '1' MINUTE, INTERVAL '2' MINUTE))
 GROUP BY window_start, window_end, url
 """
@@ -85,7 +85,7 @@ def test_parity_of_a_later_run_reads_only_the_input_its_windows_reach(spark, tmp
     10:04:05 - 1 min, so parity leaves out the two staged parts before 10:03:05 and still
     pairs every emitted window with its batch row."""
     cfg = _page_views_query(tmp_path, (
-        "SELECT window_start, url, COUNT(*) AS views FROM TABLE(TUMBLE(TABLE page_views, "
+        "SELECT window_start, url, COUNT(*) AS `views` FROM TABLE(TUMBLE(TABLE page_views, "
         "DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, url"), 2)
     times = {1: ["10:00:10", "10:00:20", "10:01:10", "10:02:10", "10:03:10", "10:04:10"],
              2: ["10:04:50", "10:05:10", "10:06:10"]}

@@ -72,6 +72,15 @@ def command(contender: str, q: str, data: Path, work: Path, rows_per_batch: int)
             "--mode", contender, "--out", str(out), *extra]
 
 
+def _keep_report(work: Path, contender: str) -> None:
+    """Keep the run's report (twinflow's report.json), drop its outputs and state: at 10M
+    events one query's outputs take gigabytes."""
+    out = work / ("q10" if contender == "flink" else contender)
+    if (out / "report.json").exists():
+        shutil.copy(out / "report.json", work / f"{contender}_report.json")
+    shutil.rmtree(out, ignore_errors=True)
+
+
 def markdown(results: list[dict], events: int) -> str:
     lines = ["| query | batch | stream | Flink 2.3 | batch / Flink | stream / Flink | "
              "stream events/s |", "|---|---|---|---|---|---|---|"]
@@ -130,6 +139,7 @@ def main() -> int:
                 continue
             row[contender] = attempt(command(contender, q, data, work, args.rows_per_batch),
                                      work / f"{contender}.log", f"{q} {contender}")
+            _keep_report(work, contender)
         results.append(row)
     record = {"date": date.today().isoformat(), "command": " ".join(sys.argv),
               "events": args.events, "seed": args.seed, "rate": args.rate,
