@@ -53,6 +53,7 @@ def test_a_column_list_maps_by_name_and_keeps_the_sinks_order(spark, tmp_path):
     ("INSERT INTO out_t SELECT a FROM t", "the query gives 1 columns, out_t takes 2"),
     ("INSERT INTO out_t (x) SELECT a FROM t", "column(s) label left out"),
     ("INSERT INTO out_t (x, nope) SELECT a, s FROM t", "no column nope in out_t"),
+    ("INSERT INTO out_t (x, x) SELECT a, a FROM t", "column x is listed twice"),
     ("INSERT INTO nope SELECT a, s FROM t", "INSERT INTO nope: no such table"),
     ("INSERT INTO out_t SELECT x, label FROM out_t", "unknown table out_t"),
 ])

@@ -24,6 +24,9 @@ def into_sink(ctx: Ctx, plan: Node, sink: TableDef, listed: tuple[str, ...] | No
     targets = sink.physical
     by_name = {c.name.lower(): c for c in targets}
     if listed is not None:
+        twice = sorted({c for c in listed if [x.lower() for x in listed].count(c.lower()) > 1})
+        if twice:
+            raise ctx.err(f"INSERT INTO {sink.name}: column {twice[0]} is listed twice", None)
         unknown = [c for c in listed if c.lower() not in by_name]
         if unknown:
             raise ctx.err(f"INSERT INTO {sink.name}: no column {unknown[0]} in {sink.name}", None)
