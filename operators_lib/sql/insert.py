@@ -39,22 +39,19 @@ def into_sink(ctx: Ctx, plan: Node, sink: TableDef, listed: tuple[str, ...] | No
     if len(targets) != len(plan.fields):
         raise ctx.err(f"INSERT INTO {sink.name}: the query gives {len(plan.fields)} columns, "
                       f"{sink.name} takes {len(targets)}", None)
-    exprs, fields = [], []
+    chosen: dict[str, tuple[tuple[str, str], Field]] = {}
     for field, target in zip(plan.fields, targets):
-        sql = quote(field.name)
-        if field.type != target.type:
-            if not _widens(field.type, target.type):
-                raise ctx.err(f"INSERT INTO {sink.name}: column {target.name} is "
-                              f"{target.type.sql()}, the query gives {field.type.sql()} "
-                              "(cast it in the SELECT)", None)
-            sql = f"CAST({sql} AS {target.type.spark().simpleString()})"
-        exprs.append((target.name, sql))
-        same = sql == quote(field.name)
-        fields.append(Field(target.name, field.type if same else target.type,
-                            field.time_attr if same else None))
-    order = [c.name for c in sink.physical]
-    by_target = dict(zip([e[0] for e in exprs], zip(exprs, fields)))
-    ordered = [by_target[n] for n in order]
+        if field.type == target.type:
+            chosen[target.name] = ((target.name, quote(field.name)),
+                                   Field(target.name, field.type, field.time_attr))
+            continue
+        if not _widens(field.type, target.type):
+            raise ctx.err(f"INSERT INTO {sink.name}: column {target.name} is "
+                          f"{target.type.sql()}, the query gives {field.type.sql()} "
+                          "(cast it in the SELECT)", None)
+        cast = f"CAST({quote(field.name)} AS {target.type.spark().simpleString()})"
+        chosen[target.name] = ((target.name, cast), Field(target.name, target.type))
+    ordered = [chosen[c.name] for c in sink.physical]
     return Project(plan, tuple(e for e, _ in ordered), tuple(f for _, f in ordered))
 
 
