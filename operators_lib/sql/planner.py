@@ -228,24 +228,27 @@ def _proctime_items(ctx: Ctx, node: exp.Select, from_: exp.Expression | None
     """``SELECT *, PROCTIME() AS p FROM t`` (nexmark's q12, q13): a processing-time attribute
     made by the query. Planned as t's scan with a PROCTIME() column ``p``, as if t's DDL
     declared ``p AS PROCTIME()``; the item becomes a reference to it."""
-    calls = [e for e in node.expressions
-             if isinstance(e.this if isinstance(e, exp.Alias) else e, exp.Anonymous)
-             and (e.this if isinstance(e, exp.Alias) else e).name.upper() == "PROCTIME"]
-    if not calls:
+    found = [i for i, item in enumerate(node.expressions) if _is_proctime(item)]
+    if not found:
         return node, ()
     table = from_.this if from_ is not None else None
     if not isinstance(table, exp.Table) or table.name.lower() not in ctx.catalog.tables or (
             node.args.get("joins")):
         raise ctx.err("PROCTIME() in a SELECT list is supported over one table (not a view, "
-                      "a subquery or a join)", calls[0])
-    names = []
+                      "a subquery or a join)", node.expressions[found[0]])
     node = node.copy()
-    for i, item in enumerate(node.expressions):
-        if any(item == c for c in calls):
-            name = item.alias if isinstance(item, exp.Alias) else "EXPR$" + str(i)
-            names.append(name)
-            node.expressions[i].replace(exp.alias_(exp.column(name, quoted=True), name))
+    names = []
+    for i in found:
+        item = node.expressions[i]
+        name = item.alias if isinstance(item, exp.Alias) else f"EXPR${i}"
+        names.append(name)
+        item.replace(exp.alias_(exp.column(name, quoted=True), name))
     return node, tuple(names)
+
+
+def _is_proctime(item: exp.Expression) -> bool:
+    body = item.this if isinstance(item, exp.Alias) else item
+    return isinstance(body, exp.Anonymous) and body.name.upper() == "PROCTIME"
 
 
 def _from(ctx: Ctx, first: exp.Expression, joins: list[exp.Join], conjuncts: list,
