@@ -6,6 +6,7 @@ written must be refused (exit 2). The generator's model is checked against nexma
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -92,3 +93,23 @@ def test_generator_follows_nexmarks_model(tmp_path):
     again = tmp_path / "again"
     generate.generate(again, 5000, seed=3, rate=1000)
     assert (again / "bid.csv").read_bytes() == (tmp_path / "bid.csv").read_bytes()
+
+
+def test_throughput_parts_merge_into_one_record(tmp_path):
+    """10M runs in parts: a part replaces the queries it ran and keeps the others, in query
+    order; a record of another size starts afresh."""
+    import throughput
+
+    out = tmp_path / "nexmark.json"
+    base = {"events": 10, "seed": 1, "rate": 1, "rows_per_batch": 5, "machine": {}}
+    first = {**base, "date": "d1", "command": "c1",
+             "results": [{"query": "q10", "s": 1}, {"query": "q2", "s": 1}]}
+    out.write_text(json.dumps(throughput.merged(first, out)))
+    second = throughput.merged({**base, "date": "d2", "command": "c2",
+                                "results": [{"query": "q2", "s": 2}, {"query": "q3", "s": 2}]},
+                               out)
+    assert second["results"] == [{"query": "q2", "s": 2}, {"query": "q3", "s": 2},
+                                 {"query": "q10", "s": 1}]
+    assert [p["command"] for p in second["parts"]] == ["c1", "c2"]
+    other = {**first, "events": 20}
+    assert throughput.merged(other, out) is other
