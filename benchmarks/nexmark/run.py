@@ -118,6 +118,16 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
+def data_digest(path: Path) -> str:
+    """The generated tables' sha256: Flink's results hold for the data they were derived from
+    (a change to the generator changes the data, and then the check says so)."""
+    h = hashlib.sha256()
+    for table in tables(path).values():
+        with open(table, "rb") as f:
+            h.update(hashlib.file_digest(f, "sha256").digest())
+    return h.hexdigest()
+
+
 # ---- Flink's results -------------------------------------------------------------------------
 
 def derive(events: int, seed: int, rate: int, queries: list[str]) -> dict:
@@ -196,8 +206,8 @@ def check(events: int, seed: int, rate: int, queries: list[str], out: Path) -> i
     from jobs.console import engine_output_to
     from operators_lib.spark import get_spark
 
-    expected = load_expected(events, seed, rate)
-    data = tables(data_dir(events, seed, rate))
+    path = data_dir(events, seed, rate)
+    expected, data = load_expected(events, seed, rate, path), tables(path)
     equal = runnable = 0
     failed = False
     with engine_output_to(out / "engine.log") as (console, _):
@@ -220,12 +230,19 @@ def check(events: int, seed: int, rate: int, queries: list[str], out: Path) -> i
     return 1 if failed else 0
 
 
-def load_expected(events: int, seed: int, rate: int) -> dict:
+def load_expected(events: int, seed: int, rate: int, data: Path) -> dict:
+    """Flink's results for the tables in ``data``; exits if there are none or they were
+    derived from other data."""
     path = expected_file(events, seed, rate)
     if not path.exists():
         sys.exit(f"no Flink results for {events} events, seed {seed}, rate {rate}: {path} "
                  "(make it with --derive)")
-    return json.loads(path.read_text())["queries"]
+    record = json.loads(path.read_text())
+    if record.get("data_sha256") != data_digest(data):
+        sys.exit(f"{path} holds Flink's results for other data than generate.py makes now "
+                 f"(data sha256 {record.get('data_sha256')}, now {data_digest(data)}): derive "
+                 f"them again with: {record['command']}")
+    return record["queries"]
 
 
 def expected_file(events: int, seed: int, rate: int) -> Path:
@@ -316,13 +333,16 @@ def main() -> int:
     if args.check:
         return check(args.events, args.seed, args.rate, queries, args.out)
     path = expected_file(args.events, args.seed, args.rate)
-    old = json.loads(path.read_text())["queries"] if path.exists() else {}
-    results = {**old, **derive(args.events, args.seed, args.rate, queries)}
+    data = data_digest(data_dir(args.events, args.seed, args.rate))
+    old = json.loads(path.read_text()) if path.exists() else {}
+    kept = old["queries"] if old.get("data_sha256") == data else {}  # of other data: stale
+    results = {**kept, **derive(args.events, args.seed, args.rate, queries)}
     EXPECTED.mkdir(exist_ok=True)
     path.write_text(json.dumps({
         "command": f".venv/bin/python benchmarks/nexmark/run.py --events {args.events} "
                    f"--rate {args.rate} --seed {args.seed} --derive",
         "flink": "2.3.0 (../shared/flink-oracle, streaming, a watermark after every row)",
+        "data_sha256": data,
         "queries": dict(sorted(results.items(), key=lambda kv: int(kv[0][1:])))},
         indent=1) + "\n")
     print(f"wrote {path}")
