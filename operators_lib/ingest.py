@@ -8,10 +8,11 @@ handles files, pieces and counts, never rows:
   the run before any job) and splits a file larger than a piece into byte ranges; tasks scan
   the ranges for where the file may be cut (csv_split.py: a small job, only for such files).
   Then each task reads its pieces' bytes itself (no task holds more than a piece, whatever the
-  file's size; a quoted file is one piece), parses them and writes one row per piece into a
-  work directory: its typed rows as one Arrow IPC value, its rejected rows as rejected.csv
-  lines, their counts and where NaN / ±Infinity first appear. The driver reads back the
-  counts.
+  file's size; a quoted file is one piece), parses them and writes, per piece, its typed rows
+  as an Arrow IPC file of the work directory (from Python: the rows never pass through a JVM
+  heap here, where a task's pieces buffered as one Parquet row group ran a 1 GB driver out of
+  memory at 2 GB of CSV) and one Parquet row: its rejected rows as rejected.csv lines, their
+  counts and where NaN / ±Infinity first appear. The driver reads back the counts.
 - ``stage``: arrival numbers are the running sums of the pieces' counts; the executors number
   each piece's rows and write a file per micro-batch of N rows, which the driver moves to
   ``part-000000.parquet`` ... (the stream admits them in that order: stream/offers.py).
@@ -70,8 +71,7 @@ _DRIVER_CHUNK = 256 << 10
 _SCANS = pa.schema([("at", pa.int64()), ("scan", pa.string())])
 _PARSED = pa.schema([("table", pa.string()), ("file", pa.int32()), ("piece", pa.int32()),
                      ("rows", pa.int64()), ("rejected", pa.int64()),
-                     ("nonfinite", pa.string()), ("digest", pa.string()), ("data", pa.binary()),
-                     ("bad", pa.string())])
+                     ("nonfinite", pa.string()), ("digest", pa.string()), ("bad", pa.string())])
 _PART = "tw__part"
 # Staged files are internal state read back with pyarrow too (parity_scope.py): timestamps as
 # Parquet's microseconds (Spark's default INT96 has no statistics and reads as nanoseconds,
@@ -106,6 +106,10 @@ class Parsed:
     tables: dict[str, TableDef]
     files: dict[str, list[InputFile]]
     pieces: list[Piece]  # per table in arrival order
+
+    def rows_file(self, table: str, file: int, piece: int) -> str:
+        """A piece's typed rows, as the tasks read and write them."""
+        return _rows_file(str(self.dir.resolve()), table, file, piece)
 
     def rows(self, key: str | None = None) -> int:
         """Accepted rows of table ``key`` (default: of all tables)."""
@@ -200,6 +204,7 @@ def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], w
         for i, file_scans in scans.items():
             plans[i] = csv_split.plan_pieces(sizes[i], file_scans)
     pieces = [(i, k, p) for i, plan in enumerate(plans) for k, p in enumerate(plan)]
+    where = str(work.resolve())
 
     def parse_pieces(batches):
         for batch in batches:
@@ -209,21 +214,19 @@ def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], w
                 data = _read(paths[i], piece.start, piece.end)
                 good, bad, nonfinite = parse_records(table, f.names, data, piece.first_line,
                                                      k == 0)
-                sink = pa.BufferOutputStream()
-                with pa.ipc.new_stream(sink, good.schema) as writer:
-                    writer.write_table(good)
+                _write_rows(_rows_file(where, f.table, f.index, k), good)
                 yield pa.RecordBatch.from_pylist([{
                     "table": f.table, "file": f.index, "piece": k,
                     "rows": good.num_rows, "rejected": len(bad),
                     "nonfinite": json.dumps(nonfinite),
                     "digest": hashlib.sha256(data).hexdigest(),
-                    "data": sink.getvalue().to_pybytes(),
                     "bad": rejected_csv(table.name, str(f.path), bad)}], _PARSED)
 
     _tasks(spark, len(pieces)).mapInArrow(parse_pieces, from_arrow_schema(_PARSED)) \
-        .write.parquet(str(work))
-    counts = pq.read_table(work, columns=["table", "file", "piece", "rows", "rejected",
-                                          "nonfinite", "digest"]).to_pylist()
+        .write.parquet(str(work / "pieces"))
+    counts = pq.read_table(work / "pieces", columns=["table", "file", "piece", "rows",
+                                                     "rejected", "nonfinite", "digest"]
+                           ).to_pylist()
     order = {key: i for i, key in enumerate(files)}
     counts.sort(key=lambda r: (order[r["table"]], r["file"], r["piece"]))
     return Parsed(work, tables, files, [
@@ -236,7 +239,7 @@ def write_rejected(parsed: Parsed, path: Path) -> int:
     atomically; returns its number of rows. The rejected rows' text is copied from the pieces
     that have some, a piece at a time."""
     bad = [p for p in parsed.pieces if p.rejected]
-    pieces = ds.dataset(parsed.dir, format="parquet") if bad else None
+    pieces = ds.dataset(parsed.dir / "pieces", format="parquet") if bad else None
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
@@ -280,12 +283,13 @@ def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per
                          + [pa.field(ROWNUM, pa.int64()), pa.field(_PART, pa.int32())])
 
     last = (pieces[-1].file, pieces[-1].piece)
+    piece_rows = [parsed.rows_file(key, p.file, p.piece) for p in pieces]
 
     def number(batches):
         for batch in batches:
-            for file, piece, data in zip(*(batch.column(c).to_pylist() for c in
-                                           ("file", "piece", "data"))):
-                rows = pa.ipc.open_stream(data).read_all()
+            for i in batch.column(0).to_pylist():
+                file, piece = pieces[i].file, pieces[i].piece
+                rows = _read_rows(piece_rows[i])
                 first, place, part = starts[(file, piece)]
                 at = np.arange(rows.num_rows)
                 yield from pa.table([*rows.columns, pa.array(first + at),
@@ -300,9 +304,7 @@ def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per
                            for f in staged.fields] + [T.StructField(_PART, T.IntegerType())])
     tmp = out_dir.parent / f".{out_dir.name}.staging"
     shutil.rmtree(tmp, ignore_errors=True)
-    rows = spark.read.schema(from_arrow_schema(_PARSED)).parquet(str(parsed.dir)).where(
-        (F.col("table") == key) & (F.col("rows") > 0)).select("file", "piece", "data") \
-        .mapInArrow(number, schema) \
+    rows = _tasks(spark, len(pieces)).mapInArrow(number, schema) \
         .select(*[F.time_from_micros(c).cast(times[c]).alias(c) if c in times else F.col(c)
                   for c in schema.names])
     # One piece is one task already (no shuffle); else a part's rows may come from two pieces.
@@ -375,6 +377,26 @@ def _tasks(spark: SparkSession, n: int):
     """A DataFrame of the numbers 0..n-1 spread over up to 4 tasks per core: the work items a
     function looks up by number (the driver ships their descriptions, never data)."""
     return spark.range(0, n, 1, max(1, min(n, 4 * spark.sparkContext.defaultParallelism)))
+
+
+def _rows_file(work: str, table: str, file: int, piece: int) -> str:
+    return f"{work}/rows/{table}-{file}-{piece}.arrow"
+
+
+def _write_rows(path: str, rows: pa.Table) -> None:
+    """Write a piece's rows where the task runs, atomically (a task run again rewrites them)."""
+    fs, where = pafs.FileSystem.from_uri(path)
+    fs.create_dir(where.rsplit("/", 1)[0], recursive=True)
+    tmp = f"{where}.{os.getpid()}.tmp"
+    with fs.open_output_stream(tmp) as out, pa.ipc.new_stream(out, rows.schema) as writer:
+        writer.write_table(rows)
+    fs.move(tmp, where)
+
+
+def _read_rows(path: str) -> pa.Table:
+    fs, where = pafs.FileSystem.from_uri(path)
+    with fs.open_input_stream(where) as f:
+        return pa.ipc.open_stream(f).read_all()
 
 
 def _read(path: str, start: int, end: int) -> bytes:
