@@ -9,13 +9,18 @@ handles files, pieces and counts, never rows:
   the ranges for where the file may be cut (csv_split.py: a small job, only for such files).
   Then each task reads its pieces' bytes itself (no task holds more than a piece, whatever the
   file's size; a quoted file is one piece), parses them and writes, per piece, its typed rows
-  as an Arrow IPC file of the work directory (from Python: the rows never pass through a JVM
-  heap here, where a task's pieces buffered as one Parquet row group ran a 1 GB driver out of
-  memory at 2 GB of CSV) and one Parquet row: its rejected rows as rejected.csv lines, their
-  counts and where NaN / ±Infinity first appear. The driver reads back the counts.
-- ``stage``: arrival numbers are the running sums of the pieces' counts; the executors number
-  each piece's rows and write a file per micro-batch of N rows, which the driver moves to
-  ``part-000000.parquet`` ... (the stream admits them in that order: stream/offers.py).
+  as an Arrow IPC stream in the work directory and one Parquet row: its rejected rows as
+  rejected.csv lines, their counts and where NaN / ±Infinity first appear. The driver reads
+  back the counts.
+- ``stage``: arrival numbers are the running sums of the pieces' counts. A task per micro-batch
+  of N rows reads the slices of the pieces it spans, numbers them and writes the part's
+  Parquet file with pyarrow; the driver moves them to ``part-000000.parquet`` ... (the stream
+  admits them in that order: stream/offers.py).
+
+The rows cross no JVM and no shuffle on their way (Spark schedules the tasks and reads the
+staged files): a task's pieces as a Parquet column of Spark's writer were buffered as one row
+group in the JVM heap, which ran a 1 GB driver out of memory on 1.7 GB of CSV, and a shuffle
+to gather each part took most of the ingest.
 
 ``write_eof`` writes ``eof.parquet``: one marker row (``tw__rownum = -1``, every column NULL)
 that moves the watermark past every event time at end of input, as Flink does for bounded
@@ -32,6 +37,7 @@ import math
 import os
 import shutil
 import tempfile
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,8 +48,6 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from operators_lib import csv_split
@@ -56,8 +60,6 @@ from operators_lib.csv_parse import (
 )
 from operators_lib.errors import InputError
 from operators_lib.plan import END_FIRST, ROWNUM, SWEEP_FIRST
-from operators_lib.scan import staged_schema
-from operators_lib.spark import session_conf
 from operators_lib.stream.offers import EOF_FILE
 
 REJECTED_COLUMNS = ["table", "file", "line", "reason", "row"]
@@ -72,11 +74,9 @@ _SCANS = pa.schema([("at", pa.int64()), ("scan", pa.string())])
 _PARSED = pa.schema([("table", pa.string()), ("file", pa.int32()), ("piece", pa.int32()),
                      ("rows", pa.int64()), ("rejected", pa.int64()),
                      ("nonfinite", pa.string()), ("digest", pa.string()), ("bad", pa.string())])
-_PART = "tw__part"
-# Staged files are internal state read back with pyarrow too (parity_scope.py): timestamps as
-# Parquet's microseconds (Spark's default INT96 has no statistics and reads as nanoseconds,
-# which end in 2262).
-_STAGED_WRITE = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
+_WRITTEN = pa.schema([("part", pa.int64())])
+# A staged part's row groups: a reader holds one's columns at once (Spark writes 128 MB).
+_GROUP_BYTES = 32 << 20
 
 
 @dataclass(frozen=True)
@@ -100,16 +100,17 @@ class Piece:
 
 @dataclass
 class Parsed:
-    """Input files parsed by the executors (a row per piece in ``dir``), not staged yet."""
+    """Input files parsed by the executors, not staged yet: per piece, a row of counts in
+    ``dir``/pieces (Parquet) and its typed rows in ``dir``/rows (Arrow IPC streams)."""
 
-    dir: Path
+    dir: Path  # absolute, as the tasks see it (not resolved: links may differ on other hosts)
     tables: dict[str, TableDef]
     files: dict[str, list[InputFile]]
     pieces: list[Piece]  # per table in arrival order
 
     def rows_file(self, table: str, file: int, piece: int) -> str:
         """A piece's typed rows, as the tasks read and write them."""
-        return _rows_file(str(self.dir.resolve()), table, file, piece)
+        return _rows_file(str(self.dir), table, file, piece)
 
     def rows(self, key: str | None = None) -> int:
         """Accepted rows of table ``key`` (default: of all tables)."""
@@ -171,6 +172,7 @@ def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], w
     files = {key: [InputFile(key, i, p, read_header(table, p)) for i, p in enumerate(paths)]
              for key, (table, paths) in inputs.items()}
     tables = {key: table for key, (table, _) in inputs.items()}
+    work = work.absolute()
     shutil.rmtree(work, ignore_errors=True)
     table_files = [f for fs in files.values() for f in fs]
     if not table_files:
@@ -204,7 +206,7 @@ def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], w
         for i, file_scans in scans.items():
             plans[i] = csv_split.plan_pieces(sizes[i], file_scans)
     pieces = [(i, k, p) for i, plan in enumerate(plans) for k, p in enumerate(plan)]
-    where = str(work.resolve())
+    where = str(work)
 
     def parse_pieces(batches):
         for batch in batches:
@@ -275,50 +277,46 @@ def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per
         starts[(p.file, p.piece)] = (at, at - run_start, parts)
         at += p.rows
     parts += math.ceil((at - run_start) / rows_per_batch)
-    table = parsed.tables[key]
-    # Spark takes no TIME from Arrow: it crosses as microseconds of the day.
-    times = {c.name: c.type.spark() for c in table.physical if c.type.name == "TIME"}
-    numbered = pa.schema([pa.field(f.name, pa.int64() if f.name in times else f.type)
-                          for f in physical_schema(table)]
-                         + [pa.field(ROWNUM, pa.int64()), pa.field(_PART, pa.int32())])
-
-    last = (pieces[-1].file, pieces[-1].piece)
+    # Per part: the slices (piece, first row, end row) it takes, in arrival order.
+    slices: list[list[tuple[int, int, int]]] = [[] for _ in range(parts)]
+    for i, p in enumerate(pieces):
+        first, place, part = starts[(p.file, p.piece)]
+        for k in range(part + place // rows_per_batch,
+                       part + (place + p.rows - 1) // rows_per_batch + 1):
+            lo = (k - part) * rows_per_batch - place
+            slices[k].append((i, max(lo, 0), min(lo + rows_per_batch, p.rows)))
+    schema = pa.schema([*physical_schema(parsed.tables[key]), pa.field(ROWNUM, pa.int64())])
     piece_rows = [parsed.rows_file(key, p.file, p.piece) for p in pieces]
-
-    def number(batches):
-        for batch in batches:
-            for i in batch.column(0).to_pylist():
-                file, piece = pieces[i].file, pieces[i].piece
-                rows = _read_rows(piece_rows[i])
-                first, place, part = starts[(file, piece)]
-                at = np.arange(rows.num_rows)
-                yield from pa.table([*rows.columns, pa.array(first + at),
-                                     pa.array(part + (place + at) // rows_per_batch, pa.int32())],
-                                    schema=numbered).to_batches()
-                if end_markers and (file, piece) == last:
-                    yield from _markers(numbered, END_FIRST - np.arange(end_markers),
-                                        {_PART: parts - 1}).to_batches()
-
-    staged = staged_schema(table)
-    schema = T.StructType([T.StructField(f.name, T.LongType()) if f.name in times else f
-                           for f in staged.fields] + [T.StructField(_PART, T.IntegerType())])
     tmp = out_dir.parent / f".{out_dir.name}.staging"
     shutil.rmtree(tmp, ignore_errors=True)
-    rows = _tasks(spark, len(pieces)).mapInArrow(number, schema) \
-        .select(*[F.time_from_micros(c).cast(times[c]).alias(c) if c in times else F.col(c)
-                  for c in schema.names])
-    # One piece is one task already (no shuffle); else a part's rows may come from two pieces.
-    rows = rows.coalesce(1) if len(pieces) == 1 else rows.repartition(
-        min(parts, 4 * spark.sparkContext.defaultParallelism), _PART)
-    rows = rows.sortWithinPartitions(_PART, ROWNUM)
-    with session_conf(spark, _STAGED_WRITE):
-        # One task holds each part: one file per part (whatever maxRecordsPerFile says).
-        rows.write.option("maxRecordsPerFile", 0).partitionBy(_PART).parquet(str(tmp))
+    where = str(tmp.absolute())
+
+    def write_parts(batches):
+        for batch in batches:
+            for k in batch.column(0).to_pylist():
+                tables = []
+                if end_markers and k == parts - 1:  # first, as in arrival-number order
+                    tables.append(_markers(schema, END_FIRST - np.arange(end_markers)[::-1]))
+                for i, lo, hi in slices[k]:
+                    rows = _read_rows(piece_rows[i])
+                    if rows.num_rows != pieces[i].rows:  # not the attempt that was counted
+                        raise RuntimeError(f"{piece_rows[i]}: {rows.num_rows} rows, counted "
+                                           f"{pieces[i].rows}")
+                    rows = rows.slice(lo, hi - lo)
+                    first = starts[(pieces[i].file, pieces[i].piece)][0] + lo
+                    tables.append(pa.table([*rows.columns, pa.array(
+                        np.arange(first, first + rows.num_rows))], schema=schema))
+                _write_part(f"{where}/{k}.parquet", pa.concat_tables(tables))
+                yield pa.RecordBatch.from_pylist([{"part": k}], _WRITTEN)
+
+    # One task per part: no shuffle, and the rows never enter a JVM (pyarrow writes them).
+    written = _tasks(spark, parts).mapInArrow(write_parts, from_arrow_schema(_WRITTEN)).count()
+    if written != parts:
+        raise RuntimeError(f"staging {key}: {written} of {parts} parts written")
     files = []
     for k in range(parts):
-        [written] = (tmp / f"{_PART}={k}").glob("*.parquet")
         files.append(out_dir / f"part-{first_part + k:06d}.parquet")
-        os.replace(written, files[-1])
+        os.replace(tmp / f"{k}.parquet", files[-1])
     shutil.rmtree(tmp)
     return files
 
@@ -387,10 +385,19 @@ def _write_rows(path: str, rows: pa.Table) -> None:
     """Write a piece's rows where the task runs, atomically (a task run again rewrites them)."""
     fs, where = pafs.FileSystem.from_uri(path)
     fs.create_dir(where.rsplit("/", 1)[0], recursive=True)
-    tmp = f"{where}.{os.getpid()}.tmp"
+    tmp = f"{where}.{uuid.uuid4().hex}.tmp"  # two attempts of a task may run at once
     with fs.open_output_stream(tmp) as out, pa.ipc.new_stream(out, rows.schema) as writer:
         writer.write_table(rows)
     fs.move(tmp, where)
+
+
+def _write_part(path: str, rows: pa.Table) -> None:
+    """A staged part, as Spark reads it (timestamps as microseconds, TIMESTAMP_MICROS), in row
+    groups of about _GROUP_BYTES: a reader holds a row group's columns at once."""
+    fs, where = pafs.FileSystem.from_uri(path)
+    fs.create_dir(where.rsplit("/", 1)[0], recursive=True)
+    per_row = max(1, rows.nbytes // max(1, rows.num_rows))
+    pq.write_table(rows, where, filesystem=fs, row_group_size=max(1024, _GROUP_BYTES // per_row))
 
 
 def _read_rows(path: str) -> pa.Table:
