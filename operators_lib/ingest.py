@@ -397,7 +397,9 @@ def _write_part(path: str, rows: pa.Table) -> None:
     fs, where = pafs.FileSystem.from_uri(path)
     fs.create_dir(where.rsplit("/", 1)[0], recursive=True)
     per_row = max(1, rows.nbytes // max(1, rows.num_rows))
-    pq.write_table(rows, where, filesystem=fs, row_group_size=max(1024, _GROUP_BYTES // per_row))
+    tmp = f"{where}.{uuid.uuid4().hex}.tmp"  # as _write_rows
+    pq.write_table(rows, tmp, filesystem=fs, row_group_size=max(1024, _GROUP_BYTES // per_row))
+    fs.move(tmp, where)
 
 
 def _read_rows(path: str) -> pa.Table:
