@@ -218,18 +218,19 @@ def unwrap(ctx: Ctx, node: Node, where: exp.Expression) -> tuple[Windowed | None
     """A window TVF under WHERE filters: (the TVF, its child with the filters on it). A filter
     on the window columns themselves is refused (``where``: the node to name)."""
     filters: list[Filter] = []
-    while isinstance(node, Filter):
-        filters.append(node)
-        node = node.child
-    if not isinstance(node, Windowed):
-        return None, node
-    child = node.child
+    below = node
+    while isinstance(below, Filter):
+        filters.append(below)
+        below = below.child
+    if not isinstance(below, Windowed):
+        return None, node  # the filters stay: they apply to whatever is aggregated
+    child = below.child
     for f in reversed(filters):
         if any(quote(b) in f.condition for b in TVF_BOUNDS):
             raise ctx.err("a WHERE on window_start / window_end / window_time before the "
                           "window aggregation is not supported yet", where)
         child = Filter(child, f.condition, child.fields)
-    return node, child
+    return below, child
 
 
 def traced(node: Node, cols) -> tuple[Node, dict[str, str]]:
