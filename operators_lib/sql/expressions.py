@@ -72,16 +72,17 @@ def _spark(node: exp.Expression, env: Env) -> exp.Expression:
 def _as_is(node: exp.Expression, env: Env) -> exp.Expression:
     """``node`` with its operands rendered."""
     out = node.copy()
+    case = isinstance(node, exp.Case)
     for key, value in node.args.items():
         if isinstance(value, exp.Expression):
-            out.set(key, _operand(value, env))
+            out.set(key, _operand(value, env, case))
         elif isinstance(value, list):
-            out.set(key, [_operand(v, env) for v in value])
+            out.set(key, [_operand(v, env, case) for v in value])
     return out
 
 
-def _operand(node: exp.Expression, env: Env) -> exp.Expression:
-    if isinstance(node, exp.If):  # a WHEN .. THEN .. of CASE
+def _operand(node: exp.Expression, env: Env, of_case: bool) -> exp.Expression:
+    if of_case and isinstance(node, exp.If):  # a WHEN .. THEN .. of CASE (else: IF(c, a, b))
         return exp.If(this=_spark(node.this, env), true=_spark(node.args["true"], env))
     return _spark(node, env)
 

@@ -1,0 +1,1 @@
+CREATE TABLE t (id INT, a INT, f BOOLEAN);
