@@ -12,6 +12,7 @@ STEPS = {"batch": ["ingest", "batch", "parity"], "stream": ["ingest", "stream", 
 RUNNING = {"stream": "starting", "batch": "running", "parity": "comparing stream and batch"}
 PARITY = {"equal": "equal", "explained_by_late_rows": "explained by late rows",
           "explained_by_ttl": "explained by state TTL", "failed": "FAILED",
+          "explained_by_empty_input": "explained: no row reached the aggregate",
           "not_run": "not run", "not_applicable": "not applicable"}
 
 

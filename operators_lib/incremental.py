@@ -81,10 +81,12 @@ from operators_lib.errors import InputError, ParityError, SqlError
 from operators_lib.locations import local_path
 from operators_lib.output import copy_changelog, write_csv_frame, write_json
 from operators_lib.parity import (
+    EMPTY_INPUT,
     SAMPLE,
     TTL_EXPLANATION,
     TTL_UPSTREAM_NOTE,
     compare_frames,
+    empty_global_aggregate,
     not_comparable,
     session_splits_differ,
     without_expired,
@@ -677,7 +679,9 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
                 write_csv_frame(batch, out / "batch.csv", types, columns,
                                 order=[c for c in (EMIT_TS, ROWNUM) if c in batch.columns])
             report = {"verdict": "equal" if diff.equal else "failed", "rows": diff.batch_rows}
-            if not diff.equal:
+            if empty_global_aggregate(plan, diff):
+                report.update(verdict="explained_by_empty_input", explanation=EMPTY_INPUT)
+            elif not diff.equal:
                 report |= _explain_by_ttl(spark, state, record, batch, stream, types, columns)
             if scope is not None:
                 report["parity_input"] = scope[2]

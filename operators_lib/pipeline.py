@@ -45,9 +45,11 @@ from operators_lib.errors import InputError
 from operators_lib.locations import check_shared, local_path
 from operators_lib.output import copy_changelog, write_csv_frame, write_header, write_json
 from operators_lib.parity import (
+    EMPTY_INPUT,
     TTL_EXPLANATION,
     TTL_UPSTREAM_NOTE,
     compare_frames,
+    empty_global_aggregate,
     not_comparable,
     session_splits_differ,
     without_expired,
@@ -444,6 +446,9 @@ def _parity(spark: SparkSession, plan: Node, pool: dict[str, list[Path]], batch:
     diff = compare_frames(batch, stream, types, columns, sample=not explainable)
     if diff.equal:
         return {"verdict": "equal", "rows": diff.batch_rows}, 0, ""
+    if empty_global_aggregate(plan, diff):
+        return {"verdict": "explained_by_empty_input", "rows": 1,
+                "explanation": EMPTY_INPUT}, 0, ""
     result = {"verdict": "failed", **diff.summary()}
     if streamed.expired is not None and not streamed.expired_upstream:
         # State TTL: the stream forgot the state of these keys, batch did not. Set their rows
