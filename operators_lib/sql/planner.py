@@ -219,8 +219,25 @@ def _select(ctx: Ctx, node: exp.Expression) -> Node:
         windows = {w.name.lower(): w for w in node.args.get("windows") or []}
         return plan_over(ctx, child, items, windows, scope, project)
     if group or having or any(e.find(exp.AggFunc) for _, e in items):
+        if not group:
+            _refuse_empty_by_constant(ctx, conjuncts, where)
         return plan_aggregate(ctx, child, scope, items, group, having, project)
     return project(ctx, child, items)
+
+
+def _refuse_empty_by_constant(ctx: Ctx, conjuncts: list, where) -> None:
+    """An aggregate without GROUP BY under a WHERE condition that is constant and not TRUE:
+    Flink's planner folds its input to an empty relation and answers one row (COUNT 0) in
+    streaming mode too, where over rows that all fail a condition it answers none. twinflow
+    does not fold plans, so it refuses the query rather than give the other answer."""
+    for cond in conjuncts:
+        if cond.find(exp.Column) is None:
+            value = ctx.spark.range(1).selectExpr(ctx.sql(cond, ())).first()[0]
+            if value is not True:
+                raise ctx.err(f"WHERE {cond.sql()} is never true: an aggregate without GROUP "
+                              "BY over such a constant condition is not supported (Flink "
+                              "folds the input away and answers one row in both modes)",
+                              where)
 
 
 def _proctime_items(ctx: Ctx, node: exp.Select, from_: exp.Expression | None
