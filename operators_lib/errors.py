@@ -1,7 +1,15 @@
-"""Errors mapped to the CLI's exit codes: 1 parity failed, 2 bad input or unsupported SQL,
-3 damaged state or a failed engine."""
+"""Errors mapped to the CLI's exit codes: 1 parity failed, 2 bad input, unsupported SQL or a
+query that fails on its data (as Flink's job fails), 3 damaged state, a failed engine or a bug,
+4 the machine (disk full, permission denied, a missing or read-only directory)."""
 
 from __future__ import annotations
+
+import errno
+import re
+
+# How the message of an error raised inside a Spark job begins where Flink's job fails on the
+# data (sql/functions.data_error): ``classify`` makes it a DataError.
+DATA_ERROR = "twinflow data error: "
 
 
 class TwinflowError(Exception):
@@ -24,6 +32,18 @@ class SqlError(TwinflowError):
         super().__init__(f"{message}{where}")
         self.line = line
         self.source = source
+
+
+class DataError(TwinflowError):
+    """The query fails on its data where Flink's job fails too: a CAST of text that is no
+    number, an integer or DECIMAL division by zero. The message names the value."""
+
+
+class StorageError(TwinflowError):
+    """The machine, not the query: a disk full, a permission denied, a missing or read-only
+    directory. The message names the path (where known) and the cause."""
+
+    exit_code = 4
 
 
 class ParityError(TwinflowError):
@@ -50,3 +70,51 @@ def state_check_failed(report: dict) -> bool:
     the snapshot's result differs from the live one, or a compaction sweep changed the
     result."""
     return report.get("verdict") == "differs" or bool(report.get("result_rows_changed"))
+
+
+_STORAGE = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
+            errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+            errno.EROFS: "read-only file system", errno.ENOENT: "no such file or directory"}
+# The same causes as the JVM reports them (java.io / java.nio / Hadoop), with the path that
+# precedes or follows them where the message has one.
+_JVM_STORAGE = [(re.compile(p), cause) for p, cause in (
+    (r"No space left on device|\[Errno 28\]", "no space left on the device"),
+    (r"Disk quota exceeded", "disk quota exceeded"),
+    (r"(?:AccessDeniedException: (\S+))|Permission denied", "permission denied"),
+    (r"(?:ReadOnlyFileSystemException)|Read-only file system", "read-only file system"))]
+_JVM_PATH = re.compile(r"(?:file:)?(/[^\s:'\"]+)[:\s]*\(?(?:No space|Permission denied|"
+                       r"Read-only|Disk quota)")
+_SPARK_DATA = {"DIVIDE_BY_ZERO": "division by zero (Flink's job fails with an "
+                                 "ArithmeticException too)",
+               "REMAINDER_BY_ZERO": "MOD by zero (Flink's job fails with an "
+                                    "ArithmeticException too)"}
+
+
+def classify(e: BaseException, where: str | None = None) -> TwinflowError | None:
+    """What an exception raised while a run's Spark jobs ran means to the user, if it is not a
+    bug: the query failing on its data (exit 2) or the machine (exit 4; ``where``: the
+    directory the run writes, named when the cause comes without a path). One line."""
+    def storage(path: str | None, cause: str) -> StorageError:
+        if path:
+            return StorageError(f"{path}: {cause}")
+        return StorageError(f"{cause} (the run reads its input and writes under {where})"
+                            if where else cause)
+
+    if isinstance(e, OSError) and e.errno in _STORAGE:
+        return storage(e.filename, _STORAGE[e.errno])
+    text = str(e)
+    # Spark's error classes, outermost first (a stream's failure wraps its micro-batch's); the
+    # query's own text, which may follow, holds no "[CLASS] " of its own.
+    for spark_error in re.finditer(r"\[([A-Z_]+)\] (.*)", text):
+        name, rest = spark_error.groups()
+        if name == "USER_RAISED_EXCEPTION" and rest.startswith(DATA_ERROR):
+            message = re.sub(r"\s*SQLSTATE: \w+.*$", "", rest[len(DATA_ERROR):])
+            return DataError(f"the query fails on its data, as Flink's job does: {message}")
+        if name in _SPARK_DATA:
+            return DataError(f"the query fails on its data: {_SPARK_DATA[name]}")
+    for pattern, cause in _JVM_STORAGE:
+        if found := pattern.search(text):
+            path = (found.groups() or (None,))[0] or (m.group(1) if (
+                m := _JVM_PATH.search(text)) else None)
+            return storage(path, cause)
+    return None

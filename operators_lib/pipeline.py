@@ -151,7 +151,7 @@ def check_config(cfg: RunConfig) -> Script:
 def run(cfg: RunConfig, spark: SparkSession, listen: Listener | None = None,
         runtime: SparkRuntime = SPARK) -> Result:
     """``runtime``: how stream mode runs (stream/runner.py; tests pass the operator harness)."""
-    with engine_failures():
+    with engine_failures(cfg.out):
         return _run(cfg, spark, listen, runtime)
 
 

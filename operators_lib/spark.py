@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from operators_lib.errors import EngineError
+from operators_lib.errors import EngineError, TwinflowError, classify
 
 if TYPE_CHECKING:  # pyspark is imported when a session is made: DAG files import these options
     from pyspark.sql import SparkSession
@@ -180,13 +180,19 @@ def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None
 
 
 @contextmanager
-def engine_failures() -> Iterator[None]:
+def engine_failures(where: Path | None = None) -> Iterator[None]:
     """Report the death of the driver JVM as an EngineError (exit 3, what to change) instead of
-    the py4j error of whichever call noticed it first."""
+    the py4j error of whichever call noticed it first; a query failing on its data and a
+    full disk or a denied permission as what they are (errors.classify: exit 2, exit 4)."""
     try:
         yield
     except Exception as e:
-        if isinstance(e, EngineError) or _jvm_alive():
+        if isinstance(e, TwinflowError):
+            raise
+        known = classify(e, str(where) if where else None)  # the data or the machine
+        if known is not None:
+            raise known from e
+        if _jvm_alive():
             raise
         raise EngineError(DRIVER_DIED) from e
 

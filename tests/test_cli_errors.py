@@ -279,3 +279,50 @@ def test_state_commands_exit_1_when_verify_differs_or_a_sweep_changed_the_result
     from operators_lib.errors import state_check_failed
 
     assert state_check_failed(report) is failed
+
+
+TEXTS = DDL.replace("v INT", "v STRING")
+
+
+@pytest.mark.parametrize("data, query, needles", [
+    ("k,v,ts\na,46.5,2024-01-01 00:00:01\nb,abc,2024-01-01 00:00:02\n",
+     "SELECT k, CAST(v AS INT) AS i FROM t",
+     ["fails on its data, as Flink's job does", 'cannot read the text "abc" as INT']),
+    ("k,v,ts\na,0,2024-01-01 00:00:01\n", "SELECT k, 10 / CAST(v AS INT) AS q FROM t",
+     ["fails on its data: division by zero"]),
+])
+def test_data_flink_fails_on_is_exit_2_without_a_trace(spark, tmp_path, capsys, data, query,
+                                                       needles):
+    """Where Flink's job fails on a value (a CAST of text that is no number, an integer
+    division by zero: measured with the oracle), the run exits 2 with one line naming it."""
+    err = _fails(spark, capsys, _write(tmp_path, query, data=data, ddl=TEXTS), *needles)
+    assert "Traceback" not in err and "internal error" not in err
+
+
+def test_a_full_disk_or_a_denied_path_is_exit_4_naming_it():
+    """The machine, not the query (errors.classify): the texts are those Spark, pyarrow and
+    Hadoop raise (a run on a 2 MB tmpfs gave the first one)."""
+    import errno
+
+    from operators_lib.errors import StorageError, classify
+
+    pyarrow = ("org.apache.spark.api.python.PythonException: Traceback ...\nOSError: [Errno 28] "
+               "Error writing bytes to file. Detail: [errno 28] No space left on device")
+    hadoop = ("java.nio.file.AccessDeniedException: /data/out/_state/checkpoint/offsets/0\n"
+              "\tat sun.nio.fs.UnixException.translateToIOException")
+    cases = [
+        (Exception(pyarrow), "no space left on the device (the run reads its input and "
+                             "writes under /runs/q)"),
+        (OSError(errno.ENOSPC, "No space left on device", "/runs/q/batch.csv"),
+         "/runs/q/batch.csv: no space left on the device"),
+        (PermissionError(errno.EACCES, "Permission denied", "/runs/q"),
+         "/runs/q: permission denied"),
+        (OSError(errno.EROFS, "Read-only file system", "/mnt/ro/out"),
+         "/mnt/ro/out: read-only file system"),
+        (Exception(hadoop), "/data/out/_state/checkpoint/offsets/0: permission denied"),
+    ]
+    for e, message in cases:
+        known = classify(e, "/runs/q")
+        assert isinstance(known, StorageError) and known.exit_code == 4
+        assert str(known) == message
+    assert classify(ValueError("a bug"), "/runs/q") is None

@@ -57,6 +57,12 @@ def _spark(node: exp.Expression, env: Env) -> exp.Expression:
     if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval) and (
             env.type_of(node.this).name == "TIME"):
         return _raw(_time_shift(node, env))
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul)) and _integral(env, node.this,
+                                                                 node.expression):
+        return _raw(_wrapping(node, env))
+    if isinstance(node, exp.Neg) and not isinstance(node.this, exp.Literal) and _integral(
+            env, node.this):
+        return _raw(_wrapping(exp.Sub(this=exp.Literal.number(0), expression=node.this), env))
     if isinstance(node, (exp.Add, exp.Sub, exp.Mul)) and _stays_float(
             node.this, node.expression, env):
         return _raw(f"CAST({_as_is(node, env).sql(dialect='spark')} AS FLOAT)")
@@ -99,9 +105,46 @@ def _divide(node: exp.Div, env: Env) -> str:
     if ta.is_integral and tb.is_integral:
         wider = max(ta, tb, key=lambda t: t.integral_bits())
         return f"CAST(({sa}) DIV ({sb}) AS {wider.spark().simpleString()})"
-    if _stays_float(a, b, env):
-        return f"CAST(({sa}) / ({sb}) AS FLOAT)"
+    if ta.is_floating or tb.is_floating:
+        quotient = _ieee_divide(sa, sb)
+        return f"CAST({quotient} AS FLOAT)" if _stays_float(a, b, env) else quotient
     return f"({sa}) / ({sb})"
+
+
+def _ieee_divide(sa: str, sb: str) -> str:
+    """Floating division as Java's (Flink's): by zero it is NaN (0 / 0, NaN / 0) or an
+    infinity signed by both operands' signs (-0.0 counts as negative); Spark's ANSI mode fails
+    there instead."""
+    negative_zero = f"(CAST(CAST({sb} AS DOUBLE) AS STRING) LIKE '-%')"
+    return (f"(CASE WHEN ({sa}) IS NULL OR ({sb}) IS NULL THEN NULL WHEN ({sb}) = 0 THEN "
+            f"(CASE WHEN isnan(CAST({sa} AS DOUBLE)) OR ({sa}) = 0 THEN double('NaN') "
+            f"WHEN (({sa}) > 0) = NOT {negative_zero} THEN double('Infinity') "
+            f"ELSE double('-Infinity') END) ELSE ({sa}) / ({sb}) END)")
+
+
+def _integral(env: Env, *nodes: exp.Expression) -> bool:
+    return all(not n.find(exp.Interval) and env.type_of(n).is_integral for n in nodes)
+
+
+_TRY = {exp.Add: ("try_add", "+"), exp.Sub: ("try_subtract", "-"),
+        exp.Mul: ("try_multiply", "*")}
+
+
+def _wrapping(node: exp.Add | exp.Sub | exp.Mul, env: Env) -> str:
+    """Integer +, -, * of Flink's type (the wider operand's) that wrap around on overflow as
+    Java's do (Flink); Spark's ANSI mode fails instead. Spark's try_* answers where nothing
+    overflows; otherwise the exact result (BIGINT, or DECIMAL(38, 0) for 64 bits) keeps its
+    low bits."""
+    a, b = node.this, node.expression
+    to = max(env.type_of(a), env.type_of(b), key=lambda t: t.integral_bits())
+    spark_to, bits = to.spark().simpleString(), to.integral_bits()
+    sa, sb = f"CAST({to_spark(a, env)} AS {spark_to})", f"CAST({to_spark(b, env)} AS {spark_to})"
+    fast, op = _TRY[type(node)]
+    wide = "DECIMAL(20, 0)" if bits == 64 else "BIGINT"
+    exact = f"(CAST({sa} AS {wide}) {op} CAST({sb} AS {wide}))"
+    half, full = 2 ** (bits - 1), 2 ** bits
+    wrapped = f"CAST(pmod(pmod({exact}, {full}) + {half}, {full}) - {half} AS {spark_to})"
+    return f"coalesce({fast}({sa}, {sb}), {wrapped})"
 
 
 def _stays_float(a: exp.Expression, b: exp.Expression, env: Env) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from operators_lib.errors import DATA_ERROR
 from operators_lib.sql.dialect import TYPED_LITERAL
 from operators_lib.sql.regex import RegexTooComplex, group_always_participates
 from operators_lib.types import NESTED, FlinkType
@@ -273,6 +274,16 @@ def _numeric(template: str) -> Callable[[Call], str]:
             c.require(i, lambda t: t.is_numeric, "a number")
         return _fmt(template)(c)
     return render
+
+
+def _abs(c: Call) -> str:
+    """Java's Math.abs (Flink): the smallest integer of its type is its own absolute value
+    (Spark's ANSI mode fails there)."""
+    t = c.require(0, lambda t: t.is_numeric, "a number")
+    if t.is_integral:
+        low = -(2 ** (t.integral_bits() - 1))
+        return f"(CASE WHEN {c.sql[0]} = {low} THEN {c.sql[0]} ELSE abs({c.sql[0]}) END)"
+    return f"abs({c.sql[0]})"
 
 
 def _round(c: Call) -> str:
@@ -570,16 +581,32 @@ def _cast(c: Call) -> str:
                                                to.integral_bits())):
         return _narrow(x, src, to)
     if to.is_integral and src.name == "STRING":
-        # Flink reads '1.5' as the integer 1 (Spark: NULL or an error); integer text is read
-        # alike, other text that is a number fails the run rather than differ.
-        fail = (f"raise_error(concat('{c.name}: Flink reads the text ', {x}, ' as an integer "
-                "by truncation; twinflow does not'))")
-        return (f"(CASE WHEN {x} RLIKE '^ *[+-]?[0-9]+ *$' THEN try_cast({x} AS "
-                f"{spark_to}) WHEN try_cast({x} AS DOUBLE) IS NOT NULL THEN CAST({fail} AS "
-                f"{spark_to}) WHEN {x} IS NOT NULL AND '{c.name}' = 'CAST' THEN CAST({x} AS "
-                f"{spark_to}) END)")
+        return _text_to_integer(c, x, spark_to)
     func = "try_cast" if c.name == "TRY_CAST" else "CAST"
     return f"{func}({x} AS {spark_to})"
+
+
+def _text_to_integer(c: Call, x: str, spark_to: str) -> str:
+    """Flink reads text as an integer (BinaryStringDataUtil.toLong / toInt) after trimming
+    spaces: an optional sign, digits, and a fraction that is checked to be digits and dropped
+    ('46.5' is 46, '-0.9' is 0, '1.' is 1); anything else, or a value out of the type's range,
+    fails the CAST (Flink's job fails: a data error, exit 2) and is NULL for TRY_CAST."""
+    t = f"trim({x})"
+    whole = f"regexp_extract({t}, '^([+-]?[0-9]*)', 1)"
+    value = (f"try_cast(CASE WHEN {whole} IN ('', '+', '-') THEN '0' ELSE {whole} END "
+             f"AS {spark_to})")
+    shape = f"({t} RLIKE '^[+-]?[0-9]*([.][0-9]*)?$' AND {t} NOT IN ('', '+', '-'))"
+    bad = "NULL" if c.name == "TRY_CAST" else data_error(
+        f"concat('CAST: Flink cannot read the text \"', {x}, '\" as {spark_to.upper()}')",
+        spark_to)
+    return (f"(CASE WHEN {x} IS NULL THEN NULL WHEN {shape} AND {value} IS NOT NULL "
+            f"THEN {value} ELSE {bad} END)")
+
+
+def data_error(message_sql: str, spark_type: str) -> str:
+    """Spark SQL that fails the job where Flink's job fails on the data; errors.py turns it
+    into a DataError (exit 2) with ``message_sql``'s text."""
+    return f"CAST(raise_error(concat('{DATA_ERROR}', {message_sql})) AS {spark_type})"
 
 
 def _timestamp_text(x: str, precision: int) -> str:
@@ -702,7 +729,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     Function("SPLIT_INDEX", 3, 3, _split_index),
     Function("HASH_CODE", 1, 1, _hash_code),
     # numbers
-    Function("ABS", 1, 1, _numeric("abs({0})")),
+    Function("ABS", 1, 1, _abs),
     Function("MOD", 2, 2, _mod),
     Function("POWER", 2, 2, _numeric("power({0}, {1})")),
     Function("SQRT", 1, 1, _numeric("sqrt({0})")),
