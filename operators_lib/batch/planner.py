@@ -227,9 +227,11 @@ def _running(a: AggCall, w: WindowSpec) -> Column:
     values = F.collect_set(F.col(a.arg)).over(w)
     if a.func == "COUNT":
         return F.size(values)
-    t = a.type.spark()
+    # Flink's integer AVG adds in BIGINT (no wrap), its SUM in the argument's type
+    t = a.type.spark() if a.func == "SUM" or not a.type.is_integral else "bigint"
     total = F.aggregate(values, F.lit(0).cast(t), lambda acc, x: (acc + x).cast(t))
-    value = total if a.func == "SUM" else (total / F.size(values)).cast(t)  # truncates, rounds
+    value = total if a.func == "SUM" else (  # truncates, rounds
+        (total / F.size(values)).cast(t).cast(a.type.spark()))
     return F.when(F.size(values) > 0, value)  # no value yet: NULL
 
 
@@ -254,8 +256,9 @@ def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:
             return total.cast(t.spark())
         return (over(F.avg(x)) if not a.distinct else total / count).cast(t.spark())
     value = total
-    if t.integral_bits() < 64:
-        lim = 2 ** (t.integral_bits() - 1)  # Flink sums in the argument's type: it wraps
+    if t.integral_bits() < 64 and a.func == "SUM":
+        # Flink's SUM adds in the argument's type: it wraps (its AVG adds in BIGINT)
+        lim = 2 ** (t.integral_bits() - 1)
         value = F.pmod(value + F.lit(lim), F.lit(2 * lim)) - F.lit(lim)
     if a.func == "AVG":  # Java integer division truncates toward zero
         value = (value / count).cast("long")

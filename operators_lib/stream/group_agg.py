@@ -8,8 +8,9 @@ changelog (Flink's GroupAggFunction with retraction):
   ``+I``, a changed one ``-U`` (old) then ``+U`` (new), a group whose last row is retracted
   ``-D``; an unchanged result emits nothing. With one input row per micro-batch this is
   exactly Flink's changelog.
-- Result types as Flink's: COUNT BIGINT; SUM/AVG keep the argument type (integers wrap, integer
-  AVG truncates toward zero); DECIMAL SUM/AVG are DECIMAL(38, s) / DECIMAL(38, max(s, 6)).
+- Result types as Flink's: COUNT BIGINT; SUM/AVG keep the argument type (an integer SUM wraps,
+  an integer AVG adds in BIGINT, then truncates toward zero); DECIMAL SUM/AVG are
+  DECIMAL(38, s) / DECIMAL(38, max(s, 6)).
 
 State TTL (``table.exec.state.ttl``): a group idle longer than the TTL when it is next touched
 starts afresh (a state sweep, rows.py, drops it); its earlier result row stays emitted, as in
@@ -86,7 +87,8 @@ def _result(call: AggCall, acc, rows: int):
         return None
     t = call.type
     if t.is_integral:
-        total = _wrap(int(total), call)
+        # Flink's SUM adds in the argument's type (it wraps), its AVG in BIGINT
+        total = _wrap(int(total), call) if call.func == "SUM" else int(total)
         if call.func == "AVG":  # Java integer division truncates toward zero
             q = abs(total) // n
             return q if total >= 0 else -q

@@ -157,8 +157,9 @@ def _object_agg(call: AggCall, values, total=None, n=None):
 
 def _finish(call: AggCall, values: np.ndarray, cnt: np.ndarray, dtype: str):
     t = call.type
-    if t.is_integral and t.integral_bits() < 64:
-        lim = 2 ** (t.integral_bits() - 1)  # Flink sums in the argument's type: it wraps
+    if t.is_integral and t.integral_bits() < 64 and call.func == "SUM":
+        # Flink's SUM adds in the argument's type: it wraps (its AVG adds in BIGINT)
+        lim = 2 ** (t.integral_bits() - 1)
         values = (values + lim) % (2 * lim) - lim
     if call.func == "AVG":
         if t.is_integral:  # Java integer division truncates toward zero
