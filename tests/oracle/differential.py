@@ -21,6 +21,12 @@ LEFT, a PRIMARY KEY table or a latest-row view, with or without a residual) over
 time order (nothing late: Flink's late-row handling races its two sources); finals only.
 Not part of CI: it needs the Flink venv and takes ~1 min per iteration. A failing case is kept
 (ddl.sql, query.sql, t.csv, twinflow's output) in --keep, to be added to the corpus.
+
+``--family sql`` is the SQL fuzzer (fuzz.py, sqlgen.py): ``--iterations`` rounds of
+``--queries`` random queries over two random tables, Flink's answers in one JVM per round,
+twinflow's in both modes in this process; it prints the verdicts per grammar rule. A failing
+query is shrunk (parts left out while it still fails) and kept in --keep as a case. ``--record
+FILE`` writes the rounds with Flink's answers: the slice CI replays (tests/test_sql_fuzz.py).
 """
 
 from __future__ import annotations
@@ -28,10 +34,13 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import logging
 import random
 import shutil
 import sys
 import tempfile
+import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -44,7 +53,9 @@ from tests.caselib import (  # noqa: E402
     normalize,
     read_csv,
 )
+from tests.oracle import fuzz  # noqa: E402
 from tests.oracle.regen_expected import blocks, oracle, regen  # noqa: E402
+from tests.oracle.sqlgen import Query, shrinks  # noqa: E402
 
 AGGS = ["COUNT(*)", "COUNT(v)", "SUM(v)", "AVG(v)", "MIN(v)", "MAX(v)", "SUM(d)", "AVG(d)",
         "MIN(d)", "MAX(d)"]
@@ -208,15 +219,80 @@ FAMILIES = {"over": random_case, "windows": random_window_case,
             "timejoins": random_time_join_case}
 
 
+def shrink(spark, rnd: fuzz.Round, query: Query, work: Path) -> tuple[str, fuzz.Verdict]:
+    """The smallest variant of a failing ``query`` (sqlgen.shrinks, repeatedly) that still
+    fails against Flink on the round's tables."""
+    best, verdict = query, None
+    while True:
+        candidates = shrinks(best)
+        if not candidates:
+            break
+        trial = fuzz.Round(rnd.tables, [c.sql() for c in candidates], [[]] * len(candidates))
+        fuzz.ask_flink(trial, work / f"shrink-{id(best)}")
+        verdicts = fuzz.run_round(spark, trial, work)
+        failing = [(c, v) for c, v in zip(candidates, verdicts) if v.kind in fuzz.FAILURES]
+        if not failing:
+            break
+        best, verdict = failing[0]
+    return best.sql(), verdict
+
+
+def sql_main(args) -> int:
+    from operators_lib.spark import get_spark
+
+    spark = get_spark()
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)  # refusals: counted
+    tally, recorded = fuzz.Tally(), []
+    for i in range(args.iterations):
+        seed = args.seed * 100_000 + i
+        rnd, queries = fuzz.generate(seed, args.queries)
+        work = Path(tempfile.mkdtemp(prefix="twinflow-fuzz-"))
+        t0 = time.perf_counter()
+        fuzz.ask_flink(rnd, work / "flink")
+        t1 = time.perf_counter()
+        verdicts = fuzz.run_round(spark, rnd, work)
+        t2 = time.perf_counter()
+        for q, rules, v in zip(queries, rnd.rules, verdicts):
+            tally.add(rules, q.sql(), v)
+            if v.kind in fuzz.FAILURES:
+                small, sv = shrink(spark, rnd, q, work) if args.shrink else (q.sql(), v)
+                keep = args.keep / f"sql_seed{seed}_{len(tally.failures):03d}"
+                keep.mkdir(parents=True, exist_ok=True)
+                fuzz.Round(rnd.tables, [small], [rules]).write(keep)
+                (keep / "q0000.sql").rename(keep / "query.sql")
+                (keep / "verdict.txt").write_text(f"{(sv or v).kind}: {(sv or v).detail}\n"
+                                                  f"original:\n{q.sql()}\n")
+                print(f"round {i}: {v.kind.upper()}: {small!r}\n  {(sv or v).detail[:400]}",
+                      flush=True)
+        recorded.append(rnd)
+        counts = Counter(v.kind for v in verdicts)
+        print(f"round {i} (seed {seed}): " + ", ".join(f"{k} {n}" for k, n in
+                                                     sorted(counts.items()))
+              + f"  (Flink {t1 - t0:.0f} s, twinflow {t2 - t1:.0f} s)", flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+    print(tally.table())
+    if args.record:
+        fuzz.save_slice(args.record, recorded, " ".join(
+            ["tests/oracle/differential.py", "--family", "sql", "--seed", str(args.seed),
+             "--iterations", str(args.iterations), "--queries", str(args.queries),
+             "--record", str(args.record)]))
+    return 1 if tally.failures else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", choices=tuple(FAMILIES), default="over")
+    ap.add_argument("--family", choices=(*FAMILIES, "sql"), default="over")
+    ap.add_argument("--queries", type=int, default=40, help="sql: queries per round")
+    ap.add_argument("--record", type=Path, default=None, help="sql: write the slice CI replays")
+    ap.add_argument("--shrink", action="store_true", help="sql: shrink each failing query")
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", type=Path, default=Path("differential-failures"))
     ap.add_argument("--only", type=int, default=None, help="run only this iteration (replay)")
     args = ap.parse_args()
+    if args.family == "sql":
+        return sql_main(args)
     from operators_lib.spark import get_spark
 
     spark = get_spark()
