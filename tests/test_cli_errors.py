@@ -79,7 +79,7 @@ def _fails(spark, capsys, args, *needles) -> str:
     ("SELECT k AS\n`value`, v AS value FROM t", ["value is a reserved word in Flink SQL",
                                                  "line 2"]),
     ("SELECT k FROM (SELECT k FROM t", ["cannot parse query"]),
-    # Refused by the function catalog once argument types are known (sql/functions.py):
+    # Refused by the function catalog once argument types are known (sql/functions/):
     ("SELECT k,\n TYPEOF(v + 1) AS t FROM t", ["TYPEOF is supported for a nullable column",
                                               "line 2"]),
     ("SELECT k, TYPEOF(ts) AS t FROM t", ["TYPEOF", "time attribute", "line 1"]),
@@ -93,7 +93,7 @@ def _fails(spark, capsys, args, *needles) -> str:
     ("SELECT k, TO_TIMESTAMP(k, 'yyyyMMdd') AS x FROM t", ["TO_TIMESTAMP with a format"]),
     ("SELECT k, ts > TIMESTAMP '2024-01-01 00:00:00' AS x FROM t", ["TIMESTAMP literal"]),
     ("SELECT k, UNIX_TIMESTAMP() AS x FROM t", ["UNIX_TIMESTAMP() (the current time)"]),
-    # Collections and time types (sql/functions.py, sql/context.py, plan.nested_keys):
+    # Collections and time types (sql/functions/, sql/context.py, plan.nested_keys):
     ("SELECT k,\n ARRAY[k, v] AS a FROM t", ["ARRAY with elements of different types (INT, "
                                              "STRING)", "line 2"]),
     ("SELECT k, ARRAY[CAST(v AS FLOAT), 1] AS a FROM t", ["different types (FLOAT, INT)"]),

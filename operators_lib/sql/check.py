@@ -4,7 +4,7 @@ nodes or arguments the planner has never seen; they land here, not in a silent r
 
 ``ALLOWED`` lists, per sqlglot class, the arguments twinflow reads (a node of an unlisted class,
 or with an unlisted argument set, is refused); function calls are checked against the catalog
-(``sql/functions.py``). Type-dependent rules come later, when an expression is rendered
+(``sql/functions/``). Type-dependent rules come later, when an expression is rendered
 (``sql/expressions.py``). ``rewrite_filters`` then turns ``agg(x) FILTER (WHERE c)`` into
 ``agg(CASE WHEN c THEN x END)`` (exact for COUNT, SUM, AVG, MIN, MAX: they skip NULLs).
 """

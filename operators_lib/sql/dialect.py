@@ -5,7 +5,7 @@ with two changes so that nothing is silently read the Spark way:
 - string literals as Flink's: single quotes only, ``''`` is a quote, a backslash is a backslash
   (Spark reads ``'x(\\d+)'`` as ``x(d+)``); a double quote is not Flink SQL;
 - function calls keep the name they were written with (``exp.Anonymous``), so that only the
-  function catalog (``sql/functions.py``) decides what a name means. Exceptions: the aggregates
+  function catalog (``sql/functions/``) decides what a name means. Exceptions: the aggregates
   and ranking functions the planner recognizes by class, and the special syntax sqlglot parses
   into classes of its own (CAST, TRY_CAST, EXTRACT, TRIM, SUBSTRING, FLOOR/CEIL .. TO, IF).
 """

@@ -1,6 +1,6 @@
 """Render a checked, resolved Flink expression as Spark SQL with Flink's semantics.
 
-Function calls render through the catalog (``sql/functions.py``); operators whose Flink rules
+Function calls render through the catalog (``sql/functions/``); operators whose Flink rules
 differ from Spark's render here: ``/`` between integers is integer division (truncating, in the
 wider type; Flink fails on a zero divisor and so does Spark's DIV), ``+ - * /`` with a FLOAT and
 no DOUBLE or DECIMAL operand stays FLOAT (Spark widens it to DOUBLE),

@@ -1,0 +1,75 @@
+"""The Flink built-in functions twinflow runs, each with how it renders to Spark SQL with Flink's
+semantics. A function not in ``FUNCTIONS`` is refused (exit 2) with its name and line.
+
+Adding a function is one ``Function`` row in its family's module (strings, numbers,
+temporal, nested, conversions; conditionals here) plus a column in an oracle case under
+``tests/cases/functions/`` (expected results from real Flink). A renderer gets the call's
+arguments as Flink nodes and as Spark SQL text, can ask for an argument's Flink type, and raises
+``Unsupported`` for an argument form whose Flink semantics it does not reproduce.
+Semantics checked against Flink 2.3 (tests/cases/functions/*): see the notes on each renderer.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from operators_lib.sql.dialect import TYPED_LITERAL
+from operators_lib.sql.functions import conversions, nested, numbers, strings, temporal
+from operators_lib.sql.functions.base import (
+    NULL_TYPE,
+    Call,
+    Env,
+    Function,
+    Unsupported,
+    _fmt,
+)
+
+__all__ = ["AGGREGATES", "FUNCTIONS", "NULL_TYPE", "RANKING", "Call", "Env", "Function",
+           "Unsupported", "function_call"]
+
+
+def _if(c: Call) -> str:
+    return f"(CASE WHEN {c.sql[0]} THEN {c.sql[1]} ELSE {c.sql[2]} END)"
+
+
+FUNCTIONS: dict[str, Function] = {f.name: f for f in [
+    # conditionals
+    Function("COALESCE", 1, None, lambda c: f"coalesce({', '.join(c.sql)})"),
+    Function("IF", 3, 3, _if),
+    Function("NULLIF", 2, 2, _fmt("nullif({0}, {1})")),
+    *conversions.FUNCTIONS, *strings.FUNCTIONS, *numbers.FUNCTIONS, *temporal.FUNCTIONS,
+    *nested.FUNCTIONS,
+]}
+
+# Aggregates: planned by sql/aggregate.py and sql/over.py (COUNT, SUM, AVG, MIN, MAX, with
+# DISTINCT and FILTER (WHERE ..)); ranking functions by sql/topn.py.
+AGGREGATES = ("COUNT", "SUM", "AVG", "MIN", "MAX")
+RANKING = ("ROW_NUMBER", "RANK", "DENSE_RANK")
+
+
+def function_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | None:
+    """(Flink name, arguments) if ``node`` is a call of a scalar function, else None. Most calls
+    are ``exp.Anonymous`` (sql/dialect.py); the special syntax has sqlglot classes."""
+    if isinstance(node, exp.Anonymous):
+        return node.name.upper(), list(node.expressions)
+    if isinstance(node, exp.Array):
+        return "ARRAY", list(node.expressions)
+    if isinstance(node, exp.Bracket):
+        return "ITEM", [node.this, *node.expressions]
+    if isinstance(node, exp.TryCast):  # a subclass of exp.Cast
+        return "TRY_CAST", [node.this]
+    if isinstance(node, exp.Cast):
+        return ("TIMESTAMP_LITERAL" if node.meta.get(TYPED_LITERAL) else "CAST"), [node.this]
+    if isinstance(node, exp.Extract):
+        return "EXTRACT", [node.expression]
+    if isinstance(node, exp.Trim):
+        return "TRIM", [node.this] + ([node.expression] if node.expression else [])
+    if isinstance(node, exp.Substring):
+        return "SUBSTRING", [a for a in (node.this, node.args.get("start"),
+                                         node.args.get("length")) if a is not None]
+    if isinstance(node, (exp.Floor, exp.Ceil)):
+        return node.key.upper(), [node.this] + ([node.args["decimals"]]
+                                                if node.args.get("decimals") else [])
+    if isinstance(node, exp.If) and not isinstance(node.parent, exp.Case):
+        return "IF", [node.this, node.args.get("true"), node.args.get("false")]
+    return None

@@ -1,0 +1,161 @@
+"""Time functions (the session time zone is UTC in twinflow and in the Flink reference)."""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+from operators_lib.sql.functions.base import (
+    Call,
+    Function,
+    _string,
+    _timestamp,
+)
+from operators_lib.sql.functions.strings import _spark_string
+
+# Pattern letters whose meaning and output are the same in Flink (java.time DateTimeFormatter)
+# and Spark's datetime patterns; anything else in a pattern is refused.
+_PATTERN_LETTERS = set("yMdHmsSEahkKD")
+
+
+def _pattern(c: Call, i: int) -> str:
+    pattern = c.string(i, "format")
+    for m in re.finditer(r"'[^']*'|([A-Za-z])", pattern):
+        if m.group(1) and m.group(1) not in _PATTERN_LETTERS:
+            raise c.reject(f"{c.name}: pattern letter '{m.group(1)}' is not supported "
+                           f"(supported: {' '.join(sorted(_PATTERN_LETTERS))})")
+    return _spark_string(pattern)
+
+
+def _date_format(c: Call) -> str:
+    if c.type(0).name == "STRING":
+        raise c.reject("DATE_FORMAT of a STRING is not supported; write "
+                       "DATE_FORMAT(TO_TIMESTAMP(s), ..)")
+    c.require(0, _timestamp, "a TIMESTAMP")
+    return f"date_format({c.sql[0]}, {_pattern(c, 1)})"
+
+
+# Flink's TO_TIMESTAMP(s) reads 'yyyy-M-d[ H:m:s[.fraction]]' and gives NULL for other text
+# (checked: '2024', '2024-01', a 'T' or a zone, no seconds, surrounding blanks). Text of that
+# shape Spark cannot read (2024-02-30, 24:00:00) Flink adjusts; twinflow fails the run there
+# rather than guess.
+_TS_SHAPE = r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}( [0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\\.[0-9]*)?)?$"
+
+
+def _to_timestamp(c: Call) -> str:
+    c.require(0, _string, "a string")
+    if len(c.args) > 1:
+        raise c.reject("TO_TIMESTAMP with a format is not supported (Flink's parsing with a "
+                       "format is lenient in ways Spark's is not); TO_TIMESTAMP(s) reads "
+                       "'yyyy-MM-dd HH:mm:ss[.SSS]'")
+    s = c.sql[0]
+    value = f"date_trunc('MILLISECOND', try_cast(regexp_replace({s}, '\\\\.$', '') AS TIMESTAMP))"
+    fail = ("raise_error(concat('TO_TIMESTAMP: Flink adjusts the out-of-range date/time ', "
+            f"{s}, '; twinflow does not reproduce that'))")
+    return (f"(CASE WHEN {s} RLIKE '{_TS_SHAPE}' THEN coalesce({value}, CAST({fail} AS "
+            "TIMESTAMP)) END)")
+
+
+def _unix_timestamp(c: Call) -> str:
+    """Seconds since the epoch of 'yyyy-MM-dd HH:mm:ss' text in the session time zone (UTC in
+    both twinflow and the Flink reference). Flink gives Long.MIN_VALUE for text it cannot read
+    and reads some other shapes leniently; twinflow fails the run on any other text."""
+    if len(c.args) != 1:
+        raise c.reject("UNIX_TIMESTAMP() (the current time) and UNIX_TIMESTAMP(s, format) are "
+                       "not supported; UNIX_TIMESTAMP(s) reads 'yyyy-MM-dd HH:mm:ss'")
+    c.require(0, _string, "a string")
+    s = c.sql[0]
+    fail = ("raise_error(concat('UNIX_TIMESTAMP: twinflow reads only yyyy-MM-dd HH:mm:ss '"
+            f", 'text, not ', {s}))")
+    return (f"(CASE WHEN {s} IS NOT NULL THEN coalesce(unix_timestamp(try_to_timestamp({s}, "
+            f"'yyyy-MM-dd HH:mm:ss')), CAST({fail} AS BIGINT)) END)")
+
+
+# FROM_UNIXTIME: Flink formats with the Julian calendar before 1582-10-15 (Spark: proleptic
+# Gregorian) and overflows for absurd values; twinflow covers 1582-10-15 to 9999-12-31 and fails
+# the run outside them.
+_UNIX_RANGE = (-12219292800, 253402300799)
+
+
+def _from_unixtime(c: Call) -> str:
+    c.require(0, lambda t: t.is_integral, "an integer")
+    fmt = _pattern(c, 1) if len(c.args) == 2 else "'yyyy-MM-dd HH:mm:ss'"
+    n = c.sql[0]
+    fail = "raise_error('FROM_UNIXTIME: seconds outside 1582-10-15 .. 9999-12-31')"
+    return (f"(CASE WHEN {n} BETWEEN {_UNIX_RANGE[0]} AND {_UNIX_RANGE[1]} THEN "
+            f"from_unixtime({n}, {fmt}) WHEN {n} IS NOT NULL THEN CAST({fail} AS STRING) END)")
+
+
+def _to_timestamp_ltz(c: Call) -> str:
+    """TO_TIMESTAMP_LTZ(n[, 0 | 3]): seconds (0) or milliseconds (3, the default) since the epoch
+    as a TIMESTAMP_LTZ(3), shown in the session time zone (UTC)."""
+    c.require(0, lambda t: t.is_integral, "an integer")
+    unit = 3 if len(c.args) == 1 else c.int_literal(1)
+    if unit not in (0, 3):
+        raise c.reject("TO_TIMESTAMP_LTZ takes the precision 0 (seconds) or 3 (milliseconds)")
+    convert = "timestamp_millis" if unit == 3 else "timestamp_seconds"
+    return f"{convert}({c.sql[0]})"
+
+
+_EXTRACT = {"YEAR": "year({})", "QUARTER": "quarter({})", "MONTH": "month({})",
+            "WEEK": "weekofyear({})", "DAY": "day({})", "HOUR": "hour({})",
+            "MINUTE": "minute({})", "SECOND": "second({})", "DOW": "dayofweek({})",
+            "DOY": "dayofyear({})", "MILLISECOND": "CAST(date_format({}, 'SSS') AS INT)"}
+
+
+def _extract(c: Call) -> str:
+    """Flink's EXTRACT is a BIGINT (Spark: INT, SECOND a DECIMAL with the fraction); WEEK is the
+    ISO week, DOW 1 = Sunday, MILLISECOND the milliseconds within the second."""
+    unit = c.node.this.name.upper()
+    if unit not in _EXTRACT:
+        raise c.reject(f"EXTRACT({unit} FROM ..) is not supported (units: "
+                       f"{', '.join(_EXTRACT)})")
+    if c.type(0).name == "TIME":
+        if unit not in ("HOUR", "MINUTE", "SECOND"):
+            raise c.reject(f"EXTRACT({unit} FROM ..) of a TIME is not supported (units: HOUR, "
+                           "MINUTE, SECOND)")
+    else:
+        c.require(0, lambda t: t.is_timestamp or t.name == "DATE", "a TIMESTAMP, DATE or TIME")
+    return f"CAST({_EXTRACT[unit].format(c.sql[0])} AS BIGINT)"
+
+
+_ADD_UNITS = {"SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR"}
+
+
+def _unit(c: Call) -> str:
+    unit = c.args[0]
+    name = unit.name.upper() if isinstance(unit, exp.Var) else ""
+    if name not in _ADD_UNITS:
+        raise c.reject(f"{c.name}: unsupported unit {unit.sql()} (units: "
+                       f"{', '.join(sorted(_ADD_UNITS))})")
+    return name
+
+
+def _timestampadd(c: Call) -> str:
+    """Month arithmetic clamps to the month's last day in both engines."""
+    unit = _unit(c)
+    c.require(1, lambda t: t.is_integral, "an integer")
+    c.require(2, _timestamp, "a TIMESTAMP")
+    return f"timestampadd({unit}, {c.sql[1]}, {c.sql[2]})"
+
+
+def _timestampdiff(c: Call) -> str:
+    """Whole units from the second to the third argument, truncated toward zero; INT."""
+    unit = _unit(c)
+    for i in (1, 2):
+        c.require(i, _timestamp, "a TIMESTAMP")
+    return f"CAST(timestampdiff({unit}, {c.sql[1]}, {c.sql[2]}) AS INT)"
+
+
+# time (the session time zone is UTC in twinflow and in the Flink reference)
+FUNCTIONS = [
+    Function("EXTRACT", 1, 1, _extract),
+    Function("DATE_FORMAT", 2, 2, _date_format),
+    Function("TIMESTAMPADD", 3, 3, _timestampadd),
+    Function("TIMESTAMPDIFF", 3, 3, _timestampdiff),
+    Function("TO_TIMESTAMP", 1, 2, _to_timestamp),
+    Function("UNIX_TIMESTAMP", 0, 2, _unix_timestamp),
+    Function("FROM_UNIXTIME", 1, 2, _from_unixtime),
+    Function("TO_TIMESTAMP_LTZ", 1, 2, _to_timestamp_ltz),
+]
