@@ -10,6 +10,9 @@ import re
 # How the message of an error raised inside a Spark job begins where Flink's job fails on the
 # data (sql/functions.data_error): ``classify`` makes it a DataError.
 DATA_ERROR = "twinflow data error: "
+# ... and where twinflow does not reproduce Flink's answer for a value (sql/functions
+# value_refused): a DataError too, saying so.
+VALUE_REFUSED = "twinflow refuses the value: "
 
 
 class TwinflowError(Exception):
@@ -107,9 +110,13 @@ def classify(e: BaseException, where: str | None = None) -> TwinflowError | None
     # query's own text, which may follow, holds no "[CLASS] " of its own.
     for spark_error in re.finditer(r"\[([A-Z_]+)\] (.*)", text):
         name, rest = spark_error.groups()
-        if name == "USER_RAISED_EXCEPTION" and rest.startswith(DATA_ERROR):
-            message = re.sub(r"\s*SQLSTATE: \w+.*$", "", rest[len(DATA_ERROR):])
-            return DataError(f"the query fails on its data, as Flink's job does: {message}")
+        if name == "USER_RAISED_EXCEPTION" and rest.startswith((DATA_ERROR, VALUE_REFUSED)):
+            refused = rest.startswith(VALUE_REFUSED)
+            message = re.sub(r"\s*SQLSTATE: \w+.*$", "",
+                             rest[len(VALUE_REFUSED if refused else DATA_ERROR):])
+            return DataError(f"twinflow does not reproduce Flink's answer for {message}"
+                             if refused else
+                             f"the query fails on its data, as Flink's job does: {message}")
         if name in _SPARK_DATA:
             return DataError(f"the query fails on its data: {_SPARK_DATA[name]}")
     for pattern, cause in _JVM_STORAGE:

@@ -55,7 +55,8 @@ ALLOWED: dict[type, set[str]] = {
     exp.Add: _BINARY, exp.Sub: _BINARY, exp.Mul: _BINARY, exp.Div: {"this", "expression",
                                                                    "typed", "safe"},
     exp.Mod: _BINARY, exp.EQ: _BINARY, exp.NEQ: _BINARY, exp.LT: _BINARY, exp.LTE: _BINARY,
-    exp.GT: _BINARY, exp.GTE: _BINARY, exp.NullSafeEQ: _BINARY, exp.And: _BINARY,
+    exp.GT: _BINARY, exp.GTE: _BINARY, exp.NullSafeEQ: _BINARY,
+    exp.NullSafeNEQ: _BINARY, exp.And: _BINARY,
     exp.Or: _BINARY, exp.Is: _BINARY, exp.DPipe: {"this", "expression", "safe"},
     exp.Like: {"this", "expression", "negate"}, exp.Escape: _BINARY,
     exp.In: {"this", "expressions", "query"}, exp.Between: {"this", "low", "high"},
@@ -67,6 +68,7 @@ ALLOWED: dict[type, set[str]] = {
     exp.TryCast: {"this", "to", "safe"}, exp.Extract: _BINARY,
     exp.Trim: {"this", "expression", "position"}, exp.Substring: {"this", "start", "length"},
     exp.Floor: {"this", "to"}, exp.Ceil: {"this", "to"},
+    exp.Overlay: {"this", "expression", "from_", "for_"}, exp.StrPosition: {"this", "substr"},
     # ARRAY[..] and a[i] / m[k] (MAP[..] is a call: sql/dialect.py)
     exp.Array: {"expressions"}, exp.Bracket: {"this", "expressions"},
 }

@@ -23,10 +23,11 @@ from sqlglot.tokens import Token, TokenType
 # Names built into sqlglot classes that the planner matches on (aggregates, ranking functions).
 _CLASS_FUNCTIONS = ("COUNT", "SUM", "AVG", "MIN", "MAX", "ROW_NUMBER", "RANK", "DENSE_RANK")
 # Special syntax (``CAST(x AS t)``, ``EXTRACT(u FROM x)``, ``TRIM(BOTH c FROM s)``, ``SUBSTRING(s
-# FROM a FOR b)``, ``FLOOR(ts TO u)``); everything else Spark's parser would turn into a class
+# FROM a FOR b)``, ``FLOOR(ts TO u)``, ``OVERLAY(s PLACING x FROM n [FOR m])``, ``POSITION(a IN
+# b)``); everything else Spark's parser would turn into a class
 # (CHR, DECODE, POSITION, ...) becomes a plain call that the catalog must know.
 _SYNTAX_FUNCTIONS = ("CAST", "TRY_CAST", "EXTRACT", "TRIM", "SUBSTRING", "SUBSTR", "FLOOR",
-                     "CEIL")
+                     "CEIL", "OVERLAY", "POSITION")
 
 
 def _unit_first(name: str):

@@ -15,11 +15,12 @@ from __future__ import annotations
 from sqlglot import exp
 
 from operators_lib.sql.functions import FUNCTIONS, Call, Env, Unsupported, function_call
+from operators_lib.sql.functions.base import ieee_divide
 
 # Render as themselves once their operands are rendered (same meaning in Flink and Spark).
 _AS_IS = (exp.Paren, exp.Neg, exp.Add, exp.Sub, exp.Mul, exp.EQ, exp.NEQ, exp.LT, exp.LTE,
-          exp.GT, exp.GTE, exp.NullSafeEQ, exp.And, exp.Or, exp.Not, exp.Is, exp.In,
-          exp.Between, exp.Case)
+          exp.GT, exp.GTE, exp.NullSafeEQ, exp.NullSafeNEQ, exp.And, exp.Or, exp.Not, exp.Is,
+          exp.In, exp.Between, exp.Case)
 # Leaves (a resolved column is quoted, literals re-quoted for Spark, a Var is a unit keyword).
 _LEAVES = (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Interval, exp.Var)
 
@@ -106,20 +107,9 @@ def _divide(node: exp.Div, env: Env) -> str:
         wider = max(ta, tb, key=lambda t: t.integral_bits())
         return f"CAST(({sa}) DIV ({sb}) AS {wider.spark().simpleString()})"
     if ta.is_floating or tb.is_floating:
-        quotient = _ieee_divide(sa, sb)
+        quotient = ieee_divide(sa, sb)
         return f"CAST({quotient} AS FLOAT)" if _stays_float(a, b, env) else quotient
     return f"({sa}) / ({sb})"
-
-
-def _ieee_divide(sa: str, sb: str) -> str:
-    """Floating division as Java's (Flink's): by zero it is NaN (0 / 0, NaN / 0) or an
-    infinity signed by both operands' signs (-0.0 counts as negative); Spark's ANSI mode fails
-    there instead."""
-    negative_zero = f"(CAST(CAST({sb} AS DOUBLE) AS STRING) LIKE '-%')"
-    return (f"(CASE WHEN ({sa}) IS NULL OR ({sb}) IS NULL THEN NULL WHEN ({sb}) = 0 THEN "
-            f"(CASE WHEN isnan(CAST({sa} AS DOUBLE)) OR ({sa}) = 0 THEN double('NaN') "
-            f"WHEN (({sa}) > 0) = NOT {negative_zero} THEN double('Infinity') "
-            f"ELSE double('-Infinity') END) ELSE ({sa}) / ({sb}) END)")
 
 
 def _integral(env: Env, *nodes: exp.Expression) -> bool:

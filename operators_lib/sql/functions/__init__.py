@@ -60,6 +60,11 @@ def function_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | No
         return "TRY_CAST", [node.this]
     if isinstance(node, exp.Cast):
         return ("TIMESTAMP_LITERAL" if node.meta.get(TYPED_LITERAL) else "CAST"), [node.this]
+    if isinstance(node, exp.Overlay):
+        return "OVERLAY", [a for a in (node.this, node.expression, node.args.get("from_"),
+                                       node.args.get("for_")) if a is not None]
+    if isinstance(node, exp.StrPosition) and node.args.get("position") is None:
+        return "POSITION", [node.args["substr"], node.this]
     if isinstance(node, exp.Extract):
         return "EXTRACT", [node.expression]
     if isinstance(node, exp.Trim):

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from operators_lib.errors import DATA_ERROR, VALUE_REFUSED
 from operators_lib.types import FlinkType
 
 NULL_TYPE = FlinkType("NULL")
@@ -81,6 +82,10 @@ def _string(t: FlinkType) -> bool:
     return t.name == "STRING"
 
 
+def _integral(t: FlinkType) -> bool:
+    return t.is_integral
+
+
 def _exact(t: FlinkType) -> bool:
     return t.is_integral or t.name == "DECIMAL"
 
@@ -115,3 +120,26 @@ def _numeric(template: str) -> Callable[[Call], str]:
             c.require(i, lambda t: t.is_numeric, "a number")
         return _fmt(template)(c)
     return render
+
+
+def data_error(message_sql: str, spark_type: str) -> str:
+    """Spark SQL that fails the job where Flink's job fails on the data; errors.classify makes
+    it a DataError (exit 2) with ``message_sql``'s text."""
+    return f"CAST(raise_error(concat('{DATA_ERROR}', {message_sql})) AS {spark_type})"
+
+
+def value_refused(message_sql: str, spark_type: str) -> str:
+    """Spark SQL that fails the job on a value whose Flink answer twinflow does not reproduce
+    (rather than give another): a DataError (exit 2) naming it."""
+    return f"CAST(raise_error(concat('{VALUE_REFUSED}', {message_sql})) AS {spark_type})"
+
+
+def ieee_divide(sa: str, sb: str) -> str:
+    """Floating division as Java's (Flink's): by zero it is NaN (0 / 0, NaN / 0) or an
+    infinity signed by both operands' signs (-0.0 counts as negative); Spark's ANSI mode fails
+    there instead."""
+    negative_zero = f"(CAST(CAST({sb} AS DOUBLE) AS STRING) LIKE '-%')"
+    return (f"(CASE WHEN ({sa}) IS NULL OR ({sb}) IS NULL THEN NULL WHEN ({sb}) = 0 THEN "
+            f"(CASE WHEN isnan(CAST({sa} AS DOUBLE)) OR ({sa}) = 0 THEN double('NaN') "
+            f"WHEN (({sa}) > 0) = NOT {negative_zero} THEN double('Infinity') "
+            f"ELSE double('-Infinity') END) ELSE ({sa}) / ({sb}) END)")

@@ -6,11 +6,12 @@ import re
 
 from sqlglot import exp
 
-from operators_lib.errors import DATA_ERROR
 from operators_lib.sql.functions.base import (
     NULL_TYPE,
     Call,
     Function,
+    data_error,
+    value_refused,
 )
 from operators_lib.types import NESTED, FlinkType
 
@@ -117,11 +118,6 @@ def _text_to_integer(c: Call, x: str, spark_to: str) -> str:
             f"THEN {value} ELSE {bad} END)")
 
 
-def data_error(message_sql: str, spark_type: str) -> str:
-    """Spark SQL that fails the job where Flink's job fails on the data; errors.py turns it
-    into a DataError (exit 2) with ``message_sql``'s text."""
-    return f"CAST(raise_error(concat('{DATA_ERROR}', {message_sql})) AS {spark_type})"
-
 
 def _timestamp_text(x: str, precision: int) -> str:
     """A timestamp's text as Flink casts it: as many fraction digits as its precision."""
@@ -154,10 +150,10 @@ def _time_cast(c: Call, src: FlinkType, to: FlinkType) -> str:
     if to.name == "TIME" and src.is_timestamp:
         # Flink takes the milliseconds since the epoch modulo a day with Java's %, which is
         # negative before 1970 (shown as 00:00:00): not reproduced, the run fails there.
-        fail = f"raise_error('{c.name} to TIME of a timestamp before 1970 is not supported')"
+        spark_to = to.spark().simpleString()
+        fail = value_refused(f"'{c.name} to TIME of a timestamp before 1970'", spark_to)
         return (f"(CASE WHEN {x} >= TIMESTAMP'1970-01-01 00:00:00' THEN CAST({x} AS "
-                f"{to.spark().simpleString()}) WHEN {x} IS NOT NULL THEN CAST({fail} AS "
-                f"{to.spark().simpleString()}) END)")
+                f"{spark_to}) WHEN {x} IS NOT NULL THEN {fail} END)")
     raise c.reject(f"{c.name} of a {src.sql()} to {to.sql()} is not supported")
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from operators_lib.sql.functions.base import (
     Call,
     Function,
     _exact,
     _numeric,
     _timestamp,
+    ieee_divide,
 )
 
 
@@ -78,8 +81,82 @@ def _round(c: Call) -> str:
     return f"round({', '.join(c.sql)})"
 
 
+def _sign(c: Call) -> str:
+    """SIGN keeps its argument's type in Flink (Spark: DOUBLE)."""
+    t = c.require(0, lambda t: t.is_numeric, "a number")
+    if t.is_floating:
+        return f"signum({c.sql[0]})"
+    return f"CAST(signum({c.sql[0]}) AS {t.spark().simpleString()})"
+
+
+def _ln(x: str) -> str:
+    """Java's Math.log: -Infinity at 0, NaN below (Spark's ln: NULL for both)."""
+    d = f"CAST({x} AS DOUBLE)"
+    return (f"(CASE WHEN {d} = 0 THEN double('-Infinity') WHEN {d} < 0 OR isnan({d}) THEN "
+            f"double('NaN') ELSE ln({d}) END)")
+
+
+def _log(template: str | None) -> Callable[[Call], str]:
+    """LN, LOG10, LOG2 and LOG(x) / LOG(base, x) as Java computes them: -Infinity at 0, NaN
+    below 0 (Spark: NULL); LOG(base, x) is ln(x) / ln(base), an IEEE division."""
+    def render(c: Call) -> str:
+        for i in range(len(c.args)):
+            c.require(i, lambda t: t.is_numeric, "a number")
+        if len(c.sql) == 2:
+            return ieee_divide(_ln(c.sql[1]), _ln(c.sql[0]))
+        if template is None:
+            return _ln(c.sql[0])
+        d = f"CAST({c.sql[0]} AS DOUBLE)"
+        return (f"(CASE WHEN {d} > 0 THEN {template.format(d)} ELSE {_ln(c.sql[0])} END)")
+    return render
+
+
+def _truncate(c: Call) -> str:
+    """TRUNCATE(x [, n]): x cut (toward zero) to n decimals, n a literal >= 0 (default 0); a
+    DOUBLE is cut as Flink cuts BigDecimal.valueOf(x), its shortest decimal text."""
+    t = c.require(0, lambda t: t.is_numeric, "a number")
+    n = 0 if len(c.args) == 1 else c.int_literal(1)
+    if n is None or n < 0:
+        raise c.reject("TRUNCATE needs a literal number of decimals >= 0")
+    x = c.sql[0]
+
+    def cut(v: str) -> str:
+        return f"(CASE WHEN {v} >= 0 THEN floor({v}, {n}) ELSE ceil({v}, {n}) END)"
+    if t.is_integral:
+        return x
+    if t.name == "DECIMAL":
+        if n >= t.scale:
+            return x
+        return f"CAST({cut(x)} AS DECIMAL({t.precision}, {n}))"
+    exact = f"try_cast(CAST({x} AS STRING) AS DECIMAL(38, 18))"
+    return (f"CAST(CASE WHEN abs({x}) >= 1e15 OR isnan({x}) THEN {x} ELSE {cut(exact)} END "
+            f"AS {t.spark().simpleString()})")
+
+
+def _extreme(name: str) -> Callable[[Call], str]:
+    """GREATEST / LEAST: NULL when any argument is NULL in Flink (Spark skips NULLs)."""
+    def render(c: Call) -> str:
+        nulls = " OR ".join(f"{x} IS NULL" for x in c.sql)
+        return f"(CASE WHEN {nulls} THEN NULL ELSE {name}({', '.join(c.sql)}) END)"
+    return render
+
+
 # numbers
 FUNCTIONS = [
+    Function("SIGN", 1, 1, _sign),
+    Function("EXP", 1, 1, _numeric("exp({0})")),
+    Function("LN", 1, 1, _log(None)),
+    Function("LOG", 1, 2, _log(None)),
+    Function("LOG10", 1, 1, _log("log10({})")),
+    Function("LOG2", 1, 1, _log("log2({})")),
+    Function("TRUNCATE", 1, 2, _truncate),
+    Function("GREATEST", 2, None, _extreme("greatest")),
+    Function("LEAST", 2, None, _extreme("least")),
+    Function("PI", 0, 0, lambda c: "pi()"),
+    *[Function(name, 1, 1, _numeric(f"{name.lower()}({{0}})"))
+      for name in ("DEGREES", "RADIANS", "SIN", "COS", "TAN", "ASIN", "ACOS", "ATAN", "COT",
+                   "SINH", "COSH", "TANH")],
+    Function("ATAN2", 2, 2, _numeric("atan2({0}, {1})")),
     Function("ABS", 1, 1, _abs),
     Function("MOD", 2, 2, _mod),
     Function("POWER", 2, 2, _numeric("power({0}, {1})")),

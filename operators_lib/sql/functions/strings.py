@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot import exp
 
 from operators_lib.sql.functions.base import (
     Call,
     Function,
+    _integral,
     _string,
     _strings,
 )
@@ -113,8 +116,116 @@ def _hash_code(c: Call) -> str:
     return _HASH_CODE.format(x=f"({c.sql[0]})")
 
 
+def _pad(side: str) -> Callable[[Call], str]:
+    """LPAD / RPAD: a negative length is NULL in Flink (Spark: ''); an empty pad leaves the
+    string as it is, cut to the length (both)."""
+    def render(c: Call) -> str:
+        for i, ok in ((0, _string), (1, _integral), (2, _string)):
+            c.require(i, ok, "a string" if i != 1 else "an integer")
+        s, n, pad = c.sql
+        return f"(CASE WHEN {n} < 0 THEN NULL ELSE {side}({s}, {n}, {pad}) END)"
+    return render
+
+
+def _locate(c: Call) -> str:
+    """LOCATE(needle, haystack [, start]): the 1-based position of the first match at or after
+    ``start``, 0 when there is none (both engines)."""
+    c.require(0, _string, "a string")
+    c.require(1, _string, "a string")
+    if len(c.sql) == 3:
+        c.require(2, _integral, "an integer")
+        return f"locate({c.sql[0]}, {c.sql[1]}, {c.sql[2]})"
+    return f"locate({c.sql[0]}, {c.sql[1]})"
+
+
+def _initcap(c: Call) -> str:
+    """Flink changes ASCII letters only: one that follows anything but an ASCII letter or
+    digit (a space, '-', '_', any non-ASCII character) is upper-cased, the others lower-cased;
+    Spark's initcap starts words at spaces only and changes every letter."""
+    c.require(0, _string, "a string")
+    chars = f"split({c.sql[0]}, '')"
+    return (f"(CASE WHEN {c.sql[0]} IS NULL THEN NULL ELSE array_join(transform({chars}, "
+            f"(ch, i) -> CASE WHEN NOT (ch RLIKE '^[A-Za-z]$') THEN ch WHEN i = 0 OR NOT "
+            f"({chars}[i - 1] RLIKE '^[A-Za-z0-9]$') THEN upper(ch) ELSE lower(ch) END), '') "
+            f"END)")
+
+
+def _ascii(c: Call) -> str:
+    """Flink's ASCII is the first byte of the UTF-8 text as a signed byte ('Ä' is -61); 0 for
+    ''."""
+    c.require(0, _string, "a string")
+    byte = f"ascii(CAST(substr(encode({c.sql[0]}, 'UTF-8'), 1, 1) AS STRING))"
+    first = f"CAST(conv(hex(substr(encode({c.sql[0]}, 'UTF-8'), 1, 1)), 16, 10) AS INT)"
+    return (f"(CASE WHEN {c.sql[0]} IS NULL THEN NULL WHEN {c.sql[0]} = '' THEN 0 "
+            f"WHEN {first} > 127 THEN {first} - 256 ELSE {byte} END)")
+
+
+def _chr(c: Call) -> str:
+    """CHR(n): the character of code n modulo 256 (as Spark's chr); negative n is ''."""
+    c.require(0, _integral, "an integer")
+    return f"chr({c.sql[0]})"
+
+
+def _from_base64(c: Call) -> str:
+    c.require(0, _string, "a string")
+    return f"CAST(unbase64({c.sql[0]}) AS STRING)"
+
+
+def _regexp(c: Call) -> str:
+    """REGEXP(s, pattern): does the Java pattern match a part of s (both engines' find); an
+    invalid pattern is NULL in Flink."""
+    c.require(0, _string, "a string")
+    pattern = _regex(c, 1)
+    if pattern is None:
+        return "CAST(NULL AS BOOLEAN)"
+    return f"({c.sql[0]} RLIKE {_spark_string(pattern)})"
+
+
+def _overlay(c: Call) -> str:
+    """OVERLAY(s PLACING x FROM n [FOR m]): m defaults to x's length (both engines); from
+    past the end of s, Flink leaves s as it is (Spark appends x)."""
+    c.require(0, _string, "a string")
+    c.require(1, _string, "a string")
+    for i in range(2, len(c.sql)):
+        c.require(i, _integral, "an integer")
+    s, x, start = c.sql[:3]
+    length = f" FOR {c.sql[3]}" if len(c.sql) == 4 else ""
+    return (f"(CASE WHEN {start} > char_length({s}) AND {x} IS NOT NULL THEN {s} "
+            f"ELSE overlay({s} PLACING {x} FROM {start}{length}) END)")
+
+
+def _with_length(template: str) -> Callable[[Call], str]:
+    """A (string, integer) function whose negative length gives '' in both engines."""
+    def render(c: Call) -> str:
+        c.require(0, _string, "a string")
+        c.require(1, _integral, "an integer")
+        return template.format(*c.sql)
+    return render
+
+
 # strings (positions and lengths count code points in both engines)
 FUNCTIONS = [
+    Function("LPAD", 3, 3, _pad("lpad")),
+    Function("RPAD", 3, 3, _pad("rpad")),
+    Function("REPLACE", 3, 3, _strings("replace({})")),
+    Function("POSITION", 2, 2, _strings("locate({})")),
+    Function("LOCATE", 2, 3, _locate),
+    Function("INITCAP", 1, 1, _initcap),
+    Function("REVERSE", 1, 1, _strings("reverse({})")),
+    Function("LEFT", 2, 2, _with_length("left({0}, {1})")),
+    Function("RIGHT", 2, 2, _with_length("right({0}, {1})")),
+    Function("REPEAT", 2, 2, _with_length("repeat({0}, {1})")),
+    Function("LTRIM", 1, 1, _strings("ltrim({})")),
+    Function("RTRIM", 1, 1, _strings("rtrim({})")),
+    Function("OVERLAY", 3, 4, _overlay),
+    Function("REGEXP", 2, 2, _regexp),
+    Function("ASCII", 1, 1, _ascii),
+    Function("CHR", 1, 1, _chr),
+    Function("TO_BASE64", 1, 1, _strings("base64(encode({}, 'UTF-8'))")),
+    Function("FROM_BASE64", 1, 1, _from_base64),
+    Function("MD5", 1, 1, _strings("md5(encode({}, 'UTF-8'))")),
+    Function("SHA1", 1, 1, _strings("sha1(encode({}, 'UTF-8'))")),
+    Function("SHA256", 1, 1, _strings("sha2(encode({}, 'UTF-8'), 256)")),
     Function("CONCAT", 1, None, _strings("concat({})")),
     Function("CONCAT_WS", 2, None, _concat_ws),
     Function("SUBSTRING", 2, 3, _substring),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from sqlglot import exp
 
@@ -11,6 +12,7 @@ from operators_lib.sql.functions.base import (
     Function,
     _string,
     _timestamp,
+    value_refused,
 )
 from operators_lib.sql.functions.strings import _spark_string
 
@@ -43,6 +45,22 @@ def _date_format(c: Call) -> str:
 _TS_SHAPE = r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}( [0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\\.[0-9]*)?)?$"
 
 
+def _part(spark: str) -> Callable[[Call], str]:
+    def render(c: Call) -> str:
+        t = c.require(0, lambda t: t.is_timestamp or t.name == "DATE", "a TIMESTAMP or DATE")
+        if spark in ("hour", "minute", "second") and t.name == "DATE":
+            raise c.reject(f"{c.name} of a DATE is not supported")
+        return f"CAST({spark}({c.sql[0]}) AS BIGINT)"
+    return render
+
+
+def _to_date(c: Call) -> str:
+    """TO_DATE(s): the date of 'yyyy-M-d[ H:m:s[.fraction]]' text (what TO_TIMESTAMP reads),
+    NULL for other text."""
+    c.require(0, _string, "a string")
+    return f"CAST({_to_timestamp(c)} AS DATE)"
+
+
 def _to_timestamp(c: Call) -> str:
     c.require(0, _string, "a string")
     if len(c.args) > 1:
@@ -51,10 +69,9 @@ def _to_timestamp(c: Call) -> str:
                        "'yyyy-MM-dd HH:mm:ss[.SSS]'")
     s = c.sql[0]
     value = f"date_trunc('MILLISECOND', try_cast(regexp_replace({s}, '\\\\.$', '') AS TIMESTAMP))"
-    fail = ("raise_error(concat('TO_TIMESTAMP: Flink adjusts the out-of-range date/time ', "
-            f"{s}, '; twinflow does not reproduce that'))")
-    return (f"(CASE WHEN {s} RLIKE '{_TS_SHAPE}' THEN coalesce({value}, CAST({fail} AS "
-            "TIMESTAMP)) END)")
+    fail = value_refused(f"concat('TO_TIMESTAMP of \"', {s}, '\" (Flink adjusts an "
+                         "out-of-range date or time)')", "TIMESTAMP")
+    return f"(CASE WHEN {s} RLIKE '{_TS_SHAPE}' THEN coalesce({value}, {fail}) END)"
 
 
 def _unix_timestamp(c: Call) -> str:
@@ -66,10 +83,10 @@ def _unix_timestamp(c: Call) -> str:
                        "not supported; UNIX_TIMESTAMP(s) reads 'yyyy-MM-dd HH:mm:ss'")
     c.require(0, _string, "a string")
     s = c.sql[0]
-    fail = ("raise_error(concat('UNIX_TIMESTAMP: twinflow reads only yyyy-MM-dd HH:mm:ss '"
-            f", 'text, not ', {s}))")
+    fail = value_refused(f"concat('UNIX_TIMESTAMP of \"', {s}, '\" (twinflow reads only "
+                         "yyyy-MM-dd HH:mm:ss)')", "BIGINT")
     return (f"(CASE WHEN {s} IS NOT NULL THEN coalesce(unix_timestamp(try_to_timestamp({s}, "
-            f"'yyyy-MM-dd HH:mm:ss')), CAST({fail} AS BIGINT)) END)")
+            f"'yyyy-MM-dd HH:mm:ss')), {fail}) END)")
 
 
 # FROM_UNIXTIME: Flink formats with the Julian calendar before 1582-10-15 (Spark: proleptic
@@ -82,9 +99,10 @@ def _from_unixtime(c: Call) -> str:
     c.require(0, lambda t: t.is_integral, "an integer")
     fmt = _pattern(c, 1) if len(c.args) == 2 else "'yyyy-MM-dd HH:mm:ss'"
     n = c.sql[0]
-    fail = "raise_error('FROM_UNIXTIME: seconds outside 1582-10-15 .. 9999-12-31')"
+    fail = value_refused(f"concat('FROM_UNIXTIME of ', {n}, ' (seconds outside 1582-10-15 .. "
+                         "9999-12-31)')", "STRING")
     return (f"(CASE WHEN {n} BETWEEN {_UNIX_RANGE[0]} AND {_UNIX_RANGE[1]} THEN "
-            f"from_unixtime({n}, {fmt}) WHEN {n} IS NOT NULL THEN CAST({fail} AS STRING) END)")
+            f"from_unixtime({n}, {fmt}) WHEN {n} IS NOT NULL THEN {fail} END)")
 
 
 def _to_timestamp_ltz(c: Call) -> str:
@@ -150,6 +168,12 @@ def _timestampdiff(c: Call) -> str:
 
 # time (the session time zone is UTC in twinflow and in the Flink reference)
 FUNCTIONS = [
+    # a part of a timestamp or date (as EXTRACT; WEEK: ISO 8601, DAYOFWEEK: Sunday is 1)
+    *[Function(name, 1, 1, _part(spark)) for name, spark in (
+        ("YEAR", "year"), ("QUARTER", "quarter"), ("MONTH", "month"), ("WEEK", "weekofyear"),
+        ("DAYOFYEAR", "dayofyear"), ("DAYOFMONTH", "dayofmonth"), ("DAYOFWEEK", "dayofweek"),
+        ("HOUR", "hour"), ("MINUTE", "minute"), ("SECOND", "second"))],
+    Function("TO_DATE", 1, 1, _to_date),
     Function("EXTRACT", 1, 1, _extract),
     Function("DATE_FORMAT", 2, 2, _date_format),
     Function("TIMESTAMPADD", 3, 3, _timestampadd),

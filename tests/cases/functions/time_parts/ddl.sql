@@ -1,0 +1,1 @@
+CREATE TABLE t (id INT, a INT, d DOUBLE, m DECIMAL(10, 3), ts TIMESTAMP(3));
