@@ -42,7 +42,8 @@ T_COLUMNS = {"id": "INT", "k": "STRING", "a": "INT", "b": "BIGINT", "d": "DOUBLE
 U_COLUMNS = {"id": "INT", "k": "STRING", "c": "INT", "s": "STRING"}
 
 KEYS = ["a", "b", "B", "ab", None]
-STRINGS = ["x", "X", "xy", "é", "日本", " pad ", "a%b", "it's", "Ab", "zz", None]
+STRINGS = ["x", "X", "xy", "é", "日本", " pad ", "a%b", "it's", "Ab", "zz", "46.5", " 7 ", "-0",
+           "1e3", "Ünï cödé-x_y", None]
 INTS = [0, 1, -1, 2, 3, -7, 10, 42, None]
 EDGE_INTS = [2147483647, -2147483648]
 BIGS = [0, 5, -5, 1234567890123, -9000000000, None]
@@ -171,7 +172,24 @@ class Gen:
 
     def _int(self, scope, depth) -> str:
         e = lambda k="INT": self.expr(scope, k, depth)  # noqa: E731
-        choice = self.rng.randint(0, 10)
+        choice = self.rng.randint(0, 14)
+        if choice == 11:
+            func = self.pick(["SIGN", "TRUNCATE"])
+            self.use(f"expr.{func}")
+            return f"{func}({e()})"
+        if choice == 12:
+            func = self.pick(["LOCATE", "POSITION", "ASCII"])
+            self.use(f"expr.{func}")
+            a, b = e("STRING"), e("STRING")
+            return {"LOCATE": f"LOCATE({a}, {b})", "POSITION": f"POSITION({a} IN {b})",
+                    "ASCII": f"ASCII({a})"}[func]
+        if choice == 13:
+            func = self.pick(["GREATEST", "LEAST"])
+            self.use(f"expr.{func}")
+            return f"{func}({e()}, {e()})"
+        if choice == 14:
+            self.use("expr.try_cast")
+            return f"TRY_CAST({e('STRING')} AS {self.pick(['INT', 'BIGINT'])})"
         if choice == 0:
             self.use("expr.arith")
             return f"({e()} {self.pick(['+', '-', '*'])} {e()})"
@@ -217,7 +235,18 @@ class Gen:
 
     def _double(self, scope, depth) -> str:
         e = lambda k="DOUBLE": self.expr(scope, k, depth)  # noqa: E731
-        choice = self.rng.randint(0, 5)
+        choice = self.rng.randint(0, 7)
+        if choice == 6:
+            func = self.pick(["LN", "LOG10", "LOG2", "EXP", "SIN", "COS", "ATAN", "DEGREES",
+                              "SIGN", "TANH"])
+            self.use(f"expr.{func}")
+            return f"{func}({e()})"
+        if choice == 7:
+            func = self.pick(["TRUNCATE", "GREATEST", "LEAST", "LOG", "ATAN2"])
+            self.use(f"expr.{func}")
+            if func == "TRUNCATE":
+                return f"TRUNCATE({e()}, {self.pick(['0', '1', '2'])})"
+            return f"{func}({e()}, {e()})"
         if choice == 0:
             self.use("expr.arith")
             return f"({e()} {self.pick(['+', '-', '*'])} {self.pick([e(), e('INT')])})"
@@ -246,7 +275,29 @@ class Gen:
 
     def _string(self, scope, depth) -> str:
         e = lambda k="STRING": self.expr(scope, k, depth)  # noqa: E731
-        choice = self.rng.randint(0, 9)
+        choice = self.rng.randint(0, 13)
+        if choice == 10:
+            func = self.pick(["LPAD", "RPAD"])
+            self.use(f"expr.{func}")
+            return f"{func}({e()}, {self.pick(['3', '0', '-1'])}, {self.pick(['*', 'ab'])!r})"
+        if choice == 11:
+            func = self.pick(["INITCAP", "REVERSE", "LTRIM", "RTRIM", "MD5", "TO_BASE64"])
+            self.use(f"expr.{func}")
+            return f"{func}({e()})"
+        if choice == 12:
+            func = self.pick(["REPLACE", "OVERLAY", "LEFT", "RIGHT", "REPEAT"])
+            self.use(f"expr.{func}")
+            n = self.pick(["2", "0", "-1", "5"])
+            return {"REPLACE": f"REPLACE({e()}, {e()}, '#')",
+                    "OVERLAY": f"OVERLAY({e()} PLACING {e()} FROM {self.pick(['1', '2', '4'])}"
+                               f" FOR {self.pick(['0', '1', '3'])})",
+                    "LEFT": f"`LEFT`({e()}, {n})", "RIGHT": f"`RIGHT`({e()}, {n})",
+                    "REPEAT": f"REPEAT({e()}, {n})"}[func]
+        if choice == 13:
+            self.use("expr.time_part")
+            ts = self.cols(scope, "TIMESTAMP")
+            part = self.pick(["HOUR", "MINUTE", "SECOND", "DAYOFWEEK", "WEEK", "QUARTER"])
+            return f"CAST({part}({ts[0]}) AS STRING)" if ts else e()
         if choice == 0:
             self.use("expr.UPPER_LOWER")
             return f"{self.pick(['UPPER', 'LOWER'])}({e()})"
@@ -282,7 +333,13 @@ class Gen:
     def _boolean(self, scope, depth) -> str:
         kind = self.pick(["INT", "INT", "STRING", "DOUBLE", "DECIMAL", "BIGINT"])
         e = lambda k=kind: self.expr(scope, k, depth)  # noqa: E731
-        choice = self.rng.randint(0, 8)
+        choice = self.rng.randint(0, 10)
+        if choice == 9:
+            self.use("expr.is_distinct")
+            return f"{e()} IS {self.pick(['', 'NOT '])}DISTINCT FROM {e()}"
+        if choice == 10:
+            self.use("expr.REGEXP")
+            return f"REGEXP({e('STRING')}, {self.pick(['[a-z]+', '^x', '[0-9]'])!r})"
         if choice <= 2:
             self.use("expr.compare")
             return f"{e()} {self.pick(['=', '<>', '<', '<=', '>', '>='])} {e()}"

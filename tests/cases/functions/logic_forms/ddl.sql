@@ -1,0 +1,1 @@
+CREATE TABLE t (id INT, n INT, b BOOLEAN);
