@@ -15,7 +15,7 @@ from dataclasses import replace
 from pyspark.sql import SparkSession
 from sqlglot import exp
 
-from operators_lib.catalog import ONE_ROW, Column
+from operators_lib.catalog import ONE_ROW, Column, ViewDef
 from operators_lib.errors import SqlError
 from operators_lib.plan import (
     Aggregate,
@@ -63,8 +63,7 @@ from operators_lib.sql.windows import (
 from operators_lib.types import FlinkType
 
 _UNSUPPORTED_CLAUSES = {
-    "order": "ORDER BY", "limit": "LIMIT", "distinct": "DISTINCT",
-    "with_": "WITH (common table expression)", "qualify": "QUALIFY", "laterals": "LATERAL VIEW",
+    "order": "ORDER BY", "limit": "LIMIT", "qualify": "QUALIFY", "laterals": "LATERAL VIEW",
     "offset": "OFFSET",
 }
 
@@ -167,6 +166,35 @@ def _union(ctx: Ctx, node: exp.Union) -> Node:
     return union
 
 
+def _with(ctx: Ctx, node: exp.Select) -> Node:
+    """``WITH x AS (..), y AS (..) SELECT ..``: each common table expression is a view of this
+    query (it hides a table or view of the same name, as in Flink), readable by the ones after
+    it."""
+    views = dict(ctx.catalog.views)
+    for cte in node.args["with_"].expressions:
+        if cte.args["alias"].args.get("columns"):
+            raise ctx.err("column names after a WITH name (WITH x(a, b) AS ..) are not "
+                          "supported; name the columns in its SELECT", cte)
+        views[cte.alias.lower()] = ViewDef(cte.alias, cte.this, ctx.stmt.line)
+    body = node.copy()
+    body.set("with_", None)
+    return _select(replace(ctx, catalog=replace(ctx.catalog, views=views)), body)
+
+
+def _distinct(ctx: Ctx, node: exp.Select) -> Node:
+    """``SELECT DISTINCT ..``: a GROUP BY of all its columns, as Flink plans it (and as UNION
+    without ALL is planned)."""
+    if node.args["distinct"].args.get("on") is not None:
+        raise ctx.err("SELECT DISTINCT ON is not Flink SQL", node.args["distinct"])
+    body = node.copy()
+    body.set("distinct", None)
+    child = _select(ctx, body)
+    shown = tuple(f for f in child.fields if not is_hidden(f.name))
+    if len(shown) != len(child.fields):
+        child = Project(child, tuple((f.name, quote(f.name)) for f in shown), shown)
+    return Aggregate(child, tuple(f.name for f in shown), (), shown, ctx.catalog.state_ttl_ms)
+
+
 def _select(ctx: Ctx, node: exp.Expression) -> Node:
     if isinstance(node, (exp.Intersect, exp.Except)):
         raise ctx.err(f"{node.key.upper()} is not supported yet", node)
@@ -178,6 +206,10 @@ def _select(ctx: Ctx, node: exp.Expression) -> Node:
         value = node.args.get(arg)
         if value:
             raise ctx.err(f"{name} is not supported yet", _clause_node(value) or node)
+    if node.args.get("with_") is not None:
+        return _with(ctx, node)
+    if node.args.get("distinct") is not None:
+        return _distinct(ctx, node)
     from_ = node.args.get("from_") or node.args.get("from")
     where = node.args.get("where")
     conjuncts = split_and(where.this) if where is not None else []

@@ -1,0 +1,1 @@
+CREATE TABLE payments (pid INT, k STRING, amount INT);
