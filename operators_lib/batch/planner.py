@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from decimal import Decimal
 from functools import partial
 from pathlib import Path
 
@@ -227,11 +228,9 @@ def _running(a: AggCall, w: WindowSpec) -> Column:
     values = F.collect_set(F.col(a.arg)).over(w)
     if a.func == "COUNT":
         return F.size(values)
-    # Flink's integer AVG adds in BIGINT (no wrap), its SUM in the argument's type
-    t = a.type.spark() if a.func == "SUM" or not a.type.is_integral else "bigint"
+    t = a.type.spark()  # OVER adds in the argument's type: SUM and AVG wrap (agg_column)
     total = F.aggregate(values, F.lit(0).cast(t), lambda acc, x: (acc + x).cast(t))
-    value = total if a.func == "SUM" else (  # truncates, rounds
-        (total / F.size(values)).cast(t).cast(a.type.spark()))
+    value = total if a.func == "SUM" else (total / F.size(values)).cast(t)  # truncates, rounds
     return F.when(F.size(values) > 0, value)  # no value yet: NULL
 
 
@@ -249,17 +248,22 @@ def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:
     if a.func in ("MIN", "MAX"):
         return over((F.min if a.func == "MIN" else F.max)(x))
     t = a.type
-    total = over(F.sum_distinct(x) if a.distinct else F.sum(x))
     count = over(F.count_distinct(x) if a.distinct else F.count(x))
     if not t.is_integral:
+        total = over(F.sum_distinct(x) if a.distinct else F.sum(x))
         if a.func == "SUM":
             return total.cast(t.spark())
         return (over(F.avg(x)) if not a.distinct else total / count).cast(t.spark())
-    value = total
-    if t.integral_bits() < 64 and a.func == "SUM":
-        # Flink's SUM adds in the argument's type: it wraps (its AVG adds in BIGINT)
-        lim = 2 ** (t.integral_bits() - 1)
-        value = F.pmod(value + F.lit(lim), F.lit(2 * lim)) - F.lit(lim)
+    # Integers add exactly, then wrap as Flink's adding does: SUM in the argument's type, so
+    # does AVG over an OVER window; a GROUP BY's or a window aggregate's AVG adds in BIGINT
+    # (measured, Flink 2.3). Spark's own sum of BIGINTs would fail on an overflow: those add
+    # as DECIMAL (smaller integers add exactly in Spark's BIGINT sum).
+    exact = x.cast("decimal(38, 0)") if t.integral_bits() == 64 else x
+    value = over(F.sum_distinct(exact) if a.distinct else F.sum(exact))
+    bits = t.integral_bits() if a.func == "SUM" or w is not None else 64
+    lim, full = (F.lit(Decimal(2 ** (bits - 1))), F.lit(Decimal(2 ** bits))) if bits == 64 else (
+        F.lit(2 ** (bits - 1)), F.lit(2 ** bits))
+    value = F.pmod(value + lim, full) - lim
     if a.func == "AVG":  # Java integer division truncates toward zero
         value = (value / count).cast("long")
     return value.cast(t.spark())

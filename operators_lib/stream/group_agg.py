@@ -65,7 +65,8 @@ def _new_acc(call: AggCall):
 
 
 def _wrap(v: int, call: AggCall) -> int:
-    bits = call.type.integral_bits()
+    """Flink adds a SUM in its argument's type, a GROUP BY's AVG in BIGINT: both wrap."""
+    bits = call.type.integral_bits() if call.func == "SUM" else 64
     if bits >= 64 and -(2**63) <= v < 2**63:
         return v
     lim = 2 ** (bits - 1)  # Flink sums in the argument's type: it wraps
@@ -87,8 +88,7 @@ def _result(call: AggCall, acc, rows: int):
         return None
     t = call.type
     if t.is_integral:
-        # Flink's SUM adds in the argument's type (it wraps), its AVG in BIGINT
-        total = _wrap(int(total), call) if call.func == "SUM" else int(total)
+        total = _wrap(int(total), call)
         if call.func == "AVG":  # Java integer division truncates toward zero
             q = abs(total) // n
             return q if total >= 0 else -q

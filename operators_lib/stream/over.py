@@ -243,7 +243,7 @@ class OverProcessor(TimedState):
         for call, dtype in zip(self.spec.aggs, self.spec.out_types):
             arr, valid = as_array(packing.column(hist, call.arg), call) if call.arg else (
                 np.zeros(len(hcode)), np.ones(len(hcode), bool))
-            results.append(windowed(call, arr, valid, starts, ends, dtype))
+            results.append(windowed(call, arr, valid, starts, ends, dtype, over=True))
         return due, results
 
     def _emit(self, rows: pa.Table, results: list | None, op: str) -> pa.Table:

@@ -4,7 +4,8 @@
 rows (bounded frames, windows: ranges never cross from one key to another); ``running``
 continues unbounded aggregates, per segment of rows (a key's), from stored accumulators.
 NULL inputs are skipped; an aggregate over no non-NULL value is NULL (COUNT: 0). Numbers follow
-Flink: integer sums wrap at the type's width, integer AVG truncates toward 0, floating-point
+Flink: integer sums wrap at the type's width (so does AVG's over an OVER window; a window
+aggregate's AVG adds in BIGINT), integer AVG truncates toward 0, floating-point
 sums add in row order (no pairwise or compensated summation). Results come as output columns
 in the operator's pandas dtype (``Int64``, ``float64`` or ``object``).
 """
@@ -63,8 +64,9 @@ _UFUNCS = {"SUM": np.add, "AVG": np.add, "MAX": np.maximum, "MIN": np.minimum}
 
 
 def windowed(call: AggCall, arr: np.ndarray, valid: np.ndarray, starts: np.ndarray,
-             ends: np.ndarray, dtype: str):
-    """Aggregate of rows ``starts[i]..ends[i]`` (inclusive) for every i."""
+             ends: np.ndarray, dtype: str, over: bool = False):
+    """Aggregate of rows ``starts[i]..ends[i]`` (inclusive) for every i (``over``: of an OVER
+    window, whose integer AVG adds in the argument's type)."""
     counts = np.concatenate(([0], np.cumsum(valid)))
     cnt = counts[ends + 1] - counts[starts]
     if call.func == "COUNT":
@@ -75,7 +77,7 @@ def windowed(call: AggCall, arr: np.ndarray, valid: np.ndarray, starts: np.ndarr
     idx = np.empty(2 * len(starts), dtype=np.int64)
     idx[0::2], idx[1::2] = starts, ends + 1
     values = _UFUNCS[call.func].reduceat(filled, idx)[0::2] if len(idx) else filled[:0]
-    return _finish(call, values, cnt, dtype)
+    return _finish(call, values, cnt, dtype, over)
 
 
 def running(call: AggCall, arr: np.ndarray, valid: np.ndarray, firsts: np.ndarray,
@@ -111,7 +113,7 @@ def running(call: AggCall, arr: np.ndarray, valid: np.ndarray, firsts: np.ndarra
     filled[firsts] = ufunc(values, filled[firsts])  # each segment continues its accumulator
     acc = _accumulate(ufunc, filled, firsts, lengths, seg, pos)
     counts[:], values[:] = cnt[last], acc[last]
-    return _finish(call, acc, cnt, dtype)
+    return _finish(call, acc, cnt, dtype, over=True)
 
 
 def _accumulate(ufunc, x: np.ndarray, firsts: np.ndarray, lengths: np.ndarray,
@@ -155,15 +157,18 @@ def _object_agg(call: AggCall, values, total=None, n=None):
     return total
 
 
-def _finish(call: AggCall, values: np.ndarray, cnt: np.ndarray, dtype: str):
+def _finish(call: AggCall, values: np.ndarray, cnt: np.ndarray, dtype: str, over: bool):
     t = call.type
-    if t.is_integral and t.integral_bits() < 64 and call.func == "SUM":
-        # Flink's SUM adds in the argument's type: it wraps (its AVG adds in BIGINT)
+    if t.is_integral and t.integral_bits() < 64 and (call.func == "SUM" or over):
+        # Flink's SUM adds in the argument's type: it wraps; so does AVG over an OVER window,
+        # where a window aggregate's AVG adds in BIGINT (measured, Flink 2.3)
         lim = 2 ** (t.integral_bits() - 1)
         values = (values + lim) % (2 * lim) - lim
     if call.func == "AVG":
         if t.is_integral:  # Java integer division truncates toward zero
-            values = np.trunc(values / np.maximum(cnt, 1)).astype(np.int64)
+            # exact in int64 (a float quotient loses digits past 2^53)
+            q = np.abs(values.astype(np.int64)) // np.maximum(cnt, 1)
+            values = np.where(values < 0, -q, q)
         else:
             values = values / np.maximum(cnt, 1)
     empty = cnt == 0
