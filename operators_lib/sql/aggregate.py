@@ -42,6 +42,7 @@ from operators_lib.sql.windows import (
     window_grouping,
     windowed_by,
 )
+from operators_lib.types import FlinkType
 
 
 def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
@@ -173,15 +174,51 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
     group_fields = tuple(f for _, _, f in pre[:n_keys] if given is None or f.name not in given)
     agg_fields = tuple(Field(a.name, a.type) for a in aggs)
     if window is None:
+        signs = _negative_zero_keys(ctx, pre, group_fields)
+        sign_fields = tuple(f for _, _, f in pre[len(pre) - len(signs):])
         pre_node = Project(child, tuple((n, t) for n, t, _ in pre), tuple(f for _, _, f in pre))
-        node: Node = Aggregate(pre_node, tuple(f.name for f in group_fields), tuple(aggs),
-                               group_fields + agg_fields, ctx.catalog.state_ttl_ms)
+        node: Node = Aggregate(pre_node, tuple(f.name for f in group_fields + sign_fields),
+                               tuple(aggs), group_fields + sign_fields + agg_fields,
+                               ctx.catalog.state_ttl_ms)
+        if signs:
+            node = _restore_negative_zero(node, signs, group_fields + agg_fields)
     else:
         node = _window_aggregate(ctx, child, pre, group_fields, tuple(aggs), agg_fields, window,
                                  bounds)
     if having_cond is not None:
         node = Filter(node, ctx.sql(having_cond, node.fields), node.fields)
     return project(ctx, node, out_items)
+
+
+def _negative_zero_keys(ctx: Ctx, pre: list, group_fields: tuple[Field, ...]
+                        ) -> dict[str, str]:
+    """Flink groups -0.0 and 0.0 apart (Java compares the bits), Spark and pandas together:
+    each FLOAT / DOUBLE key gets a hidden key telling -0.0 (appended to ``pre``). Returns
+    {key column: its sign column}."""
+    signs = {}
+    for f in group_fields:
+        if f.type.is_floating:
+            name = ctx.hidden("z")
+            signs[f.name] = name
+            q = quote(f.name)
+            pre.append((name, f"coalesce({q} = 0 AND CAST({q} AS STRING) LIKE '-%', FALSE)",
+                        Field(name, FlinkType("BOOLEAN"))))
+    return signs
+
+
+def _restore_negative_zero(node: Node, signs: dict[str, str], fields: tuple[Field, ...]
+                           ) -> Project:
+    """The grouped keys with their -0.0 back (Spark's grouping returns 0.0), the sign columns
+    dropped."""
+    exprs = []
+    for f in fields:
+        q = quote(f.name)
+        if f.name in signs:
+            exprs.append((f.name, f"CASE WHEN {quote(signs[f.name])} THEN CAST('-0.0' AS "
+                                  f"{f.type.spark().simpleString()}) ELSE {q} END"))
+        else:
+            exprs.append((f.name, q))
+    return Project(node, tuple(exprs), fields)
 
 
 def _given_window(child: Node, keys: list) -> tuple[str, str] | None:
