@@ -90,11 +90,14 @@ class Query:
     rules: set[str] = field(default_factory=set)
     union: Query | None = None  # UNION ALL of another query with the same columns
     out: dict[str, str] = field(default_factory=dict)  # output column -> type, for a parent
+    cte: bool = False  # the subquery in FROM written as WITH alias AS (..)
 
     def sql(self, indent: str = "") -> str:
-        src = self.source if isinstance(self.source, str) else \
+        src = self.source if isinstance(self.source, str) else self.alias if self.cte else \
             f"(\n{self.source.sql(indent + '  ')}\n{indent}) {self.alias}"
-        text = (f"{indent}SELECT {'DISTINCT ' if self.distinct else ''}"
+        head = f"{indent}WITH {self.alias} AS (\n{self.source.sql(indent + '  ')}\n{indent})\n" \
+            if self.cte and isinstance(self.source, Query) else ""
+        text = head + (f"{indent}SELECT {'DISTINCT ' if self.distinct else ''}"
                 f"{', '.join(self.items)}\n{indent}FROM {src}")
         if self.where:
             text += f"\n{indent}WHERE " + " AND ".join(self.where)
@@ -479,7 +482,11 @@ class Gen:
         self.use("subquery.from")
         inner = self._group() if self.rng.random() < 0.5 else self._project()
         scope = inner.out
-        return Query(self._items(scope)[0], inner, alias="q", where=self._where(scope, 0.6))
+        cte = self.rng.random() < 0.4
+        if cte:
+            self.use("subquery.with")
+        return Query(self._items(scope)[0], inner, alias="q", where=self._where(scope, 0.6),
+                     cte=cte)
 
     def _union(self) -> Query:
         self.use("union.all")
