@@ -102,7 +102,6 @@ _CLASS_MESSAGES = {
     exp.Unnest: "UNNEST is not supported",
     exp.MatchRecognize: "MATCH_RECOGNIZE is not supported",
     exp.Values: "VALUES is not supported",
-    exp.CTE: "WITH (common table expression) is not supported yet",
     exp.CurrentTimestamp: "CURRENT_TIMESTAMP is not supported (not deterministic)",
     exp.CurrentDate: "CURRENT_DATE is not supported (not deterministic)",
     exp.ILike: "ILIKE is not supported",

@@ -55,5 +55,7 @@ def reserved_message(name: str) -> str | None:
     """Why the unquoted identifier ``name`` is refused, or None."""
     if name.upper() not in RESERVED:
         return None
+    if name.upper() in ("LOCALTIME", "LOCALTIMESTAMP", "CURRENT_TIME"):  # Flink's clock
+        return f"{name.upper()} is not supported (not deterministic)"
     return (f"{name} is a reserved word in Flink SQL: quote it as `{name}` (Flink's parser "
             "refuses it unquoted)")
