@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sqlglot import exp
 
@@ -68,11 +69,24 @@ class ViewDef:
     line: int | None = None
 
 
+@dataclass(frozen=True)
+class FunctionDef:
+    """``CREATE [TEMPORARY [SYSTEM]] FUNCTION name AS 'identifier' LANGUAGE PYTHON``."""
+
+    name: str
+    identifier: str  # 'module.function'
+    line: int
+    source: str
+
+
 @dataclass
 class Catalog:
-    """Tables, views and SET options by lower-case name (identifiers are case-insensitive)."""
+    """Tables, views, functions and SET options by lower-case name (identifiers are
+    case-insensitive)."""
 
     tables: dict[str, TableDef] = field(default_factory=dict)
     views: dict[str, ViewDef] = field(default_factory=dict)
     settings: dict[str, str] = field(default_factory=dict)
     state_ttl_ms: int | None = None  # SET 'table.exec.state.ttl' (None: state kept forever)
+    functions: dict[str, FunctionDef] = field(default_factory=dict)
+    python_files: tuple[Path, ...] = ()  # SET 'python.files', each path resolved

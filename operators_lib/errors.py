@@ -119,6 +119,13 @@ def classify(e: BaseException, where: str | None = None) -> TwinflowError | None
                              f"the query fails on its data, as Flink's job does: {message}")
         if name in _SPARK_DATA:
             return DataError(f"the query fails on its data: {_SPARK_DATA[name]}")
+    # A Python UDF's failure, raised in its Python worker (udf/calls.py).
+    if udf := re.search(rf"UdfFailed: ({re.escape(DATA_ERROR)}|{re.escape(VALUE_REFUSED)})(.*)",
+                        text):
+        marker, message = udf.groups()
+        return DataError(f"twinflow does not reproduce Flink's answer for {message}"
+                         if marker == VALUE_REFUSED else
+                         f"the query fails on its data, as Flink's job does: {message}")
     for pattern, cause in _JVM_STORAGE:
         if found := pattern.search(text):
             path = (found.groups() or (None,))[0] or (m.group(1) if (

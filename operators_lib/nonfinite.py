@@ -11,7 +11,9 @@ they do not, the run stops before anything runs (exit 2), naming the column and 
   (NaN = NaN is FALSE, NaN > 1 is FALSE), Spark as the largest value equal to itself.
 - SUM / AVG over ±Infinity in an OVER or GROUP BY: Flink's streaming sums retract a row by
   subtracting it, so once an Infinity leaves a window the sum is NaN (∞ − ∞) where its batch
-  mode and twinflow recompute a number.
+  mode and twinflow recompute a number. STDDEV_* / VAR_* (Welford's M2) over ±Infinity in a
+  GROUP BY or window: NaN (∞ − ∞) at once, which pandas holds as NULL. (Over an OVER window they
+  are SUMs.)
 - Arithmetic on ±Infinity may give NaN (∞ − ∞, 0 × ∞): its result counts as NaN above, and it
   must not be compared either. Comparing an Infinity itself is exact.
 """
@@ -99,6 +101,11 @@ def _walk(node: Node, inputs: Found) -> tuple[Origins, Origins]:
             raise InputError(f"{origin} holds ±Infinity, which reaches {a.func} in {kind}: "
                              "Flink's streaming sum turns it into NaN once the row is retracted "
                              "(∞ − ∞), unlike its batch mode: twinflow refuses it")
+        if a.func == "M2" and origin:
+            raise InputError(f"{origin} holds ±Infinity, which reaches a statistical aggregate "
+                             f"(STDDEV_* / VAR_*) in {kind}: Flink's Welford steps make it NaN "
+                             "(∞ − ∞), which the stream operators cannot tell from NULL: "
+                             "twinflow refuses it")
     out_inf = {c: o for c, o in inf.items() if c in {f.name.lower() for f in node.fields}}
     out_inf.update({a.name.lower(): inf[a.arg.lower()]  # MIN / MAX
                     for a in aggs if a.arg and a.arg.lower() in inf})

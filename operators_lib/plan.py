@@ -112,12 +112,13 @@ class Frame:
 
 @dataclass(frozen=True)
 class AggCall:
-    func: str  # COUNT, SUM, AVG, MIN, MAX
+    func: str  # COUNT, SUM, AVG, MIN, MAX, FIRST_VALUE, LAST_VALUE, LISTAGG, M2 (sql/over.py)
     arg: str | None  # input column (None for COUNT(*))
     arg_type: FlinkType | None
     name: str  # output column
     type: FlinkType  # Flink's result type
     distinct: bool = False  # agg(DISTINCT arg)
+    separator: str | None = None  # LISTAGG's
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """A query's plan from its SQL, and the record of it a state directory keeps.
 
-Every run records in its state's manifest the query it ran: the SQL files' names and texts,
-the TopN split, the micro-batch size and the state layout (``record_query``). A state
+Every run records in its state's manifest the query it ran: the SQL files' names, texts and
+directories (where a Python UDF's module is found), the TopN split, the micro-batch size and
+the state layout (``record_query``). A state
 directory thus says by itself what it is the state of: the state commands (compaction,
 verification) rebuild the stream's plan from it (``recorded_plan``) without the files or the
 DAG config it came from.
@@ -37,7 +38,8 @@ def plan_query(script: Script, spark: SparkSession, topn_split: int) -> Node:
 def record_query(state: Path, sql: list[Path], topn_split: int, rows_per_batch: int) -> None:
     """Record in the state's manifest the query its stream runs (module docstring)."""
     record = lifecycle.manifest(state)
-    record["query"] = {"sql": [{"file": Path(p).name, "text": Path(p).read_text()} for p in sql],
+    record["query"] = {"sql": [{"file": Path(p).name, "text": Path(p).read_text(),
+                                "dir": str(Path(p).resolve().parent)} for p in sql],
                        "topn_split": topn_split, "rows_per_batch": rows_per_batch,
                        "state_layout": STATE_LAYOUT}
     lifecycle.save_manifest(state, record)
@@ -45,7 +47,8 @@ def record_query(state: Path, sql: list[Path], topn_split: int, rows_per_batch: 
 
 def recorded_script(query: dict) -> Script:
     """A recorded query's script (its SQL parsed as ``load_script`` parses the files)."""
-    return script_of([(s["file"], s["text"]) for s in query["sql"]])
+    return script_of([(s["file"], s["text"]) for s in query["sql"]],
+                     {s["file"]: Path(s["dir"]) for s in query["sql"] if "dir" in s})
 
 
 def sql_texts(query: dict) -> list[str]:

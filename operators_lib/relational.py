@@ -9,6 +9,7 @@ every scalar expression identically.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -37,6 +38,7 @@ from operators_lib.plan import (
     quote,
 )
 from operators_lib.types import FlinkType
+from operators_lib.udf.calls import data_rows_only
 
 Operators = dict[type, Callable[..., DataFrame]]  # node type -> f(node, *child DataFrames)
 
@@ -46,10 +48,11 @@ def build(node: Node, scan: Callable[[Scan], DataFrame], operators: Operators) -
         return scan(node)
     inputs = [build(c, scan, operators) for c in children(node)]
     if isinstance(node, Filter):
+        node = replace(node, condition=data_rows_only(node.condition, inputs[0].columns))
         return operators.get(Filter, filter_rows)(node, inputs[0])
     if isinstance(node, Project):
         child = inputs[0]
-        cols = [F.expr(sql).alias(name) for name, sql in node.exprs]
+        cols = [F.expr(data_rows_only(sql, child.columns)).alias(name) for name, sql in node.exprs]
         return child.select(*cols, *[F.col(h) for h in HIDDEN if h in child.columns])
     if isinstance(node, WindowRows):
         return window_rows(node, inputs[0])

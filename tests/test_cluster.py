@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 # the same way); state per key with event-time timers (OVER) runs in the DAG run below, as
 # windows keep theirs. The other operators run the same runtimes, each covered locally; on this
 # 2-core machine every cluster case costs half a minute.
-CLUSTER_CASES = ["join/join_then_aggregate"]
+# group/python_udf_keys: Python UDFs, their module on no executor's path (pickled by value).
+CLUSTER_CASES = ["join/join_then_aggregate", "group/python_udf_keys"]
 
 
 def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster(airflow_env, tmp_path):

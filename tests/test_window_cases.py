@@ -217,6 +217,26 @@ INNER = ("SELECT k, TUMBLE_ROWTIME(ts, INTERVAL '10' SECOND) AS rt, COUNT(*) AS 
      "INTERVAL '1' MINUTE)) GROUP BY window_start, window_end", ["TUMBLE takes no PARTITION BY"]),
     ("SELECT COUNT(*) FROM TABLE(SESSION(TABLE t PARTITION BY nope, DESCRIPTOR(ts), "
      "INTERVAL '1' MINUTE)) GROUP BY window_start, window_end", ["nope"]),
+    # Flink merges HOP / CUMULATE slices and merged sessions' accumulators (and has no merge
+    # for FIRST_VALUE / LAST_VALUE): the arrival-order aggregates run in TUMBLE windows only.
+    ("SELECT k, STDDEV_POP(v) FROM t GROUP BY k, HOP(ts, INTERVAL '5' SECOND, "
+     "INTERVAL '10' SECOND)", ["STDDEV_POP in a HOP window is not supported"]),
+    ("SELECT LISTAGG(k) FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), "
+     "INTERVAL '1' MINUTE)) GROUP BY window_start, window_end",
+     ["LISTAGG over a window TVF's rows"]),
+    ("SELECT k, LISTAGG(k) FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), "
+     "INTERVAL '1' MINUTE)) GROUP BY k, window_start, window_end",
+     ["LISTAGG in a SESSION window is not supported"]),
+    (f"SELECT FIRST_VALUE(c) FROM ({AGG}) GROUP BY window_start, window_end",
+     ["FIRST_VALUE in a window aggregate's result is not supported"]),
+    ("SELECT k, LAST_VALUE(v) OVER (PARTITION BY k ORDER BY ts) FROM t",
+     ["LAST_VALUE over an OVER window is not supported"]),
+    ("SELECT k, VAR_POP(CAST(v AS DECIMAL(10, 2))) OVER (PARTITION BY k ORDER BY ts) FROM t",
+     ["VAR_POP(..) OVER a DECIMAL(10, 2) argument is not supported"]),
+    ("SELECT k, LISTAGG(v) FROM t GROUP BY k", ["LISTAGG needs a STRING argument, got INT"]),
+    ("SELECT k, LISTAGG(k, k) FROM t GROUP BY k", ["separator must be a string literal"]),
+    ("SELECT k, STDDEV_SAMP(DISTINCT v) FROM t GROUP BY k",
+     ["STDDEV_SAMP(DISTINCT ...) is not supported"]),
 ])
 def test_window_constructs_not_implemented_are_refused(spark, tmp_path, query, needles):
     (tmp_path / "ddl.sql").write_text(DDL)

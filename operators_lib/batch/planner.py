@@ -5,7 +5,9 @@ OVER is Spark window functions: ``ROWS`` orders peers (rows with equal time) by 
 Joins are Spark joins (the residual condition built from the same ``Cond`` the stream operator
 evaluates); GROUP BY is Spark's aggregation. Aggregates are cast to Flink's result types (SUM
 keeps the input type and wraps on overflow, AVG of an integer divides that sum and truncates
-toward zero).
+toward zero). FIRST_VALUE, LAST_VALUE, LISTAGG and Welford's M2 (of STDDEV_* / VAR_*, planned
+in sql/aggregate.py) read a group's non-NULL values in arrival order, as the stream does: M2
+replays Flink's accumulate steps over them in DOUBLE.
 """
 
 from __future__ import annotations
@@ -223,7 +225,7 @@ def _with_changes(node: Aggregate, df: DataFrame) -> DataFrame:
 def _running(a: AggCall, w: WindowSpec) -> Column:
     """``a`` over the window ``w`` (Spark has no DISTINCT window aggregates: those run over
     the set of distinct values so far)."""
-    if not a.distinct or a.func in ("MIN", "MAX"):
+    if not a.distinct or a.func in ("MIN", "MAX", *_ORDERED):
         return agg_column(replace(a, distinct=False), w)
     values = F.collect_set(F.col(a.arg)).over(w)
     if a.func == "COUNT":
@@ -241,6 +243,8 @@ def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:
         return c.over(w) if w is not None else c
 
     x = F.col(a.arg) if a.arg else None
+    if a.func in _ORDERED:
+        return _ordered_column(a, x, over)
     if a.func == "COUNT":
         if x is None:
             return over(F.count(F.lit(1)))
@@ -267,6 +271,39 @@ def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:
     if a.func == "AVG":  # Java integer division truncates toward zero
         value = (value / count).cast("long")
     return value.cast(t.spark())
+
+
+_ORDERED = ("FIRST_VALUE", "LAST_VALUE", "LISTAGG", "M2")
+
+
+def _ordered_column(a: AggCall, x: Column, over) -> Column:
+    """FIRST_VALUE / LAST_VALUE / LISTAGG / M2: of the non-NULL values in arrival order
+    (``ROWNUM``), as Flink's stream accumulates them (stream/group_agg.py)."""
+    if a.func in ("FIRST_VALUE", "LAST_VALUE"):
+        pick = F.min_by if a.func == "FIRST_VALUE" else F.max_by
+        return over(pick(x, F.when(x.isNotNull(), F.col(ROWNUM))))
+    value = x
+    if a.func == "M2":  # Flink's doubleValue(); a DECIMAL through its text: correctly rounded
+        value = (x.cast("string") if a.arg_type.name == "DECIMAL" else x).cast("double")
+    values = F.array_sort(over(F.collect_list(F.when(x.isNotNull(), F.struct(
+        F.col(ROWNUM).alias("r"), value.alias("v"))))))
+    if a.func == "LISTAGG":
+        joined = F.array_join(F.transform(values, lambda e: e["v"]),
+                              "," if a.separator is None else a.separator)
+        return F.when(F.size(values) > 0, joined)
+
+    def welford(acc: Column, e: Column) -> Column:
+        # WelfordM2AggFunction.accumulate, operation for operation
+        n = acc["n"] + 1
+        delta = e["v"] - acc["mean"]
+        mean = acc["mean"] + delta / n
+        return F.struct(n.alias("n"), mean.alias("mean"),
+                        (acc["m2"] + delta * (e["v"] - mean)).alias("m2"))
+
+    start = F.struct(F.lit(0).cast("long").alias("n"), F.lit(0.0).alias("mean"),
+                     F.lit(0.0).alias("m2"))
+    acc = F.aggregate(values, start, welford)
+    return F.when((acc["n"] > 0) & (acc["m2"] >= 0), acc["m2"])  # getValue: NULL if m2 < 0
 
 
 def window_batch(node: WindowAggregate, df: DataFrame, drop: DataFrame | None) -> DataFrame:

@@ -17,7 +17,6 @@ from operators_lib.plan import (
     AggCall,
     Aggregate,
     Field,
-    Filter,
     Node,
     Project,
     TimeWindow,
@@ -25,7 +24,16 @@ from operators_lib.plan import (
     quote,
 )
 from operators_lib.sql.context import Ctx, Scope, key
-from operators_lib.sql.over import AGGREGATES, agg_name, agg_type
+from operators_lib.sql.over import (
+    AGGREGATES,
+    M2,
+    ORDERED,
+    VARIANCE,
+    agg_arg,
+    agg_name,
+    agg_type,
+    template,
+)
 from operators_lib.sql.windows import (
     AUXILIARY,
     BOUND_TYPE,
@@ -48,7 +56,8 @@ from operators_lib.types import FlinkType
 def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
                    project) -> Node:
     below = tvf_below(child)
-    if below is not None and not _window_grouping(ctx, scope, group, below):
+    tvf_rows = below is not None and not _window_grouping(ctx, scope, group, below)
+    if tvf_rows:
         # Flink plans this as the TVF's rows followed by an updating GROUP BY.
         child = as_rows(ctx, child)
     tvf, child = unwrap(ctx, child, group or having or items[0][1])
@@ -87,19 +96,34 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
     calls: dict[str, str] = {}  # aggregate call (SQL) -> output column
     aggs: list[AggCall] = []
 
-    def add_call(func: exp.Expression) -> str:
-        text = key(func)
+    def add_call(func: exp.Expression, internal: str | None = None) -> str:
+        """The output column of the aggregate call ``func`` (``internal``: as that internal
+        aggregate of func's argument, e.g. M2)."""
+        text = key(func) if internal is None else f"{internal}:{key(func)}"
         if text in calls:
             return calls[text]
-        name = agg_name(func)
-        if name not in AGGREGATES:
+        name = internal or agg_name(func)
+        if internal is None and name not in AGGREGATES:
             raise ctx.err(f"aggregate {name} is not supported (supported: "
                           f"{', '.join(sorted(AGGREGATES))})", func)
-        arg_node, distinct = func.this, False
+        arg_node, distinct, separator = agg_arg(func), False, None
         if isinstance(arg_node, exp.Distinct):
             if len(arg_node.expressions) != 1:
                 raise ctx.err(f"{name}(DISTINCT ...) takes one argument", func)
+            if name not in ("COUNT", "SUM", "AVG", "MIN", "MAX"):
+                raise ctx.err(f"{name}(DISTINCT ...) is not supported", func)
             arg_node, distinct = arg_node.expressions[0], True
+        if name == "LISTAGG" and len(func.expressions) == 2:
+            sep = func.expressions[1]
+            if not (isinstance(sep, exp.Literal) and sep.is_string):
+                raise ctx.err("LISTAGG's separator must be a string literal", sep)
+            separator = sep.name
+        if name in ORDERED or internal == M2:
+            written = name if internal is None else agg_name(func)
+            if tvf_rows:  # emitted as windows fire: not in the order Flink emits them
+                raise ctx.err(f"{written} over a window TVF's rows (a GROUP BY without the "
+                              "window's bounds) is not supported", func)
+            _ordered_in_window(ctx, window, written, func)
         for inner in arg_node.find_all(exp.AggFunc, exp.Window):
             raise ctx.err(f"{inner.key.upper()} inside an aggregate is not allowed", inner)
         arg, arg_type = None, None
@@ -115,8 +139,25 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
         out = ctx.hidden("o")
         calls[text] = out
         aggs.append(AggCall(name, arg, arg_type, out, agg_type(ctx, name, arg_type, func),
-                            distinct))
+                            distinct, separator if name == "LISTAGG" else None))
         return out
+
+    def statistic(func: exp.Expression) -> exp.Expression:
+        """STDDEV_POP(x) and the like as Flink reduces them (sql/over.py, VARIANCE):
+        ``CAST(POWER(M2(x) / COUNT(x), 0.5) AS T)``; the sample forms divide by ``CASE
+        COUNT(x) WHEN 1 THEN NULL ELSE COUNT(x) - 1 END``."""
+        name = agg_name(func)
+        arg_node = agg_arg(func)
+        if isinstance(arg_node, exp.Distinct):
+            raise ctx.err(f"{name}(DISTINCT ...) is not supported", func)
+        m2 = exp.column(add_call(func, M2), quoted=True)
+        cnt = exp.column(add_call(exp.Count(this=arg_node.copy())), quoted=True)
+        arg_type = next(a.arg_type for a in aggs if a.name == m2.name)
+        t = agg_type(ctx, name, arg_type, func).sql()
+        pop, root = VARIANCE[name]
+        den = "c" if pop else "CASE WHEN c = 1 THEN NULL ELSE c - 1 END"
+        text = f"CAST(POWER(m2 / {den}, 0.5) AS {t})" if root else f"CAST(m2 / {den} AS {t})"
+        return template(text, m2=m2, c=cnt)
 
     # GROUP BY the window start and end of a window aggregate's result (Nexmark q5): each row
     # is in the window it carries, and the rows of a window arrive together when it fires.
@@ -151,6 +192,8 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
         return exp.column(bounds[("START", "END", "ROWTIME").index(part)], quoted=True)
 
     def rewrite(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.AggFunc) and agg_name(node) in VARIANCE:
+            return statistic(node)
         if isinstance(node, exp.AggFunc):
             return exp.column(add_call(node), quoted=True)
         if isinstance(node, exp.Anonymous) and node.name.upper() in AUXILIARY:
@@ -186,8 +229,24 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
         node = _window_aggregate(ctx, child, pre, group_fields, tuple(aggs), agg_fields, window,
                                  bounds)
     if having_cond is not None:
-        node = Filter(node, ctx.sql(having_cond, node.fields), node.fields)
+        node = ctx.where(node, having_cond)
     return project(ctx, node, out_items)
+
+
+def _ordered_in_window(ctx: Ctx, window: tuple | None, name: str, func: exp.Expression
+                       ) -> None:
+    """Aggregates of the arrival order (FIRST_VALUE, LAST_VALUE, LISTAGG, and Welford's M2 of
+    the statistical ones) run in a TUMBLE window over a table only: Flink merges the
+    accumulators of a HOP's or CUMULATE's slices and of merged SESSIONs (it has no merge for
+    FIRST_VALUE / LAST_VALUE and refuses them there), and the rows of a cascaded window or a
+    join arrive in an order twinflow does not reproduce."""
+    if window is None:
+        return
+    kind = window[1].kind
+    if kind != "TUMBLE":
+        what = "a window aggregate's result" if kind == "GIVEN" else f"a {kind} window"
+        raise ctx.err(f"{name} in {what} is not supported (in a TUMBLE window or a GROUP BY "
+                      "it is)", func)
 
 
 def _negative_zero_keys(ctx: Ctx, pre: list, group_fields: tuple[Field, ...]
@@ -248,6 +307,11 @@ def _window_aggregate(ctx: Ctx, child: Node, pre: list, group_fields: tuple[Fiel
     if source is None and inner is None and joined is None:
         raise ctx.err(f"a {spec.kind} window over a join, a regular aggregate, a UNION or a "
                       "window TVF's rows is not supported yet", call)
+    ordered = next((a for a in aggs if a.func in ORDERED or a.func == M2), None)
+    if ordered is not None and source is None:
+        name = "a statistical aggregate" if ordered.func == M2 else ordered.func
+        raise ctx.err(f"{name} in a window over a join or another window is not supported",
+                      call)
     time_kind = inner.time_kind if spec.kind == "GIVEN" else next(
         f.time_attr for f in child.fields if f.name == time_col)
     if time_kind == "proctime" and source is None:

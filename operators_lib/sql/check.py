@@ -6,10 +6,12 @@ nodes or arguments the planner has never seen; they land here, not in a silent r
 or with an unlisted argument set, is refused); function calls are checked against the catalog
 (``sql/functions/``). Type-dependent rules come later, when an expression is rendered
 (``sql/expressions.py``). ``rewrite_filters`` then turns ``agg(x) FILTER (WHERE c)`` into
-``agg(CASE WHEN c THEN x END)`` (exact for COUNT, SUM, AVG, MIN, MAX: they skip NULLs).
+``agg(CASE WHEN c THEN x END)`` (exact: every aggregate twinflow runs skips NULLs).
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 from sqlglot import exp
 
@@ -47,6 +49,7 @@ ALLOWED: dict[type, set[str]] = {
     # aggregates and OVER windows (planned by sql/aggregate.py, sql/over.py, sql/topn.py)
     exp.Count: {"this", "big_int"}, exp.Sum: {"this"}, exp.Avg: {"this"}, exp.Min: {"this"},
     exp.Max: {"this"}, exp.RowNumber: set(), exp.Rank: set(), exp.DenseRank: set(),
+    exp.AnonymousAggFunc: {"this", "expressions"},  # STDDEV_POP, LISTAGG, .. (sql/dialect.py)
     exp.Filter: _BINARY,
     exp.Window: {"this", "partition_by", "order", "spec", "alias", "over"},
     exp.WindowSpec: {"kind", "start", "start_side", "end", "end_side"},
@@ -116,8 +119,9 @@ def _set(value) -> bool:
     return value not in (None, False, "", [])
 
 
-def check(node: exp.Expression) -> None:
-    """Raise ``Unsupported`` for the first node twinflow does not handle."""
+def check(node: exp.Expression, functions: Collection[str] = ()) -> None:
+    """Raise ``Unsupported`` for the first node twinflow does not handle; ``functions``: the
+    user-defined functions' names (lower case)."""
     for n in node.walk():
         allowed = ALLOWED.get(type(n))
         if allowed is None:
@@ -129,21 +133,27 @@ def check(node: exp.Expression) -> None:
                 message = _ARG_MESSAGES.get((type(n), arg))
                 raise Unsupported(message or f"{arg.upper()} in {_describe(n)} is not "
                                   "supported", n)
-        _check_node(n)
+        _check_node(n, functions)
 
 
-def _check_node(n: exp.Expression) -> None:
+def _check_node(n: exp.Expression, functions: Collection[str]) -> None:
     call = function_call(n)
     if isinstance(n, exp.Identifier) and not n.quoted and (word := reserved_message(n.name)):
         raise Unsupported(word, n)
     if call is not None:
         name, args = call
-        _check_call(n, name, args)
+        if name.lower() not in functions:  # a UDF's arguments are checked by the planner
+            _check_call(n, name, args)
     elif isinstance(n, exp.Window) and isinstance(n.this, exp.Filter):
         raise Unsupported("FILTER (WHERE ..) with OVER is not supported (Flink refuses it too)",
                           n)
     elif isinstance(n, exp.Filter) and not isinstance(n.this, exp.AggFunc):
-        raise Unsupported("FILTER (WHERE ..) applies to COUNT, SUM, AVG, MIN or MAX", n)
+        raise Unsupported("FILTER (WHERE ..) applies to aggregates (COUNT, SUM, ..)", n)
+    elif isinstance(n, exp.AnonymousAggFunc):
+        most = 2 if n.name.upper() == "LISTAGG" else 1
+        if not 1 <= len(n.expressions) <= most:
+            takes = "1 or 2 arguments" if most == 2 else "one argument"
+            raise Unsupported(f"{n.name.upper()} takes {takes}, got {len(n.expressions)}", n)
     elif isinstance(n, exp.Tuple) and not (isinstance(n.parent, exp.In) and n.parent.this is n
                                            and n.parent.args.get("query") is not None):
         raise Unsupported("a row value (a, b) is only supported before IN (SELECT ..)", n)
@@ -171,13 +181,14 @@ def _check_call(n: exp.Expression, name: str, args: list) -> None:
             raise Unsupported("PROCTIME() is supported as a computed column (x AS PROCTIME()) "
                               "or as an item of a SELECT list over one table", n)
         if isinstance(n.parent, exp.Window):
+            over = [a for a in AGGREGATES if a not in ("FIRST_VALUE", "LAST_VALUE", "LISTAGG")]
             raise Unsupported(f"{name}() OVER is not supported (supported: "
-                              f"{', '.join(AGGREGATES + RANKING)})", n)
+                              f"{', '.join(over + list(RANKING))})", n)
         if name in AGGREGATES:  # an aggregate in a form sqlglot did not recognize
             raise Unsupported(f"{name} with {len(args)} arguments is not supported", n)
         raise Unsupported(f"unknown or unsupported function {name} (twinflow runs the Flink "
-                          "built-in functions of its catalog; user-defined functions are not "
-                          "supported)", n)
+                          "built-in functions of its catalog, and Python functions declared "
+                          "with CREATE FUNCTION .. LANGUAGE PYTHON)", n)
     if any(a is None for a in args) or len(args) < function.min_args or (
             function.max_args is not None and len(args) > function.max_args):
         most = "any number of" if function.max_args is None else str(function.max_args)
@@ -216,8 +227,11 @@ def rewrite_filters(node: exp.Expression) -> exp.Expression:
         def when(value: exp.Expression) -> exp.Expression:
             return exp.Case(ifs=[exp.If(this=cond.copy(), true=value)])
 
-        arg = agg.this
-        if isinstance(arg, exp.Star):
+        named = isinstance(agg, exp.AnonymousAggFunc)  # LISTAGG(x, sep): x only
+        arg = agg.expressions[0] if named else agg.this
+        if named:
+            agg.set("expressions", [when(arg.copy()), *agg.expressions[1:]])
+        elif isinstance(arg, exp.Star):
             agg.set("this", when(exp.Literal.number(1)))
         elif isinstance(arg, exp.Distinct):
             arg.set("expressions", [when(e) for e in arg.expressions])

@@ -15,12 +15,13 @@ from sqlglot import exp
 
 from operators_lib.catalog import Catalog
 from operators_lib.errors import SqlError
-from operators_lib.plan import Field, Node, Project, Union, held_time, quote
+from operators_lib.plan import Field, Filter, Node, Project, Union, held_time, quote
 from operators_lib.sql.dialect import line_of
 from operators_lib.sql.expressions import to_spark
-from operators_lib.sql.functions import Env, Unsupported
+from operators_lib.sql.functions import Env, Function, Unsupported
 from operators_lib.sql.script import Statement
 from operators_lib.types import FlinkType
+from operators_lib.udf.calls import calls_python
 
 HIDDEN_PREFIX = "tw__"
 
@@ -34,6 +35,7 @@ class Ctx:
     counter: itertools.count = field(default_factory=itertools.count)
     type_cache: dict = field(default_factory=dict)
     regex_cache: dict = field(default_factory=dict)
+    functions: dict[str, Function] = field(default_factory=dict)  # user-defined, upper-case
 
     def err(self, message: str, node: exp.Expression | None = None) -> SqlError:
         return self.stmt.error(message, line_of(node) if node is not None else None)
@@ -52,18 +54,36 @@ class Ctx:
 
     def for_view(self, name: str, stmt: Statement) -> Ctx:
         return Ctx(self.catalog, self.spark, stmt, self.views_in_progress + (name,), self.counter,
-                   self.type_cache, self.regex_cache)
+                   self.type_cache, self.regex_cache, self.functions)
 
-    def sql(self, node: exp.Expression, fields) -> str:
+    def sql(self, node: exp.Expression, fields, condition: bool = False) -> str:
         """A resolved expression over ``fields`` as Spark SQL with Flink's semantics
-        (sql/expressions.py); what twinflow does not reproduce is refused with its line."""
-        env = Env(lambda n: self.types(fields, [self.sql(n, fields)], n)[0], self.regex_groups)
+        (sql/expressions.py); what twinflow does not reproduce is refused with its line.
+        ``condition``: ``node`` is a WHERE or HAVING condition."""
+        env = Env(lambda n: self.types(fields, [self.sql(n, fields)], n)[0], self.regex_groups,
+                  self.functions, condition)
         try:
             text = to_spark(node, env)
         except Unsupported as e:
             raise self.err(str(e), e.node) from None
         self._timestamp_precision(node, fields, text)
         return text
+
+    def where(self, child: Node, cond: exp.Expression) -> Node:
+        """``child`` filtered by a resolved WHERE or HAVING condition. Its conjuncts calling a
+        Python function go in a Filter above the others', so that the function sees only the
+        rows the others keep, as in Flink (a stream's Filter also keeps its marker rows: an
+        OR, inside which Spark would call the function on every row)."""
+        text = self.sql(cond, child.fields, condition=True)
+        if not calls_python(text):
+            return Filter(child, text, child.fields)
+        conjuncts = list(cond.flatten(unnest=True)) if isinstance(cond, exp.And) else [cond]
+        texts = [self.sql(c, child.fields, condition=True) for c in conjuncts]
+        python = [t for t in texts if calls_python(t)]
+        for group in ([t for t in texts if t not in python], python):
+            if group:
+                child = Filter(child, " AND ".join(f"({t})" for t in group), child.fields)
+        return child
 
     def _timestamp_precision(self, node: exp.Expression, fields, text: str) -> None:
         """A computed timestamp is a TIMESTAMP(3) in twinflow (also inside an ARRAY, MAP or

@@ -6,8 +6,10 @@ with two changes so that nothing is silently read the Spark way:
   (Spark reads ``'x(\\d+)'`` as ``x(d+)``); a double quote is not Flink SQL;
 - function calls keep the name they were written with (``exp.Anonymous``), so that only the
   function catalog (``sql/functions/``) decides what a name means. Exceptions: the aggregates
-  and ranking functions the planner recognizes by class, and the special syntax sqlglot parses
-  into classes of its own (CAST, TRY_CAST, EXTRACT, TRIM, SUBSTRING, FLOOR/CEIL .. TO, IF).
+  and ranking functions the planner recognizes by class, the other aggregates (``STDDEV_POP``,
+  ``LISTAGG``, ..: ``exp.AnonymousAggFunc`` under their written name, so that a SELECT with them
+  is an aggregation), and the special syntax sqlglot parses into classes of its own (CAST,
+  TRY_CAST, EXTRACT, TRIM, SUBSTRING, FLOOR/CEIL .. TO, IF).
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from sqlglot.tokens import Token, TokenType
 
 # Names built into sqlglot classes that the planner matches on (aggregates, ranking functions).
 _CLASS_FUNCTIONS = ("COUNT", "SUM", "AVG", "MIN", "MAX", "ROW_NUMBER", "RANK", "DENSE_RANK")
+# Aggregates parsed as ``exp.AnonymousAggFunc`` keeping their name (sqlglot's classes would
+# merge VAR_SAMP and VARIANCE, and a refusal should name what was written).
+NAMED_AGGREGATES = ("STDDEV_POP", "STDDEV_SAMP", "STDDEV", "VAR_POP", "VAR_SAMP", "VARIANCE",
+                    "FIRST_VALUE", "LAST_VALUE", "LISTAGG")
 # Special syntax (``CAST(x AS t)``, ``EXTRACT(u FROM x)``, ``TRIM(BOTH c FROM s)``, ``SUBSTRING(s
 # FROM a FOR b)``, ``FLOOR(ts TO u)``, ``OVERLAY(s PLACING x FROM n [FOR m])``, ``POSITION(a IN
 # b)``); everything else Spark's parser would turn into a class
@@ -40,6 +46,12 @@ def _unit_first(name: str):
     return build
 
 
+def _named_aggregate(name: str):
+    def build(args: list) -> exp.Expression:
+        return exp.AnonymousAggFunc(this=name, expressions=args)
+    return build
+
+
 class Flink(Spark):
     class Tokenizer(Spark.Tokenizer):
         QUOTES = ["'"]
@@ -54,6 +66,7 @@ class Flink(Spark):
             **{name: Spark.Parser.FUNCTIONS[name] for name in _CLASS_FUNCTIONS},
             "TIMESTAMPADD": _unit_first("TIMESTAMPADD"),
             "TIMESTAMPDIFF": _unit_first("TIMESTAMPDIFF"),
+            **{name: _named_aggregate(name) for name in NAMED_AGGREGATES},
         }
         FUNCTION_PARSERS = {name: Parser.FUNCTION_PARSERS.get(name)
                             or Spark.Parser.FUNCTION_PARSERS[name]

@@ -38,7 +38,7 @@ def _spark(node: exp.Expression, env: Env) -> exp.Expression:
     call = function_call(node)
     if call is not None:
         name, args = call
-        function = FUNCTIONS.get(name)
+        function = FUNCTIONS.get(name) or env.functions.get(name)
         if function is None:  # check() refuses these first; the renderer never guesses
             raise Unsupported(f"unknown or unsupported function {name}", node)
         sql = tuple(to_spark(a, env) for a in args)

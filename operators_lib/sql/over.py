@@ -10,25 +10,98 @@ from operators_lib.sql.context import Ctx, PreProjection, Scope, key
 from operators_lib.sql.ddl import interval_ms
 from operators_lib.types import FlinkType
 
-AGGREGATES = {"COUNT", "SUM", "AVG", "MIN", "MAX"}
+# name -> (population: divided by COUNT, not COUNT - 1; square root). Flink reduces them
+# (its copy of Calcite's AggregateReduceFunctionsRule) to M2 (Welford's sum of squared
+# deviations, in DOUBLE) and COUNT, but over an OVER window to SUM(x * x), SUM(x) and COUNT(x)
+# in the result type (Calcite's AvgVarianceConvertlet): two formulas, two rounding behaviours.
+VARIANCE = {"STDDEV_POP": (True, True), "STDDEV_SAMP": (False, True), "STDDEV": (False, True),
+            "VAR_POP": (True, False), "VAR_SAMP": (False, False), "VARIANCE": (False, False)}
+# Aggregates of the input's arrival order (an ordered list of values per group).
+ORDERED = ("FIRST_VALUE", "LAST_VALUE", "LISTAGG")
+AGGREGATES = {"COUNT", "SUM", "AVG", "MIN", "MAX", *VARIANCE, *ORDERED}
+# Internal aggregates the planner adds (never written in a query): Welford's M2.
+M2 = "M2"
 
 
 def agg_name(func: exp.Expression) -> str:
-    return func.name.upper() if isinstance(func, exp.Anonymous) else func.key.upper()
+    if isinstance(func, (exp.Anonymous, exp.AnonymousAggFunc)):
+        return func.name.upper()
+    return func.key.upper()
+
+
+def agg_arg(func: exp.Expression) -> exp.Expression:
+    """The (first) argument of an aggregate call (``LISTAGG(x, sep)``: x)."""
+    return func.expressions[0] if isinstance(func, exp.AnonymousAggFunc) else func.this
 
 
 def agg_type(ctx: Ctx, func: str, arg: FlinkType | None, node) -> FlinkType:
-    """Flink's result type of an aggregate (SUM keeps the argument type, AVG too; DECIMAL SUM
-    and AVG widen to precision 38)."""
+    """Flink's result type of an aggregate (SUM keeps the argument type, AVG and the
+    statistical ones too; DECIMAL SUM and AVG widen to precision 38; LISTAGG is a STRING)."""
     if func == "COUNT":
         return FlinkType("BIGINT")
-    if func in ("MIN", "MAX"):
+    if func in ("MIN", "MAX", "FIRST_VALUE", "LAST_VALUE"):
         return arg
+    if func == "LISTAGG":
+        if arg.name not in ("STRING", "CHAR", "VARCHAR"):
+            raise ctx.err(f"LISTAGG needs a STRING argument, got {arg.sql()}", node)
+        return FlinkType("STRING")
+    if func == M2:
+        return FlinkType("DOUBLE")
     if not arg.is_numeric:
         raise ctx.err(f"{func} needs a numeric argument, got {arg.sql()}", node)
     if arg.name == "DECIMAL":
         return FlinkType("DECIMAL", 38, arg.scale if func == "SUM" else max(arg.scale, 6))
     return arg
+
+
+def template(text: str, **parts: exp.Expression) -> exp.Expression:
+    """``text`` (Flink SQL) parsed, each column named in ``parts`` replaced by its
+    expression."""
+    from operators_lib.sql.dialect import parse_expression
+
+    tree = parse_expression(text)
+    for col in list(tree.find_all(exp.Column)):
+        if col.name in parts:
+            col.replace(parts[col.name].copy())
+    return tree
+
+
+def variance_over(ctx: Ctx, win: exp.Window, fields) -> exp.Expression:
+    """``VAR_POP(x) OVER w`` and the like as Flink computes them (Calcite's
+    AvgVarianceConvertlet): every step cast to the result type T, so integers add, multiply
+    and divide in T (wrapping, truncating):
+    ``CAST((S2 - CAST(S * S AS T) / CAST(C AS T)) / (C or CASE C WHEN 1 THEN NULL ELSE C - 1
+    END) AS T)`` with S2 = SUM(CAST(x * x AS T)), S = SUM(x), C = COUNT(x) over w; STDDEV_*
+    take POWER(.., 0.5) of the cast variance."""
+    func = win.this
+    name = agg_name(func)
+    if len(func.expressions) != 1 or isinstance(func.expressions[0], exp.Distinct):
+        raise ctx.err(f"{name}(DISTINCT ...) OVER is not supported", win)
+    arg = func.expressions[0]
+    arg_type = ctx.types(fields, [ctx.sql(arg, fields)], arg)[0]
+    t = agg_type(ctx, name, arg_type, win)
+    if not (t.is_integral or t.name == "DOUBLE"):
+        # FLOAT: Flink adds in float (twinflow's OVER sums in double); DECIMAL: Flink's
+        # decimal arithmetic rules for each cast step are not reproduced.
+        raise ctx.err(f"{name}(..) OVER a {arg_type.sql()} argument is not supported "
+                      "(INTEGER types and DOUBLE are)", win)
+    pop, root = VARIANCE[name]
+
+    def over(agg: exp.Expression) -> exp.Expression:
+        w = win.copy()
+        w.set("this", agg)
+        return w
+
+    x = template(f"CAST(x AS {t.sql()})", x=arg)
+    parts = {"s2": over(template(f"SUM(CAST(x * x AS {t.sql()}))", x=x)),
+             "s": over(exp.Sum(this=x.copy())), "c": over(exp.Count(this=x.copy()))}
+    den = f"CAST(c AS {t.sql()})" if pop else \
+        f"CASE WHEN c = 1 THEN CAST(NULL AS {t.sql()}) ELSE c - 1 END"
+    div = (f"CAST(CAST(s2 AS {t.sql()}) - CAST(CAST(CAST(s AS {t.sql()}) * CAST(s AS "
+           f"{t.sql()}) AS {t.sql()}) / CAST(c AS {t.sql()}) AS {t.sql()}) AS {t.sql()}) / {den}")
+    text = f"CAST(POWER(CAST({div} AS {t.sql()}), 0.5) AS {t.sql()})" if root else \
+        f"CAST({div} AS {t.sql()})"
+    return template(text, **parts)
 
 
 def _window_def(ctx: Ctx, win: exp.Window, windows: dict[str, exp.Window],
@@ -80,17 +153,30 @@ def _definition_key(ctx: Ctx, win: exp.Window) -> tuple:
     return parts, orders, _frame(ctx, win)
 
 
+def _expand_variance(ctx: Ctx, item: exp.Expression, fields) -> exp.Expression:
+    """``item`` with each statistical aggregate over a window expanded (variance_over)."""
+    def expand(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Window) and agg_name(node.this) in VARIANCE:
+            return variance_over(ctx, node, fields)
+        return node
+
+    return item.transform(expand)
+
+
 def plan_over(ctx: Ctx, child: Node, items, windows, scope: Scope, project) -> Node:
     """child -> Project(args, partition keys) -> Over -> Project(select list)."""
     definition = None
     calls: list[tuple[exp.Window, exp.Expression]] = []
+    items = [(name, _expand_variance(ctx, item, child.fields)) for name, item in items]
     for _, item in items:
         for win in item.find_all(exp.Window):
             func = win.this
             name = agg_name(func)
+            if name in ORDERED:
+                raise ctx.err(f"{name} over an OVER window is not supported", win)
             if name not in AGGREGATES:
                 raise ctx.err(f"{name}() OVER is not supported (supported: "
-                              f"{', '.join(sorted(AGGREGATES))})", win)
+                              f"{', '.join(sorted(AGGREGATES - set(ORDERED)))})", win)
             if func.args.get("distinct") or isinstance(func.this, exp.Distinct):
                 raise ctx.err(f"{name}(DISTINCT ...) OVER is not supported", win)
             resolved = _window_def(ctx, win, windows, scope)
@@ -132,7 +218,7 @@ def plan_over(ctx: Ctx, child: Node, items, windows, scope: Scope, project) -> N
     partition = [pre.column(p, "p") for p in win.args.get("partition_by") or []]
     aggs, outputs = [], []
     for w, func in calls:
-        name = agg_name(func)
+        name = agg_name(func)  # COUNT, SUM, AVG, MIN, MAX (the variance is expanded above)
         arg, arg_type = None, None
         if not isinstance(func.this, exp.Star):
             arg_field = pre.add(func.this, "a")

@@ -61,6 +61,7 @@ from operators_lib.sql.windows import (
     window_grouped,
 )
 from operators_lib.types import FlinkType
+from operators_lib.udf.loader import load_functions
 
 _UNSUPPORTED_CLAUSES = {
     "order": "ORDER BY", "limit": "LIMIT", "qualify": "QUALIFY", "laterals": "LATERAL VIEW",
@@ -72,6 +73,7 @@ Items = list[tuple[str, exp.Expression]]  # (output name, resolved expression)
 
 def compile_query(script: Script, spark: SparkSession) -> Node:
     ctx = Ctx(script.catalog, spark, script.query_stmt)
+    ctx.functions.update(load_functions(script.catalog, spark))
     plan = _select(ctx, script.query)
     if unbounded_rank(plan):
         win = next((w for w in script.query.find_all(exp.Window)), script.query)
@@ -226,8 +228,8 @@ def _select(ctx: Ctx, node: exp.Expression) -> Node:
                                         conjuncts, proctime)
     child, conjuncts = fold_rank_filter(ctx, child, scope, conjuncts, where or node)
     if conjuncts:
-        cond = scope.resolve(ctx, exp.and_(*conjuncts) if len(conjuncts) > 1 else conjuncts[0])
-        child = Filter(child, ctx.sql(cond, child.fields), child.fields)
+        child = ctx.where(child, scope.resolve(
+            ctx, exp.and_(*conjuncts) if len(conjuncts) > 1 else conjuncts[0]))
     for pred in subqueries:  # SEMI / ANTI joins
         child = plan_subquery_predicate(ctx, child, scope, pred, _select, _from)
     for item in node.expressions:

@@ -1,20 +1,22 @@
 """Split a Flink SQL script into statements and load them into a Catalog plus the final query.
 
-Supported statements: CREATE TABLE, CREATE [TEMPORARY] VIEW, SET 'key' = 'value', and exactly
-one query, which must be the last statement: a SELECT, or ``INSERT INTO t [(cols)] SELECT ..``
-into a declared table (sql/insert.py). Everything else is rejected with its line.
+Supported statements: CREATE TABLE, CREATE [TEMPORARY] VIEW, CREATE [TEMPORARY [SYSTEM]]
+FUNCTION .. LANGUAGE PYTHON (udf/loader.py), SET 'key' = 'value', and exactly one query,
+which must be the last statement: a SELECT, or ``INSERT INTO t [(cols)] SELECT ..`` into a
+declared table (sql/insert.py). Everything else is rejected with its line.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from operators_lib.catalog import Catalog, TableDef, ViewDef
+from operators_lib.catalog import Catalog, FunctionDef, TableDef, ViewDef
 from operators_lib.errors import InputError, SqlError
 from operators_lib.sql.check import check, rewrite_filters
 from operators_lib.sql.ddl import parse_create_table
@@ -28,6 +30,7 @@ from operators_lib.sql.dialect import (
 from operators_lib.sql.functions import Unsupported
 
 STATE_TTL = "table.exec.state.ttl"
+PYTHON_FILES = "python.files"
 _DURATION = re.compile(r"^\s*(\d+)\s*([a-z]*)\s*$", re.IGNORECASE)
 _DURATION_UNITS = {
     "": 1, "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
@@ -121,14 +124,19 @@ def _emit(out: list[Statement], body: str, text: str, start: int, source: str) -
 _CREATE_TABLE = re.compile(r"^CREATE\s+(TEMPORARY\s+)?TABLE\b", re.IGNORECASE)
 _CREATE_VIEW = re.compile(
     r"^CREATE\s+(?:TEMPORARY\s+)?VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?([`\w.]+)\s+AS\s+", re.IGNORECASE)
+_CREATE_FUNCTION = re.compile(
+    r"^CREATE\s+(?:TEMPORARY\s+(?:SYSTEM\s+)?)?FUNCTION\s+(?:IF\s+NOT\s+EXISTS\s+)?([`\w.]+)\s+"
+    r"AS\s+'([^']*)'(?:\s+LANGUAGE\s+(\w+))?\s*(USING\b.*)?$", re.IGNORECASE | re.DOTALL)
 _SET = re.compile(r"^SET\s+'([^']+)'\s*=\s*'([^']*)'\s*$", re.IGNORECASE)
 _QUERY = re.compile(r"^(SELECT|WITH)\b", re.IGNORECASE)
 _INSERT = re.compile(r"^INSERT\s+INTO\s+([`\w.]+)\s*(?:\(([^)]*)\))?\s*(?=SELECT\b|WITH\b|\()",
                      re.IGNORECASE)
 
 
-def parse_select(stmt: Statement, text: str | None = None, line_offset: int = 0) -> exp.Expression:
-    """Parse a query and check that twinflow handles every node of it (sql/check.py)."""
+def parse_select(stmt: Statement, text: str | None = None, line_offset: int = 0,
+                 functions: Collection[str] = ()) -> exp.Expression:
+    """Parse a query and check that twinflow handles every node of it (sql/check.py);
+    ``functions``: the user-defined functions declared before it."""
     body = rewrite_lateral_tables(stmt.text if text is None else text)
     found = pre_scan(body)
     if found:
@@ -147,7 +155,7 @@ def parse_select(stmt: Statement, text: str | None = None, line_offset: int = 0)
             if n.meta and n.meta.get("line"):
                 n.meta["line"] = n.meta["line"] + line_offset
     try:
-        check(node)
+        check(node, functions)
     except Unsupported as e:
         raise stmt.error(str(e), line_of(e.node)) from None
     return rewrite_filters(node)
@@ -158,11 +166,13 @@ def load_script(paths: list[str | Path]) -> Script:
     for p in paths:
         if not Path(p).is_file():
             raise InputError(f"SQL file not found: {p}")
-    return script_of([(Path(p).name, Path(p).read_text()) for p in paths])
+    return script_of([(Path(p).name, Path(p).read_text()) for p in paths],
+                     {Path(p).name: Path(p).resolve().parent for p in paths})
 
 
-def script_of(sources: list[tuple[str, str]]) -> Script:
-    """``load_script`` over (file name, text) pairs: a state directory's recorded query."""
+def script_of(sources: list[tuple[str, str]], dirs: dict[str, Path] | None = None) -> Script:
+    """``load_script`` over (file name, text) pairs: a state directory's recorded query;
+    ``dirs``: each file's directory, from which a relative ``python.files`` path is read."""
     statements: list[Statement] = []
     for name, text in sources:
         statements.extend(split_statements(text, name))
@@ -189,8 +199,11 @@ def script_of(sources: list[tuple[str, str]]) -> Script:
         elif m := _CREATE_VIEW.match(head):
             name = m.group(1).replace("`", "").split(".")[-1]
             prefix = head[: m.end()]
-            node = parse_select(stmt, head[m.end():], line_offset=prefix.count("\n"))
+            node = parse_select(stmt, head[m.end():], line_offset=prefix.count("\n"),
+                                functions=catalog.functions)
             catalog.views[name.lower()] = ViewDef(name, node, stmt.line)
+        elif m := _CREATE_FUNCTION.match(head):
+            _create_function(catalog, stmt, m)
         elif m := _SET.match(head):
             catalog.settings[m.group(1)] = m.group(2)
             if m.group(1) == STATE_TTL:
@@ -199,8 +212,12 @@ def script_of(sources: list[tuple[str, str]]) -> Script:
                     raise stmt.error(f"{STATE_TTL}: cannot read the duration {m.group(2)!r} "
                                      "(examples: '1 h', '30 min', '10 s', '500 ms')")
                 catalog.state_ttl_ms = ms or None  # 0 disables TTL, as in Flink
+            if m.group(1) == PYTHON_FILES:
+                base = (dirs or {}).get(stmt.source, Path.cwd())
+                catalog.python_files = tuple((base / p.strip()).resolve()
+                                             for p in m.group(2).split(",") if p.strip())
         elif _QUERY.match(head):
-            query, query_stmt = parse_select(stmt), stmt
+            query, query_stmt = parse_select(stmt, functions=catalog.functions), stmt
         elif m := _INSERT.match(head):
             name = m.group(1).replace("`", "").split(".")[-1]
             sink = catalog.tables.pop(name.lower(), None)
@@ -209,17 +226,34 @@ def script_of(sources: list[tuple[str, str]]) -> Script:
                                  "TABLE first)")
             if m.group(2) is not None:
                 sink_columns = tuple(c.strip().strip("`") for c in m.group(2).split(","))
-            query = parse_select(stmt, head[m.end():], line_offset=head[:m.end()].count("\n"))
+            query = parse_select(stmt, head[m.end():], line_offset=head[:m.end()].count("\n"),
+                                 functions=catalog.functions)
             query_stmt = stmt
         else:
             word = " ".join(head.split()[:2]).upper()
             raise stmt.error(f"unsupported statement {word!r} (supported: CREATE TABLE, "
-                             "CREATE VIEW, SET, and one final SELECT or INSERT INTO)")
+                             "CREATE VIEW, CREATE FUNCTION, SET, and one final SELECT or "
+                             "INSERT INTO)")
     if query is None or query_stmt is None:
         raise InputError("the SQL script has no SELECT query (it must be the last statement)")
+    if catalog.functions and not catalog.python_files:  # a module beside the SQL files
+        catalog.python_files = tuple(dict.fromkeys((dirs or {}).values()))
     for name, stmt in partitioned.items():
         if name in catalog.tables:
             raise stmt.error(f"PARTITIONED BY on {catalog.tables[name].name}, a table read as "
                              "input, is not supported (twinflow reads a table's "
                              "columns from its CSV files, not from partition directories)")
     return Script(catalog, query, query_stmt, sink, sink_columns)
+
+
+def _create_function(catalog: Catalog, stmt: Statement, m: re.Match) -> None:
+    name = m.group(1).replace("`", "").split(".")[-1]
+    language = (m.group(3) or "JAVA").upper()
+    if language != "PYTHON":
+        raise stmt.error(f"CREATE FUNCTION {name}: {language} functions are not supported "
+                         "(twinflow runs Python functions: LANGUAGE PYTHON)")
+    if m.group(4):
+        raise stmt.error(f"CREATE FUNCTION {name}: USING JAR is not supported")
+    if name.lower() in catalog.functions:
+        raise stmt.error(f"function {name} is declared twice")
+    catalog.functions[name.lower()] = FunctionDef(name, m.group(2), stmt.line, stmt.source)

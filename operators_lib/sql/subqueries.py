@@ -104,5 +104,5 @@ def _correlated(ctx: Ctx, select: exp.Select, outer: Scope, alias: str, from_fn,
             correlated.append(cond)
     if own:
         cond = own[0] if len(own) == 1 else exp.and_(*own)
-        right = Filter(right, ctx.sql(cond, right.fields), right.fields)
+        right = Filter(right, ctx.sql(cond, right.fields, condition=True), right.fields)
     return right, scope, correlated, None

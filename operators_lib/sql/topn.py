@@ -225,8 +225,13 @@ def mark_rank_outputs(node: Node, need: set[str] | None = None) -> Node:
         return replace(node, child=_ranked(mark_rank_outputs(node.child, child_need)),
                        rank_output=node.rank_field in need)
     if isinstance(node, Aggregate):
-        return replace(node, child=mark_rank_outputs(
-            node.child, set(node.group_by) | {a.arg for a in node.aggs if a.arg}))
+        child = mark_rank_outputs(node.child, set(node.group_by) | {a.arg for a in node.aggs
+                                                                    if a.arg})
+        # FIRST_VALUE, LAST_VALUE, LISTAGG and M2 read their input in arrival order, as a TopN
+        # ranks ties by it: a GROUP BY below must tell each row's exact arrival.
+        if any(a.func in ("FIRST_VALUE", "LAST_VALUE", "LISTAGG", "M2") for a in node.aggs):
+            child = _ranked(child)
+        return replace(node, child=child)
     if isinstance(node, Join):
         return replace(node, left=mark_rank_outputs(node.left, None),
                        right=mark_rank_outputs(node.right, None))

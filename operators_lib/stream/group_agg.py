@@ -25,7 +25,20 @@ elsewhere the key's last row of the micro-batch stands in for it.
 State per group (one value in its state page, rows.SlotState): the number of rows, the arrival
 of the current result row and one accumulator per aggregate: a non-NULL count (COUNT), sum and
 count (SUM, AVG), or value -> copies (MIN, MAX and DISTINCT aggregates, so that retractions are
-exact).
+exact); for FIRST_VALUE, LAST_VALUE and LISTAGG the non-NULL values in arrival order, and for
+M2 (Welford's sum of squared deviations, of which sql/aggregate.py computes STDDEV_* / VAR_*)
+Flink's (n, mean, m2) in DOUBLE.
+
+Order-sensitive aggregates, as Flink's *WithRetract functions (measured, Flink 2.3):
+- FIRST_VALUE / LAST_VALUE / LISTAGG: +I/+U appends the value, -U/-D removes the earliest equal
+  value still held; the result is the first / last value held / all of them joined by the
+  separator (',' by default), NULL when none is held. Retracting the first value thus makes the
+  next one in arrival order the FIRST_VALUE.
+- M2: +I/+U and -U/-D replay WelfordM2AggFunction's accumulate and retract steps in arrival
+  order (retractions of a micro-batch first, as the rows reach ``process``); NULL when no value
+  is held or rounding left m2 below 0.
+Below such an aggregate, a GROUP BY orders its changes by the input row that caused them
+(``Aggregate.ranked``, as under a TopN), so that the values arrive in Flink's order.
 """
 
 from __future__ import annotations
@@ -54,14 +67,43 @@ class AggSpec:
     ranked: bool = False  # a TopN ranks the output: arrivals exact within a micro-batch
 
 
+_ORDERED = ("FIRST_VALUE", "LAST_VALUE", "LISTAGG")
+
+
 def _uses_values(call: AggCall) -> bool:
     return call.distinct or call.func in ("MIN", "MAX")
 
 
 def _new_acc(call: AggCall):
+    if call.func in _ORDERED:
+        return []
+    if call.func == "M2":
+        return [0, 0.0, 0.0]  # n, mean, m2 (WelfordM2Accumulator)
     if _uses_values(call):
         return Counter()
     return [0, 0] if call.func in ("SUM", "AVG") else 0
+
+
+def _welford(acc: list, v, add: bool) -> None:
+    """Flink's WelfordM2AggFunction.accumulate / retract, operation for operation (the
+    rounding of each step is part of the result)."""
+    x = float(v)  # doubleValue(): correctly rounded (a DECIMAL, a BIGINT past 2**53)
+    if add:
+        acc[0] += 1
+        if acc[0] <= 0:
+            return
+        delta = x - acc[1]
+        acc[1] += delta / acc[0]
+        acc[2] += delta * (x - acc[1])
+        return
+    acc[0] -= 1
+    if acc[0] <= 0:
+        if acc[0] == 0:
+            acc[1], acc[2] = 0.0, 0.0
+        return
+    delta2 = x - acc[1]
+    acc[1] -= delta2 / acc[0]
+    acc[2] -= (x - acc[1]) * delta2
 
 
 def _wrap(v: int, call: AggCall) -> int:
@@ -74,6 +116,14 @@ def _wrap(v: int, call: AggCall) -> int:
 
 
 def _result(call: AggCall, acc, rows: int):
+    if call.func in _ORDERED:
+        if not acc:
+            return None
+        if call.func == "LISTAGG":
+            return ("," if call.separator is None else call.separator).join(acc)
+        return acc[0] if call.func == "FIRST_VALUE" else acc[-1]
+    if call.func == "M2":  # NULL also where unmatched retractions left m2 below 0
+        return acc[2] if acc[0] > 0 and acc[2] >= 0 else None
     if call.func == "COUNT":
         if call.arg is None:
             return rows
@@ -155,7 +205,14 @@ class GroupAggProcessor(ChangelogProcessor):
             if v is None:
                 continue
             sign = 1 if add else -1
-            if isinstance(acc, Counter):
+            if call.func in _ORDERED:
+                if add:
+                    acc.append(v)
+                elif v in acc:  # the earliest equal value goes (Flink: a retraction of
+                    acc.remove(v)  # something never accumulated is ignored)
+            elif call.func == "M2":
+                _welford(acc, v, add)
+            elif isinstance(acc, Counter):
                 acc[v] += sign
                 if acc[v] <= 0:
                     del acc[v]

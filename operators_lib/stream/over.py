@@ -7,6 +7,10 @@ Implements, per PARTITION BY key::
                              ROWS|RANGE BETWEEN (UNBOUNDED | n | INTERVAL) PRECEDING
                              AND CURRENT ROW)
 
+``agg`` is COUNT, SUM, AVG, MIN or MAX: STDDEV_* / VAR_* over a window reach this operator as
+SUM(CAST(x * x AS T)), SUM(x) and COUNT(x) with the final expression in a projection, as Flink
+expands them (sql/over.py, variance_over); FIRST_VALUE, LAST_VALUE and LISTAGG are refused.
+
 Changelog rules (Flink's RowTime*PrecedingFunction family):
 - The output is append-only: every on-time input row is emitted once as ``+I``, with its
   aggregates, when the watermark passes its time; rows of one key leave in time order, rows with

@@ -6,8 +6,11 @@ input (Flink's window aggregate):
 - A row belongs to each window of the assigner (plan.TimeWindow) that contains its time:
   ``start <= time < end``.
 - A window fires once the watermark reaches ``end - 1``: one ``+I`` row per key and window
-  with its bounds and aggregates, never updated or retracted. A firing's rows leave ordered by
-  window end, then by the arrival of the window's first row.
+  with its bounds and aggregates, never updated or retracted. FIRST_VALUE, LAST_VALUE, LISTAGG
+  and M2 (of STDDEV_* / VAR_*) read the window's non-NULL values in arrival order
+  (window_aggs); the planner allows them in TUMBLE windows over a table only, where Flink
+  accumulates in arrival order too (it merges slice accumulators of HOP / CUMULATE windows).
+  A firing's rows leave ordered by window end, then by the arrival of the window's first row.
 - A row is checked against the watermark when it arrives: it is added to each of its windows
   that has not fired (``end - 1 > watermark``), as Flink does for group windows and window
   TVFs alike. A row whose windows have all fired is late, dropped and reported (``LATE``,

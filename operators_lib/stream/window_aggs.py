@@ -6,8 +6,11 @@ continues unbounded aggregates, per segment of rows (a key's), from stored accum
 NULL inputs are skipped; an aggregate over no non-NULL value is NULL (COUNT: 0). Numbers follow
 Flink: integer sums wrap at the type's width (so does AVG's over an OVER window; a window
 aggregate's AVG adds in BIGINT), integer AVG truncates toward 0, floating-point
-sums add in row order (no pairwise or compensated summation). Results come as output columns
-in the operator's pandas dtype (``Int64``, ``float64`` or ``object``).
+sums add in row order (no pairwise or compensated summation). FIRST_VALUE, LAST_VALUE and
+LISTAGG take a range's first / last / all non-NULL values in row order, M2 (of STDDEV_* / VAR_*,
+sql/aggregate.py) replays Flink's Welford accumulate steps over them (windows only: an OVER
+window's statistical aggregates are planned as SUM and COUNT, as Flink does). Results come as
+output columns in the operator's pandas dtype (``Int64``, ``float64`` or ``object``).
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ def windowed(call: AggCall, arr: np.ndarray, valid: np.ndarray, starts: np.ndarr
              ends: np.ndarray, dtype: str, over: bool = False):
     """Aggregate of rows ``starts[i]..ends[i]`` (inclusive) for every i (``over``: of an OVER
     window, whose integer AVG adds in the argument's type)."""
+    if call.func in _ORDERED:
+        return _ordered(call, arr, valid, starts, ends, dtype)
     counts = np.concatenate(([0], np.cumsum(valid)))
     cnt = counts[ends + 1] - counts[starts]
     if call.func == "COUNT":
@@ -129,6 +134,43 @@ def _accumulate(ufunc, x: np.ndarray, firsts: np.ndarray, lengths: np.ndarray,
         grid[seg, pos] = x
         return ufunc.accumulate(grid, axis=1)[seg, pos]
     return np.concatenate([ufunc.accumulate(x[f:f + n]) for f, n in zip(firsts, lengths)])
+
+
+_ORDERED = ("FIRST_VALUE", "LAST_VALUE", "LISTAGG", "M2")
+
+
+def _ordered(call: AggCall, arr: np.ndarray, valid: np.ndarray, starts: np.ndarray,
+             ends: np.ndarray, dtype: str):
+    """FIRST_VALUE / LAST_VALUE / LISTAGG / M2 of each range's non-NULL values in row order
+    (a window's rows are in arrival order): M2 replays Flink's Welford steps in DOUBLE."""
+    at = np.flatnonzero(valid)
+    lo, hi = np.searchsorted(at, starts), np.searchsorted(at, ends, "right")
+    empty = lo >= hi
+    if call.func in ("FIRST_VALUE", "LAST_VALUE"):
+        pick = at[np.minimum(lo if call.func == "FIRST_VALUE" else hi - 1, len(at) - 1)] \
+            if len(at) else np.zeros(len(starts), np.int64)
+        values = arr[pick] if len(arr) else arr[:0]
+    elif call.func == "LISTAGG":
+        sep = "," if call.separator is None else call.separator
+        values = [sep.join(arr[at[a:b]]) for a, b in zip(lo, hi)]
+    else:
+        values = []
+        for a, b in zip(lo, hi):
+            n, mean, m2 = 0, 0.0, 0.0
+            for v in arr[at[a:b]]:
+                x = float(v)
+                n += 1
+                delta = x - mean
+                mean += delta / n
+                m2 += delta * (x - mean)
+            values.append(m2)
+        values = np.asarray(values, dtype=np.float64)
+        empty = empty | (values < 0) if len(values) else empty
+    if dtype == "Int64":
+        return pd.arrays.IntegerArray(np.where(empty, 0, values).astype(np.int64), empty)
+    if dtype == "float64":
+        return np.where(empty, np.nan, np.asarray(values, dtype=np.float64))
+    return [None if e else v for v, e in zip(list(values), empty)]
 
 
 def _counts(values: np.ndarray):

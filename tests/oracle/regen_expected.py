@@ -46,9 +46,17 @@ def oracle(case: Path, *args: str) -> tuple[list[str], str]:
                  *[x for t in tables for x in ("--data", f"{t.stem}={where}/{t.name}")]]
     else:
         files, shown = ["--case", str(case)], ["--case", where]
+    env = dict(os.environ)
+    modules = sorted(case.glob("*.py"))
+    if modules:  # Python UDFs: PyFlink imports the module in the client and in its workers
+        env["PYTHONPATH"] = str(case)
+        args = ("--conf", f"python.files={','.join(str(m) for m in modules)}",
+                "--conf", f"python.executable={PYTHON}", *args)
+        shown = [f"PYTHONPATH={where}", *shown]
     proc = subprocess.run([PYTHON, str(ORACLE), *files, *args], capture_output=True, text=True,
-                          timeout=600)
-    return proc.stdout.splitlines(), " ".join(["flink_oracle.py", *shown, *args])
+                          timeout=600, env=env)
+    shown_args = [a.replace(str(case), where).replace(PYTHON, "$FLINK_PYTHON") for a in args]
+    return proc.stdout.splitlines(), " ".join(["flink_oracle.py", *shown, *shown_args])
 
 
 def blocks(lines: list[str]) -> dict[tuple[str, str], list[str]]:

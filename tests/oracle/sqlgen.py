@@ -37,6 +37,7 @@ CREATE TABLE u (
   s STRING
 );
 """
+STATISTICAL = ("STDDEV_POP", "STDDEV_SAMP", "STDDEV", "VAR_POP", "VAR_SAMP", "VARIANCE")
 T_COLUMNS = {"id": "INT", "k": "STRING", "a": "INT", "b": "BIGINT", "d": "DOUBLE",
              "m": "DECIMAL", "s": "STRING", "f": "BOOLEAN", "ts": "TIMESTAMP"}
 U_COLUMNS = {"id": "INT", "k": "STRING", "c": "INT", "s": "STRING"}
@@ -380,13 +381,19 @@ class Gen:
 
     # -- aggregates ----------------------------------------------------------------------
     def aggregate(self, scope: dict[str, str]) -> tuple[str, str]:
-        func = self.pick(["COUNT*", "COUNT", "SUM", "AVG", "MIN", "MAX", "SUM", "COUNTD"])
+        func = self.pick(["COUNT*", "COUNT", "SUM", "AVG", "MIN", "MAX", "SUM", "COUNTD",
+                          "STAT", "FIRST_VALUE", "LAST_VALUE", "LISTAGG"])
+        if func == "STAT":
+            func = self.pick(list(STATISTICAL))
         kind = self.pick(["INT", "INT", "BIGINT", "DOUBLE", "DECIMAL"])
-        if func in ("MIN", "MAX", "COUNT") and self.rng.random() < 0.3:
+        if func in ("MIN", "MAX", "COUNT", "FIRST_VALUE", "LAST_VALUE", "LISTAGG") and (
+                func == "LISTAGG" or self.rng.random() < 0.3):
             kind = "STRING"
         arg = self.expr(scope, kind, 1)
         self.use(f"agg.{func}")
-        if func == "COUNT*":
+        if func == "LISTAGG" and self.rng.random() < 0.5:
+            call, out = f"LISTAGG({arg}, '{self.pick(['|', '', ', '])}')", "STRING"
+        elif func == "COUNT*":
             call, out = "COUNT(*)", "BIGINT"
         elif func == "COUNTD":
             call, out = f"COUNT(DISTINCT {arg})", "BIGINT"
@@ -526,9 +533,12 @@ class Gen:
         window = f"({part}ORDER BY ts {kind} BETWEEN {frame} AND CURRENT ROW)"
         aggs = []
         for i in range(self.rng.randint(1, 3)):
-            func = self.pick(["COUNT", "SUM", "MIN", "MAX", "AVG"])
+            func = self.pick(["COUNT", "SUM", "MIN", "MAX", "AVG", "STAT"])
+            if func == "STAT":  # INT, BIGINT, DOUBLE (FLOAT, DECIMAL are refused over OVER)
+                func = self.pick(list(STATISTICAL))
             self.use(f"over.{func}")
-            arg = self.pick(["a", "d", "m", "b", "*" if func == "COUNT" else "a"])
+            arg = self.pick(["a", "d", "b", "b"] if func in STATISTICAL else
+                            ["a", "d", "m", "b", "*" if func == "COUNT" else "a"])
             aggs.append(f"{func}({arg}) OVER {window} AS w{i}")
         return Query(["id", "k", *aggs], "t", where=self._where(T_COLUMNS, 0.4))
 

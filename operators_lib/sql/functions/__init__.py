@@ -42,8 +42,10 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
 ]}
 
 # Aggregates: planned by sql/aggregate.py and sql/over.py (COUNT, SUM, AVG, MIN, MAX, with
-# DISTINCT and FILTER (WHERE ..)); ranking functions by sql/topn.py.
-AGGREGATES = ("COUNT", "SUM", "AVG", "MIN", "MAX")
+# DISTINCT and FILTER (WHERE ..); the statistical ones, FIRST_VALUE, LAST_VALUE and LISTAGG
+# with FILTER); ranking functions by sql/topn.py.
+AGGREGATES = ("COUNT", "SUM", "AVG", "MIN", "MAX", "STDDEV_POP", "STDDEV_SAMP", "STDDEV",
+              "VAR_POP", "VAR_SAMP", "VARIANCE", "FIRST_VALUE", "LAST_VALUE", "LISTAGG")
 RANKING = ("ROW_NUMBER", "RANK", "DENSE_RANK")
 
 

@@ -4,8 +4,8 @@ Flink nodes and as Spark SQL, their Flink types) and the argument checks."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from sqlglot import exp
 
@@ -25,10 +25,13 @@ class Unsupported(Exception):
 
 @dataclass(frozen=True)
 class Env:
-    """What a renderer may ask: an expression's Flink type, a Java regex's group count."""
+    """What a renderer may ask: an expression's Flink type, a Java regex's group count; and
+    the user-defined functions (udf/loader.py) by upper-case name."""
 
     type_of: Callable[[exp.Expression], FlinkType]
     regex_groups: Callable[[str], int | None]  # None: not a valid java.util.regex pattern
+    functions: Mapping[str, Function] = field(default_factory=dict)
+    condition: bool = False  # the expression is a WHERE or HAVING condition
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,214 @@
+"""Load a ``CREATE FUNCTION f AS 'module.name' LANGUAGE PYTHON`` and register it with Spark.
+
+The module is found as Flink finds it: on the paths of ``SET 'python.files' = 'a.py,dir'``
+(twinflow reads a relative path from the directory of the SQL file that sets it), then on the
+driver's ``sys.path``. ``name`` must be a PyFlink ``@udf`` / ``udf(..)`` (a function, a lambda or
+a ``ScalarFunction``) with its ``result_type``; ``func_type="pandas"`` makes it vectorized.
+
+Executors get the code by value: every module loaded from the ``python.files`` paths is
+pickled with the UDF (cloudpickle), so neither a local worker nor a cluster's executor needs
+the files on its own paths. What twinflow does not run with Flink's semantics is refused by
+name (exit 2): a table function (``@udtf``), ``deterministic=False``, declared argument types,
+and argument or result types other than the numbers, STRING and BOOLEAN.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark import cloudpickle
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from sqlglot import exp
+
+from operators_lib.catalog import Catalog, FunctionDef
+from operators_lib.errors import SqlError
+from operators_lib.sql.functions.base import Call, Function, Unsupported
+from operators_lib.types import FlinkType
+from operators_lib.udf import pyflink_api
+from operators_lib.udf.calls import PREFIX, BatchCall, RowCall, vectorized
+
+# Types a UDF's arguments and result may have: Python values of these are the same in Spark
+# and in PyFlink (a TIMESTAMP's would follow the Python worker's time zone in Spark).
+SCALAR_TYPES = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL", "STRING",
+                "BOOLEAN")
+
+
+@dataclass(frozen=True)
+class PythonFunction:
+    """A loaded scalar UDF: how SQL calls it in Spark and what it returns."""
+
+    name: str  # as declared (CREATE FUNCTION name)
+    spark_name: str  # registered in the session under this name
+    result: FlinkType
+    min_args: int
+    max_args: int | None
+
+
+def _error(fdef: FunctionDef, message: str) -> SqlError:
+    return SqlError(f"function {fdef.name}: {message}", fdef.line, fdef.source)
+
+
+def _import(fdef: FunctionDef, paths: tuple[Path, ...]) -> pyflink_api.Declared:
+    module_name, _, attr = fdef.identifier.rpartition(".")
+    if not module_name:
+        raise _error(fdef, f"'{fdef.identifier}' is no Python name (expected 'module.function')")
+    pyflink_api.install()
+    roots = [p.parent if p.suffix == ".py" else p for p in paths]  # a file's: its directory
+    for root in reversed(roots):
+        if str(root) in sys.path:
+            sys.path.remove(str(root))
+        sys.path.insert(0, str(root))
+    loaded = sys.modules.get(module_name)
+    if loaded is not None and not _ours(loaded, roots):  # another query's module of that name
+        del sys.modules[module_name]
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:  # noqa: BLE001 - the user's module: any error is theirs to fix
+        where = f" (python.files: {', '.join(map(str, paths))})" if paths else (
+            " (set 'python.files' to its file or directory)")
+        raise _error(fdef, f"cannot import module {module_name}: {type(e).__name__}: {e}{where}"
+                     ) from None
+    for m in list(sys.modules.values()):
+        if _ours(m, roots) and not m.__name__.startswith(("operators_lib", "pyspark")):
+            cloudpickle.register_pickle_by_value(m)
+    found = getattr(module, attr, None)
+    if not isinstance(found, pyflink_api.Declared):
+        raise _error(fdef, f"{fdef.identifier} is no PyFlink function (declare it with "
+                     "@udf(result_type=...) from pyflink.table.udf)")
+    return found
+
+
+def _ours(module: object, roots: list[Path]) -> bool:
+    """Was ``module`` loaded from one of the ``python.files`` roots?"""
+    f = getattr(module, "__file__", None)
+    return bool(f) and any(Path(f).resolve().is_relative_to(r) for r in roots)
+
+
+def _type(fdef: FunctionDef, text: str, what: str) -> FlinkType:
+    try:
+        t = FlinkType.parse(text)
+    except ValueError:
+        t = None
+    if t is None or t.name not in SCALAR_TYPES:
+        raise _error(fdef, f"{what} type {text} is not supported (supported: "
+                     f"{', '.join(SCALAR_TYPES)})")
+    return t
+
+
+def load(fdef: FunctionDef, paths: tuple[Path, ...], spark: SparkSession) -> PythonFunction:
+    declared = _import(fdef, paths)
+    if declared.kind == "table":
+        raise _error(fdef, "Python table functions (@udtf, LATERAL TABLE) are not supported yet")
+    if not declared.deterministic:
+        raise _error(fdef, "a non-deterministic function (deterministic=False) gives each "
+                     "mode other values: not supported")
+    if declared.input_types is not None:
+        raise _error(fdef, "declared input_types are not supported (Flink casts the arguments "
+                     "to them); leave them out")
+    if len(declared.result_types) != 1:
+        raise _error(fdef, "a scalar function needs its result_type")
+    result = _type(fdef, declared.result_types[0], "result")
+    params = list(inspect.signature(declared.func).parameters.values())
+    if any(p.kind == p.VAR_KEYWORD or p.kind == p.KEYWORD_ONLY and p.default is p.empty
+           for p in params):
+        raise _error(fdef, "keyword-only parameters are not supported")
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    # Flink matches a call on all the positional parameters (defaults do not make one optional)
+    most = None if any(p.kind == p.VAR_POSITIONAL for p in params) else len(positional)
+    least = len(positional)
+    spark_name = f"{PREFIX}{fdef.name.lower()}"
+    if declared.vectorized:
+        call = F.pandas_udf(vectorized(BatchCall(fdef.name, declared.func, result)),
+                            result.spark())
+    else:
+        call = F.udf(RowCall(fdef.name, declared.func, result), result.spark())
+    spark.udf.register(spark_name, call)
+    return PythonFunction(fdef.name, spark_name, result, least, most)
+
+
+def load_functions(catalog: Catalog, spark: SparkSession) -> dict[str, Function]:
+    """Every CREATE FUNCTION of the script, loaded and registered in ``spark``, by upper-case
+    name, as rows of the function catalog."""
+    return {fdef.name.upper(): as_function(load(fdef, catalog.python_files, spark))
+            for fdef in catalog.functions.values()}
+
+
+def as_function(f: PythonFunction) -> Function:
+    """The UDF as a row of the function catalog: its call renders as the registered Spark
+    function's, after its arguments' types and its place are checked."""
+    def render(c: Call) -> str:
+        n = len(c.args)
+        if n < f.min_args or (f.max_args is not None and n > f.max_args):
+            most = "any number of" if f.max_args is None else str(f.max_args)
+            takes = str(f.min_args) if f.max_args == f.min_args else f"{f.min_args} to {most}"
+            raise c.reject(f"the Python function {f.name} takes {takes} arguments, got {n}")
+        for i in range(n):
+            c.require(i, lambda t: t.name in SCALAR_TYPES,
+                      f"one of {', '.join(SCALAR_TYPES)} (a Python function's argument)")
+        _unconditional(c, f.name)
+        return f"{f.spark_name}({', '.join(('TRUE', *c.sql))})"  # data rows: calls.py
+    return Function(f.name.upper(), f.min_args, f.max_args, render)
+
+
+# Clauses: a call with none of the conditionals below between it and its clause is evaluated
+# for every row in Flink too.
+_CLAUSES = (exp.Select, exp.Where, exp.Having, exp.Join, exp.Group, exp.Order, exp.Subquery)
+_COALESCING = ("COALESCE", "IFNULL", "NVL")
+
+
+def _reached_always(node: exp.Expression, parent: exp.Expression, condition: bool) -> bool:
+    """Does Flink evaluate ``node`` whenever it evaluates ``parent``? (The first operand of
+    AND / OR / COALESCE, CASE's first condition and IF's condition are; the rest only when
+    the ones before leave the answer open; a WHERE's conjuncts all are, as Spark filters on
+    the others first.)"""
+    if isinstance(parent, (exp.And, exp.Or)):
+        if node is parent.this:
+            return True
+        top = parent
+        while isinstance(top, exp.And) and isinstance(top.parent, (exp.And, exp.Paren)):
+            top = top.parent
+        return isinstance(parent, exp.And) and condition and all(
+            isinstance(p, (exp.And, exp.Paren)) for p in _up_to(node, top)) and (
+            top.parent is None or isinstance(top.parent, (exp.Where, exp.Having)))
+    if isinstance(parent, exp.If):  # IF(c, a, b) or a WHEN of a CASE
+        case = parent.parent if isinstance(parent.parent, exp.Case) else None
+        first = case is None or case.args["ifs"][0] is parent
+        return node is parent.this and first
+    if isinstance(parent, exp.Case):  # its WHENs are decided above; the ELSE is reached late
+        return node is not parent.args.get("default")
+    if isinstance(parent, exp.Coalesce) or (
+            isinstance(parent, exp.Anonymous) and parent.name.upper() in _COALESCING):
+        return node is parent.this or node is (parent.expressions or [None])[0]
+    return True
+
+
+def _up_to(node: exp.Expression, top: exp.Expression) -> list[exp.Expression]:
+    chain, n = [], node.parent
+    while n is not None and n is not top.parent:
+        chain.append(n)
+        n = n.parent
+    return chain
+
+
+def _unconditional(c: Call, name: str) -> None:
+    """Spark evaluates a Python function for every row before any condition around the call
+    (its plan pulls Python calls out into their own step), where Flink evaluates it only when
+    the CASE branch, IF, COALESCE, AND or OR reaches it: the function would raise, or be
+    called, on rows Flink never gives it. Refused."""
+    node = c.node
+    while node.parent is not None and not isinstance(node.parent, _CLAUSES):
+        parent = node.parent
+        if not _reached_always(node, parent, c.env.condition):
+            what = "CASE" if isinstance(parent, exp.If) and isinstance(
+                parent.parent, exp.Case) else parent.name.upper() if isinstance(
+                parent, exp.Anonymous) else parent.key.upper()
+            raise Unsupported(f"the Python function {name} inside {what}: Spark calls a "
+                              "Python function on every row before the condition around it "
+                              "(Flink only on the rows it reaches); let the function handle "
+                              "the rows the condition excludes", c.node)
+        node = parent

@@ -1,0 +1,2 @@
+CREATE TABLE bid (auction BIGINT, bidder INT, price DOUBLE, amount DECIMAL(10, 2), name STRING,
+  extra STRING);

@@ -1,0 +1,1 @@
+CREATE TABLE events (eid INT, k STRING, s STRING, v DOUBLE);

@@ -1,0 +1,145 @@
+"""Python UDFs (operators_lib/udf/): the corpus cases functions/python_udfs and
+group/python_udf_keys give Flink's results (test_function_cases, test_changelog_cases, and on a
+standalone cluster test_cluster); here: Structured Streaming runs, the run's error when a
+function fails (as Flink's job fails), and what is refused before any run."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from operators_lib.errors import DataError, SqlError
+from operators_lib.sql import load_script
+from operators_lib.sql.planner import compile_query
+from tests.caselib import CASES, Case, assert_final, read_csv
+
+UDFS = CASES / "functions" / "python_udfs"
+DECLARE = "\n".join(line for line in (UDFS / "query.sql").read_text().splitlines()
+                    if line.startswith("CREATE"))
+
+
+@pytest.fixture
+def case_dir(tmp_path: Path) -> Path:
+    """The functions/python_udfs case's module, table and declarations in a fresh directory,
+    with a few functions of its own (the module is found beside the SQL)."""
+    d = tmp_path / "q"
+    d.mkdir()
+    for name in ("ddl.sql", "bid.csv"):
+        shutil.copy(UDFS / name, d / name)
+    (d / "udfs.py").write_text((UDFS / "udfs.py").read_text() + '''
+
+@udf(result_type=DataTypes.BIGINT())
+def wrong_type(s):
+    return "x"
+
+
+@udf(result_type=DataTypes.INT(), deterministic=False)
+def dice(s):
+    return 4
+
+
+@udf(result_type=DataTypes.INT(), func_type="pandas")
+def short(s):
+    return s.iloc[:1]
+
+
+@udf(result_type=DataTypes.INT())
+def strict_len(s):
+    return len(s)
+''')
+    return d
+
+
+def _script(d: Path, query: str, extra: str = ""):
+    (d / "q.sql").write_text(f"{DECLARE}\n{extra}{query}\n")
+    return load_script([d / "ddl.sql", d / "q.sql"])
+
+
+def _run(spark, d: Path, query: str, extra: str = "", mode: str = "batch"):
+    (d / "query.sql").write_text(f"{DECLARE}\n{extra}{query}\n")
+    return Case(d).run(spark, d / "out", mode=mode, rows_per_batch=2)
+
+
+@pytest.mark.parametrize("case_id", ["functions/python_udfs", "group/python_udf_keys"])
+def test_structured_streaming_gives_flinks_result(spark, tmp_path, case_id):
+    case = Case(CASES / case_id)
+    result = case.run(spark, tmp_path, mode="both", rows_per_batch=2)
+    assert result.exit_code == 0, result.message
+    assert result.report["parity"]["verdict"] == "equal"
+    assert result.report["stream"]["micro_batches_this_run"] >= 3
+    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
+
+
+def test_a_function_never_sees_the_streams_marker_rows(spark, case_dir):
+    """A stream's end-of-input, late and TTL marker rows carry NULLs through the projections;
+    a function that fails on NULL (no input row has one) must not be called with them."""
+    result = _run(spark, case_dir, "SELECT strict_len(name) AS n, COUNT(*) AS c FROM bid "
+                  "WHERE name IS NOT NULL AND strict_len(name) > 0 GROUP BY strict_len(name)",
+                  "CREATE FUNCTION strict_len AS 'udfs.strict_len' LANGUAGE PYTHON;\n",
+                  mode="both")
+    assert result.report["parity"]["verdict"] == "equal"
+    assert sorted(read_csv(case_dir / "out" / "stream.csv")[1:]) == [
+        ["1", "1"], ["10", "1"], ["12", "2"], ["5", "1"]]
+
+
+@pytest.mark.parametrize("mode", ["batch", "stream"])
+def test_an_exception_in_a_function_fails_the_run_naming_it(spark, case_dir, mode):
+    # Flink's job fails on this very call: 0.5 is a DECIMAL, a Python Decimal, and a float
+    # times a Decimal raises TypeError (measured with the oracle, PyFlink 2.3).
+    with pytest.raises(DataError) as e:  # exit 2
+        _run(spark, case_dir, "SELECT auction, discounted(price, 0.5) AS h FROM bid", mode=mode)
+    assert "the function discounted raised TypeError" in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize(("query", "said"), [
+    ("SELECT wrong_type(name) AS h FROM bid",
+     "the function wrong_type returned 'x' (str) for its BIGINT result"),
+    ("SELECT short(bidder) AS h FROM bid", "the function short returned 1 values for"),
+])
+def test_a_result_not_of_the_declared_type_fails_the_run(spark, case_dir, query, said):
+    extra = ("CREATE FUNCTION wrong_type AS 'udfs.wrong_type' LANGUAGE PYTHON;\n"
+             "CREATE FUNCTION short AS 'udfs.short' LANGUAGE PYTHON;\n")
+    with pytest.raises(DataError) as e:  # exit 2
+        _run(spark, case_dir, query, extra)
+    assert said in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize(("query", "extra", "said"), [
+    ("SELECT CASE WHEN auction > 1 THEN 0 ELSE count_char(extra, 'c') END AS h FROM bid", "",
+     "count_char inside CASE"),
+    ("SELECT auction FROM bid WHERE auction > 1 OR count_char(extra, 'c') > 1", "",
+     "count_char inside OR"),
+    ("SELECT auction > 2 AND palindrome(extra) AS h FROM bid", "", "palindrome inside AND"),
+    ("SELECT COALESCE(initials(name), initials(extra)) AS h FROM bid", "",
+     "initials inside COALESCE"),
+    ("SELECT add_to(bidder) AS h FROM bid", "", "add_to takes 2 arguments, got 1"),
+    ("SELECT count_char(CAST(auction AS TIMESTAMP(3)), 'c') AS h FROM bid", "",
+     "COUNT_CHAR needs one of TINYINT"),
+    ("SELECT dice(name) AS h FROM bid",
+     "CREATE FUNCTION dice AS 'udfs.dice' LANGUAGE PYTHON;\n", "non-deterministic"),
+    ("SELECT j(name) AS h FROM bid", "CREATE FUNCTION j AS 'com.example.J';\n",
+     "JAVA functions are not supported"),
+    ("SELECT m(name) AS h FROM bid", "CREATE FUNCTION m AS 'nowhere.m' LANGUAGE PYTHON;\n",
+     "cannot import module nowhere"),
+    ("SELECT m(name) AS h FROM bid", "CREATE FUNCTION m AS 'udfs.Decimal' LANGUAGE PYTHON;\n",
+     "udfs.Decimal is no PyFlink function"),
+    ("SELECT nope(name) AS h FROM bid", "", "unknown or unsupported function NOPE"),
+])
+def test_what_twinflow_does_not_run_as_flink_is_refused_with_its_line(
+        spark, case_dir, query, extra, said):
+    with pytest.raises(SqlError) as e:
+        compile_query(_script(case_dir, query, extra), spark)
+    assert said in str(e.value), str(e.value)
+    assert "q.sql, line" in str(e.value), str(e.value)
+
+
+def test_calls_flink_evaluates_on_every_row_are_planned(spark, case_dir):
+    """The first operand of AND, CASE's first condition, COALESCE's first argument and the
+    conjuncts of a WHERE are evaluated for every row in Flink too."""
+    compile_query(_script(case_dir, "SELECT count_char(extra, 'c') > 1 AND auction > 2 AS a, "
+                          "CASE WHEN palindrome(extra) THEN 1 END AS b, "
+                          "COALESCE(initials(name), 'x') AS c FROM bid "
+                          "WHERE auction > 1 AND (auction < 5 AND count_char(extra, 'c') > 1)"),
+                  spark)
