@@ -25,6 +25,7 @@ from sqlglot import exp, parse_one
 from operators_lib.errors import InputError
 from operators_lib.plan import (
     Aggregate,
+    Correlate,
     Filter,
     Join,
     Node,
@@ -67,7 +68,7 @@ def _walk(node: Node, inputs: Found) -> tuple[Origins, Origins]:
     if isinstance(node, Filter):
         _comparisons(node.condition, nan, inf, "WHERE")
         return nan, inf
-    if isinstance(node, (WindowRows, SessionRows)):  # the columns pass through
+    if isinstance(node, (WindowRows, SessionRows, Correlate)):  # the columns pass through
         return nan, inf
     if isinstance(node, Project):
         out_nan, out_inf = {}, {}

@@ -312,6 +312,20 @@ class SessionRows:
 
 
 @dataclass(frozen=True)
+class Correlate:
+    """``child, LATERAL TABLE(f(..)) AS T(..)``: each row of ``child`` joined with each row
+    the Python table function returns for it (Flink's Correlate), in both modes alike (a
+    stateless step of relational.py). Each output row keeps its input row's changelog kind
+    (a retraction retracts the rows the function gives again) and arrival number; ``outer``
+    (LEFT JOIN .. ON TRUE): an input row the function gives no rows keeps one, with NULLs."""
+
+    child: Node
+    call: str  # Spark SQL: the function's rows as an ARRAY<STRUCT<f0, ..>>
+    outer: bool
+    fields: tuple[Field, ...]  # the child's, then the function's columns
+
+
+@dataclass(frozen=True)
 class Union:
     """UNION ALL: the rows of every input, each keeping its changelog kind (Flink's Union;
     UNION without ALL is a GROUP BY of all columns over it). Input ``i``'s rows are numbered
@@ -361,7 +375,7 @@ class Rank:
 
 
 Node = (Scan | Filter | Project | Over | Join | Aggregate | Rank | WindowAggregate
-        | WindowRows | SessionRows | Union)
+        | WindowRows | SessionRows | Union | Correlate)
 
 
 def children(node: Node) -> list[Node]:
@@ -492,7 +506,7 @@ def append_only(node: Node) -> bool:
     """Does ``node`` only ever insert rows (no retractions) in stream mode?"""
     if isinstance(node, (Scan, Over, WindowAggregate)):
         return True
-    if isinstance(node, (Filter, Project, WindowRows)):
+    if isinstance(node, (Filter, Project, WindowRows, Correlate)):
         return append_only(node.child)
     if isinstance(node, Join):
         if node.windowed or node.interval or node.temporal:  # joined once, never retracted

@@ -26,6 +26,7 @@ from operators_lib.plan import (
     Aggregate,
     Calc,
     Cond,
+    Correlate,
     Filter,
     Join,
     Node,
@@ -54,6 +55,8 @@ def build(node: Node, scan: Callable[[Scan], DataFrame], operators: Operators) -
         child = inputs[0]
         cols = [F.expr(data_rows_only(sql, child.columns)).alias(name) for name, sql in node.exprs]
         return child.select(*cols, *[F.col(h) for h in HIDDEN if h in child.columns])
+    if isinstance(node, Correlate):
+        return correlate(node, inputs[0])
     if isinstance(node, WindowRows):
         return window_rows(node, inputs[0])
     if isinstance(node, Union):
@@ -62,6 +65,21 @@ def build(node: Node, scan: Callable[[Scan], DataFrame], operators: Operators) -
     if op is None:
         raise TypeError(f"unknown plan node {type(node).__name__}")
     return op(node, *inputs)
+
+
+def correlate(node: Correlate, child: DataFrame) -> DataFrame:
+    """Each row with each of the table function's rows (plan.Correlate); its hidden columns
+    (changelog kind, arrival) carried to each. A marker row gets one row of NULLs from the
+    function (udf/calls.py): it passes once."""
+    rows = F.expr(data_rows_only(node.call, child.columns))
+    out = child.select("*", (F.explode_outer if node.outer else F.explode)(rows).alias(_ROW))
+    made = node.fields[len(node.child.fields):]
+    return out.select(*[F.col(quote(f.name)) for f in node.child.fields],
+                      *[F.col(f"{_ROW}.f{i}").alias(f.name) for i, f in enumerate(made)],
+                      *[F.col(h) for h in HIDDEN if h in child.columns])
+
+
+_ROW = "tw__row"
 
 
 def filter_rows(node: Filter, child: DataFrame, sweeps: bool = False) -> DataFrame:

@@ -16,6 +16,7 @@ from operators_lib.sql.planner import compile_query
 from tests.caselib import CASES, Case, assert_final, read_csv
 
 UDFS = CASES / "functions" / "python_udfs"
+LETTERS = "CREATE FUNCTION letters AS 'udfs.letters' LANGUAGE PYTHON;\n"
 DECLARE = "\n".join(line for line in (UDFS / "query.sql").read_text().splitlines()
                     if line.startswith("CREATE"))
 
@@ -29,6 +30,8 @@ def case_dir(tmp_path: Path) -> Path:
     for name in ("ddl.sql", "bid.csv"):
         shutil.copy(UDFS / name, d / name)
     (d / "udfs.py").write_text((UDFS / "udfs.py").read_text() + '''
+from pyflink.table.udf import udtf  # noqa: E402
+
 
 @udf(result_type=DataTypes.BIGINT())
 def wrong_type(s):
@@ -48,6 +51,17 @@ def short(s):
 @udf(result_type=DataTypes.INT())
 def strict_len(s):
     return len(s)
+
+
+@udtf(result_types=[DataTypes.STRING(), DataTypes.INT()])
+def letters(s):
+    for i, ch in enumerate(s or ""):
+        yield ch, i
+
+
+@udtf(result_types=[DataTypes.STRING(), DataTypes.INT()])
+def bad_rows(s):
+    yield (s,)
 ''')
     return d
 
@@ -62,7 +76,8 @@ def _run(spark, d: Path, query: str, extra: str = "", mode: str = "batch"):
     return Case(d).run(spark, d / "out", mode=mode, rows_per_batch=2)
 
 
-@pytest.mark.parametrize("case_id", ["functions/python_udfs", "group/python_udf_keys"])
+@pytest.mark.parametrize("case_id", ["functions/python_udfs", "group/python_udf_keys",
+                                     "group/lateral_over_updates"])
 def test_structured_streaming_gives_flinks_result(spark, tmp_path, case_id):
     case = Case(CASES / case_id)
     result = case.run(spark, tmp_path, mode="both", rows_per_batch=2)
@@ -94,13 +109,16 @@ def test_an_exception_in_a_function_fails_the_run_naming_it(spark, case_dir, mod
 
 
 @pytest.mark.parametrize(("query", "said"), [
+    ("SELECT auction, c FROM bid, LATERAL TABLE(bad_rows(name)) AS T(c, i)",
+     "the function bad_rows gave a row of 1 values, not of the 2 it declares"),
     ("SELECT wrong_type(name) AS h FROM bid",
      "the function wrong_type returned 'x' (str) for its BIGINT result"),
     ("SELECT short(bidder) AS h FROM bid", "the function short returned 1 values for"),
 ])
 def test_a_result_not_of_the_declared_type_fails_the_run(spark, case_dir, query, said):
     extra = ("CREATE FUNCTION wrong_type AS 'udfs.wrong_type' LANGUAGE PYTHON;\n"
-             "CREATE FUNCTION short AS 'udfs.short' LANGUAGE PYTHON;\n")
+             "CREATE FUNCTION short AS 'udfs.short' LANGUAGE PYTHON;\n"
+             "CREATE FUNCTION bad_rows AS 'udfs.bad_rows' LANGUAGE PYTHON;\n")
     with pytest.raises(DataError) as e:  # exit 2
         _run(spark, case_dir, query, extra)
     assert said in str(e.value), str(e.value)
@@ -126,6 +144,20 @@ def test_a_result_not_of_the_declared_type_fails_the_run(spark, case_dir, query,
     ("SELECT m(name) AS h FROM bid", "CREATE FUNCTION m AS 'udfs.Decimal' LANGUAGE PYTHON;\n",
      "udfs.Decimal is no PyFlink function"),
     ("SELECT nope(name) AS h FROM bid", "", "unknown or unsupported function NOPE"),
+    ("SELECT auction, c FROM bid, LATERAL TABLE(initials(name)) AS T(c)", "",
+     "initials is a scalar function"),
+    ("SELECT letters(name) AS h FROM bid", LETTERS, "letters is a table function"),
+    ("SELECT auction, c FROM bid LEFT JOIN LATERAL TABLE(letters(name)) AS T(c, i) "
+     "ON c = 'a'", LETTERS, "takes ON TRUE"),
+    ("SELECT auction, c FROM bid, LATERAL TABLE(letters(name)) AS T(c)", LETTERS,
+     "letters gives 2 columns"),
+    ("SELECT auction, c, SUM(i) OVER (PARTITION BY auction ORDER BY i) AS r "
+     "FROM bid, LATERAL TABLE(letters(name)) AS T(c, i)", LETTERS,
+     "an OVER window over a table function's rows"),
+    ("SELECT auction, LISTAGG(c) AS cs FROM bid, LATERAL TABLE(letters(name)) AS T(c, i) "
+     "GROUP BY auction", LETTERS, "FIRST_VALUE, LAST_VALUE or LISTAGG over a table"),
+    ("SELECT upper(name) AS h FROM bid", "CREATE FUNCTION upper AS 'udfs.initials' "
+     "LANGUAGE PYTHON;\n", "a built-in function has this name"),
 ])
 def test_what_twinflow_does_not_run_as_flink_is_refused_with_its_line(
         spark, case_dir, query, extra, said):

@@ -39,7 +39,8 @@ ALLOWED: dict[type, set[str]] = {
     exp.With: {"expressions"}, exp.CTE: {"this", "alias"}, exp.From: {"this"}, exp.Where: {"this"},
     exp.Having: {"this"}, exp.Group: {"expressions"}, exp.Join: {"this", "on", "side", "kind",
                                                                 "using"},
-    exp.Table: {"this", "alias", "version"}, exp.TableAlias: {"this"},
+    exp.Table: {"this", "alias", "version"}, exp.TableAlias: {"this", "columns"},
+    exp.Lateral: {"this", "alias"},  # LATERAL TABLE(f(..)): a Python table function
     exp.Alias: {"this", "alias"},
     exp.Version: {"this", "kind", "expression"},  # FOR SYSTEM_TIME AS OF (sql/joins.py)
     exp.Tuple: {"expressions"},  # (a, b) IN (SELECT x, y ..) only (_check_node)
@@ -95,13 +96,11 @@ _ARG_MESSAGES = {
     (exp.Group, "cube"): "GROUP BY CUBE is not supported",
     (exp.Group, "grouping_sets"): "GROUPING SETS are not supported",
     (exp.Join, "method"): "NATURAL joins are not supported",
-    (exp.TableAlias, "columns"): "column aliases in FROM (t AS x(a, b)) are not supported",
     (exp.Column, "db"): "qualified column names (db.table.column) are not supported",
     (exp.Star, "except"): "SELECT * EXCEPT is not supported",
     (exp.Star, "replace"): "SELECT * REPLACE is not supported",
 }
 _CLASS_MESSAGES = {
-    exp.Lateral: "LATERAL (table functions) is not supported",
     exp.Unnest: "UNNEST is not supported",
     exp.MatchRecognize: "MATCH_RECOGNIZE is not supported",
     exp.Values: "VALUES is not supported",
@@ -140,10 +139,18 @@ def _check_node(n: exp.Expression, functions: Collection[str]) -> None:
     call = function_call(n)
     if isinstance(n, exp.Identifier) and not n.quoted and (word := reserved_message(n.name)):
         raise Unsupported(word, n)
+    if isinstance(n, exp.TableAlias) and n.args.get("columns") and not isinstance(
+            n.parent, exp.Lateral):
+        raise Unsupported("column aliases in FROM (t AS x(a, b)) are not supported", n)
+    if isinstance(n, exp.Lateral) and not _table_call(n, functions):
+        raise Unsupported("LATERAL is supported as LATERAL TABLE(f(..)), f a Python table "
+                          "function (CREATE FUNCTION .. LANGUAGE PYTHON), or as a temporal "
+                          "table function, LATERAL TABLE (versioned(left.time))", n)
     if call is not None:
         name, args = call
-        if name.lower() not in functions:  # a UDF's arguments are checked by the planner
-            _check_call(n, name, args)
+        if name.lower() in functions or name == "TABLE" and isinstance(n.parent, exp.Lateral):
+            return  # a UDF's arguments and place are checked by the planner (udf/loader.py)
+        _check_call(n, name, args)
     elif isinstance(n, exp.Window) and isinstance(n.this, exp.Filter):
         raise Unsupported("FILTER (WHERE ..) with OVER is not supported (Flink refuses it too)",
                           n)
@@ -194,6 +201,14 @@ def _check_call(n: exp.Expression, name: str, args: list) -> None:
         most = "any number of" if function.max_args is None else str(function.max_args)
         raise Unsupported(f"{name} takes {function.min_args} to {most} arguments, got "
                           f"{len([a for a in args if a is not None])}", n)
+
+
+def _table_call(n: exp.Lateral, functions: Collection[str]) -> bool:
+    """Is ``n`` ``LATERAL TABLE(f(..))`` of a declared function f?"""
+    table = n.this
+    return isinstance(table, exp.Anonymous) and table.name.upper() == "TABLE" and len(
+        table.expressions) == 1 and isinstance(table.expressions[0], exp.Anonymous) and \
+        table.expressions[0].name.lower() in functions
 
 
 def proctime_item(n: exp.Expression) -> bool:

@@ -22,6 +22,7 @@ from operators_lib.sql.functions import Env, Function, Unsupported
 from operators_lib.sql.script import Statement
 from operators_lib.types import FlinkType
 from operators_lib.udf.calls import calls_python
+from operators_lib.udf.loader import PythonFunction
 
 HIDDEN_PREFIX = "tw__"
 
@@ -36,6 +37,7 @@ class Ctx:
     type_cache: dict = field(default_factory=dict)
     regex_cache: dict = field(default_factory=dict)
     functions: dict[str, Function] = field(default_factory=dict)  # user-defined, upper-case
+    table_functions: dict[str, PythonFunction] = field(default_factory=dict)  # ditto
 
     def err(self, message: str, node: exp.Expression | None = None) -> SqlError:
         return self.stmt.error(message, line_of(node) if node is not None else None)
@@ -54,7 +56,7 @@ class Ctx:
 
     def for_view(self, name: str, stmt: Statement) -> Ctx:
         return Ctx(self.catalog, self.spark, stmt, self.views_in_progress + (name,), self.counter,
-                   self.type_cache, self.regex_cache, self.functions)
+                   self.type_cache, self.regex_cache, self.functions, self.table_functions)
 
     def sql(self, node: exp.Expression, fields, condition: bool = False) -> str:
         """A resolved expression over ``fields`` as Spark SQL with Flink's semantics

@@ -15,7 +15,8 @@ with two changes so that nothing is silently read the Spark way:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from functools import partial
 
 from sqlglot import exp, parse_one
 from sqlglot.dialects.spark import Spark
@@ -132,15 +133,10 @@ def pre_scan(text: str) -> tuple[str, int] | None:
         tokens = Flink().tokenize(text)
     except Exception:  # noqa: BLE001 - the parser reports the same text with its position
         return None
-    for i, tok in enumerate(tokens):
+    for tok in tokens:
         word = tok.text.upper()
-        nxt = _texts(tokens, i + 1, 4)
         if word == "MATCH_RECOGNIZE":
             return "MATCH_RECOGNIZE is not supported", tok.line
-        if word == "LATERAL" and nxt[:1] == ["TABLE"]:
-            return ("LATERAL TABLE is supported only as a temporal table function, LATERAL "
-                    "TABLE (versioned(left.time)), versioned being a table or view name",
-                    tok.line)
         if tok.token_type == TokenType.DCOLON:
             return "'::' casts are not Flink SQL; write CAST(x AS type)", tok.line
         if tok.token_type == TokenType.NEQ and tok.text == "!=":
@@ -163,22 +159,24 @@ def _rewritten(text: str, find: Callable[[list[Token], str], Edits]) -> str:
     return text
 
 
-def rewrite_lateral_tables(text: str) -> str:
+def rewrite_lateral_tables(text: str, functions: Collection[str] = ()) -> str:
     """Flink's temporal table function join, ``LATERAL TABLE (Rates(o.ts)) [AS] r``, as the
     temporal join it is, ``Rates FOR SYSTEM_TIME AS OF o.ts [AS] r`` (sql/joins.py): Flink
     registers ``Rates`` with the Table API over a history table, its key and time attribute;
     twinflow reads them from the table or view named ``Rates`` (its PRIMARY KEY or latest-row
-    deduplication, and its rowtime). Any other LATERAL TABLE is left for pre_scan to refuse.
-    Lines stay where they were."""
-    return _rewritten(text, _lateral_edits)
+    deduplication, and its rowtime). A declared table function's (``functions``, lower case)
+    and any other LATERAL TABLE are left as they are (sql/correlate.py, sql/check.py). Lines
+    stay where they were."""
+    return _rewritten(text, partial(_lateral_edits, functions=functions))
 
 
-def _lateral_edits(tokens: list[Token], text: str) -> Edits:
+def _lateral_edits(tokens: list[Token], text: str, functions: Collection[str]) -> Edits:
     edits: Edits = []
     for i, tok in enumerate(tokens):
         if tok.text.upper() != "LATERAL" or _texts(tokens, i + 1, 2) != ["TABLE", "("] or \
                 i + 4 >= len(tokens) or tokens[i + 4].text != "(" or \
-                tokens[i + 3].token_type not in (TokenType.VAR, TokenType.IDENTIFIER):
+                tokens[i + 3].token_type not in (TokenType.VAR, TokenType.IDENTIFIER) or \
+                tokens[i + 3].text.strip("`").lower() in functions:  # a table function
             continue
         depth, close = 1, None
         for j in range(i + 5, len(tokens)):

@@ -39,6 +39,7 @@ from operators_lib.plan import (
 )
 from operators_lib.sql.aggregate import plan_aggregate
 from operators_lib.sql.context import Ctx, Scope, is_hidden
+from operators_lib.sql.correlate import plan_correlate, refuse_ordered
 from operators_lib.sql.insert import into_sink
 from operators_lib.sql.joins import JOIN_KINDS, plan_join, split_and
 from operators_lib.sql.over import plan_over
@@ -61,7 +62,7 @@ from operators_lib.sql.windows import (
     window_grouped,
 )
 from operators_lib.types import FlinkType
-from operators_lib.udf.loader import load_functions
+from operators_lib.udf.loader import as_function, load_functions
 
 _UNSUPPORTED_CLAUSES = {
     "order": "ORDER BY", "limit": "LIMIT", "qualify": "QUALIFY", "laterals": "LATERAL VIEW",
@@ -73,7 +74,10 @@ Items = list[tuple[str, exp.Expression]]  # (output name, resolved expression)
 
 def compile_query(script: Script, spark: SparkSession) -> Node:
     ctx = Ctx(script.catalog, spark, script.query_stmt)
-    ctx.functions.update(load_functions(script.catalog, spark))
+    for name, f in load_functions(script.catalog, spark).items():
+        ctx.functions[name] = as_function(f)
+        if f.table:
+            ctx.table_functions[name] = f
     plan = _select(ctx, script.query)
     if unbounded_rank(plan):
         win = next((w for w in script.query.find_all(exp.Window)), script.query)
@@ -82,6 +86,7 @@ def compile_query(script: Script, spark: SparkSession) -> Node:
                       "ROW_NUMBER() OVER (..) AS rownum FROM t) WHERE rownum <= 10), as in "
                       "Flink's TopN", win)
     _check_window_consumers(ctx, plan, script.query)
+    refuse_ordered(ctx, plan, script.query)
     _check_ttl(ctx, plan, script.query)
     for what, col in nested_keys(plan)[:1]:
         raise ctx.err(f"{what} of an ARRAY, MAP or ROW type ({col}) is not supported", None)
@@ -311,6 +316,9 @@ def _from(ctx: Ctx, first: exp.Expression, joins: list[exp.Join], conjuncts: lis
     if joins and isinstance(node, Windowed):
         raise ctx.err("a window TVF in a join (window join) is not supported yet", joins[0])
     for j in joins:
+        if isinstance(j.this, exp.Lateral):  # LATERAL TABLE(f(..)): a table function
+            node, scope = plan_correlate(ctx, node, scope, j)
+            continue
         if j.args.get("using"):
             raise ctx.err("JOIN ... USING is not supported yet; write ON a.k = b.k", j)
         side = (j.side or "").upper()

@@ -27,7 +27,7 @@ from operators_lib.sql.dialect import (
     rewrite_lateral_tables,
     rewrite_window_tvfs,
 )
-from operators_lib.sql.functions import Unsupported
+from operators_lib.sql.functions import AGGREGATES, FUNCTIONS, RANKING, Unsupported
 
 STATE_TTL = "table.exec.state.ttl"
 PYTHON_FILES = "python.files"
@@ -137,7 +137,7 @@ def parse_select(stmt: Statement, text: str | None = None, line_offset: int = 0,
                  functions: Collection[str] = ()) -> exp.Expression:
     """Parse a query and check that twinflow handles every node of it (sql/check.py);
     ``functions``: the user-defined functions declared before it."""
-    body = rewrite_lateral_tables(stmt.text if text is None else text)
+    body = rewrite_lateral_tables(stmt.text if text is None else text, functions)
     found = pre_scan(body)
     if found:
         raise stmt.error(found[0], found[1] + line_offset)
@@ -256,4 +256,7 @@ def _create_function(catalog: Catalog, stmt: Statement, m: re.Match) -> None:
         raise stmt.error(f"CREATE FUNCTION {name}: USING JAR is not supported")
     if name.lower() in catalog.functions:
         raise stmt.error(f"function {name} is declared twice")
+    if name.upper() in FUNCTIONS or name.upper() in AGGREGATES + RANKING:
+        raise stmt.error(f"CREATE FUNCTION {name}: a built-in function has this name (Flink "
+                         "calls the built-in); name it otherwise")
     catalog.functions[name.lower()] = FunctionDef(name, m.group(2), stmt.line, stmt.source)

@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from operators_lib.plan import (
     Aggregate,
+    Correlate,
     Field,
     Filter,
     Join,
@@ -235,7 +236,7 @@ def mark_rank_outputs(node: Node, need: set[str] | None = None) -> Node:
     if isinstance(node, Join):
         return replace(node, left=mark_rank_outputs(node.left, None),
                        right=mark_rank_outputs(node.right, None))
-    if isinstance(node, (Over, WindowAggregate, WindowRows, SessionRows)):
+    if isinstance(node, (Over, WindowAggregate, WindowRows, SessionRows, Correlate)):
         return replace(node, child=mark_rank_outputs(node.child, None))
     if isinstance(node, Union):
         return replace(node, inputs=tuple(mark_rank_outputs(i, None) for i in node.inputs))

@@ -7,14 +7,16 @@ executor unpickling one imports this module first, which installs twinflow's PyF
 
 Result rules (as Flink converts a Python result, or fails the job): None is NULL; an integer
 type takes a Python int (or a numpy integer) within its range; FLOAT and DOUBLE a float or an
-int; DECIMAL(p, s) an int or Decimal with at most s fraction digits and p digits; STRING a str;
-BOOLEAN a bool. Anything else, and any exception the function raises, fails the run with a
-DataError (exit 2) naming the function and its arguments: an exception is the run's error, as
-it fails Flink's job.
+int (NaN and infinities are refused: they would meet Spark's operators, not Flink's; a
+vectorized function's NaN is NULL, as Arrow reads it in both); DECIMAL(p, s) an int or Decimal
+with at most s fraction digits and p digits; STRING a str; BOOLEAN a bool. Anything else, and
+any exception the function raises, fails the run with a DataError (exit 2) naming the function
+and its arguments: an exception is the run's error, as it fails Flink's job.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
 from collections.abc import Callable
@@ -71,6 +73,8 @@ def checked(name: str, t: FlinkType, value: object) -> object:
     elif t.name in ("FLOAT", "DOUBLE"):
         ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
         value = float(value) if ok else value
+        if ok and not math.isfinite(value):  # Spark's NaN is not Flink's past an operator
+            ok, marker = False, VALUE_REFUSED
     elif t.name == "DECIMAL":
         ok = isinstance(value, (Decimal, numbers.Integral)) and not isinstance(value, bool)
         if ok:
@@ -114,6 +118,32 @@ class RowCall:
         return checked(self.name, self.result, value)
 
 
+class TableCall:
+    """A table function (``@udtf``): its rows for one input row, each a tuple (or one value)
+    of the declared columns; a marker row passes as one row of NULLs."""
+
+    def __init__(self, name: str, func: Callable, columns: tuple[FlinkType, ...]):
+        self.name, self.func, self.columns = name, func, columns
+        self.__name__ = name
+
+    def __call__(self, data, *args):  # no type hints: Spark would read them as Arrow's
+        if not data:
+            return [(None,) * len(self.columns)]
+        try:
+            return [self._row(r) for r in (self.func(*args) or ())]
+        except UdfFailed:
+            raise
+        except Exception as e:  # noqa: BLE001 - any exception of the user's is the run's error
+            raise _failed(self.name, e, args) from None
+
+    def _row(self, row: object) -> tuple:
+        values = tuple(row) if isinstance(row, (tuple, list)) else (row,)
+        if len(values) != len(self.columns):
+            raise UdfFailed(f"{DATA_ERROR}the function {self.name} gave a row of "
+                            f"{len(values)} values, not of the {len(self.columns)} it declares")
+        return tuple(checked(self.name, t, v) for t, v in zip(self.columns, values))
+
+
 class BatchCall:
     """A vectorized scalar UDF (``func_type="pandas"``): pandas Series in, a Series out."""
 
@@ -141,9 +171,9 @@ class BatchCall:
                             f"{len(values) if values is not None else type(out).__name__} "
                             f"values for {n} rows (a vectorized function returns one value "
                             "per row)")
-        # pandas holds a NULL of a numeric Series as NaN
-        return pd.Series([None if v is None or (isinstance(v, float) and v != v and not
-                                                 self.result.is_floating)
+        # pandas holds a NULL of a numeric Series as NaN (and Arrow, in Flink and Spark, reads
+        # a NaN back as NULL)
+        return pd.Series([None if v is None or (isinstance(v, float) and v != v)
                           else checked(self.name, self.result, v) for v in values], dtype=object)
 
 

@@ -1,15 +1,17 @@
 """Load a ``CREATE FUNCTION f AS 'module.name' LANGUAGE PYTHON`` and register it with Spark.
 
 The module is found as Flink finds it: on the paths of ``SET 'python.files' = 'a.py,dir'``
-(twinflow reads a relative path from the directory of the SQL file that sets it), then on the
-driver's ``sys.path``. ``name`` must be a PyFlink ``@udf`` / ``udf(..)`` (a function, a lambda or
-a ``ScalarFunction``) with its ``result_type``; ``func_type="pandas"`` makes it vectorized.
+(twinflow reads a relative path from the directory of the SQL file that sets it; without it,
+the SQL files' directories). ``name`` must be a PyFlink ``@udf`` / ``udf(..)`` (a function, a
+lambda or a ``ScalarFunction``) with its ``result_type`` (``func_type="pandas"``: vectorized), or a
+``@udtf`` (a generator or a ``TableFunction``) with its ``result_types``.
 
 Executors get the code by value: every module loaded from the ``python.files`` paths is
 pickled with the UDF (cloudpickle), so neither a local worker nor a cluster's executor needs
 the files on its own paths. What twinflow does not run with Flink's semantics is refused by
-name (exit 2): a table function (``@udtf``), ``deterministic=False``, declared argument types,
-and argument or result types other than the numbers, STRING and BOOLEAN.
+name (exit 2): ``deterministic=False``, declared argument types, and argument or result types
+other than the numbers, STRING and BOOLEAN. A table function (``@udtf``) is called in FROM as
+``LATERAL TABLE(f(..)) [AS T(a, ..)]`` (sql/correlate.py).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from pyspark import cloudpickle
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from sqlglot import exp
 
 from operators_lib.catalog import Catalog, FunctionDef
@@ -30,7 +33,7 @@ from operators_lib.errors import SqlError
 from operators_lib.sql.functions.base import Call, Function, Unsupported
 from operators_lib.types import FlinkType
 from operators_lib.udf import pyflink_api
-from operators_lib.udf.calls import PREFIX, BatchCall, RowCall, vectorized
+from operators_lib.udf.calls import PREFIX, BatchCall, RowCall, TableCall, vectorized
 
 # Types a UDF's arguments and result may have: Python values of these are the same in Spark
 # and in PyFlink (a TIMESTAMP's would follow the Python worker's time zone in Spark).
@@ -40,13 +43,18 @@ SCALAR_TYPES = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECI
 
 @dataclass(frozen=True)
 class PythonFunction:
-    """A loaded scalar UDF: how SQL calls it in Spark and what it returns."""
+    """A loaded UDF: how SQL calls it in Spark and what it returns."""
 
     name: str  # as declared (CREATE FUNCTION name)
     spark_name: str  # registered in the session under this name
-    result: FlinkType
+    results: tuple[FlinkType, ...]  # a scalar function's result; a table function's columns
+    table: bool  # a table function (LATERAL TABLE): its rows, an ARRAY<STRUCT<f0, ..>>
     min_args: int
     max_args: int | None
+
+    def call(self, args_sql: list[str]) -> str:
+        """The call as Spark SQL; its first argument says the row is data (calls.py)."""
+        return f"{self.spark_name}({', '.join(('TRUE', *args_sql))})"
 
 
 def _error(fdef: FunctionDef, message: str) -> SqlError:
@@ -102,17 +110,20 @@ def _type(fdef: FunctionDef, text: str, what: str) -> FlinkType:
 
 def load(fdef: FunctionDef, paths: tuple[Path, ...], spark: SparkSession) -> PythonFunction:
     declared = _import(fdef, paths)
-    if declared.kind == "table":
-        raise _error(fdef, "Python table functions (@udtf, LATERAL TABLE) are not supported yet")
     if not declared.deterministic:
         raise _error(fdef, "a non-deterministic function (deterministic=False) gives each "
                      "mode other values: not supported")
     if declared.input_types is not None:
         raise _error(fdef, "declared input_types are not supported (Flink casts the arguments "
                      "to them); leave them out")
-    if len(declared.result_types) != 1:
-        raise _error(fdef, "a scalar function needs its result_type")
-    result = _type(fdef, declared.result_types[0], "result")
+    table = declared.kind == "table"
+    if table and declared.vectorized:
+        raise _error(fdef, "a vectorized table function is not Flink's (func_type='pandas' "
+                     "is for scalar functions)")
+    if not declared.result_types or len(declared.result_types) != 1 and not table:
+        raise _error(fdef, f"a {'table' if table else 'scalar'} function needs its "
+                     f"result_type{'s' if table else ''}")
+    results = tuple(_type(fdef, t, "result") for t in declared.result_types)
     params = list(inspect.signature(declared.func).parameters.values())
     if any(p.kind == p.VAR_KEYWORD or p.kind == p.KEYWORD_ONLY and p.default is p.empty
            for p in params):
@@ -120,38 +131,48 @@ def load(fdef: FunctionDef, paths: tuple[Path, ...], spark: SparkSession) -> Pyt
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     # Flink matches a call on all the positional parameters (defaults do not make one optional)
     most = None if any(p.kind == p.VAR_POSITIONAL for p in params) else len(positional)
-    least = len(positional)
     spark_name = f"{PREFIX}{fdef.name.lower()}"
-    if declared.vectorized:
-        call = F.pandas_udf(vectorized(BatchCall(fdef.name, declared.func, result)),
-                            result.spark())
+    if table:
+        rows = T.ArrayType(T.StructType([T.StructField(f"f{i}", t.spark())
+                                         for i, t in enumerate(results)]))
+        call = F.udf(TableCall(fdef.name, declared.func, results), rows)
+    elif declared.vectorized:
+        call = F.pandas_udf(vectorized(BatchCall(fdef.name, declared.func, results[0])),
+                            results[0].spark())
     else:
-        call = F.udf(RowCall(fdef.name, declared.func, result), result.spark())
+        call = F.udf(RowCall(fdef.name, declared.func, results[0]), results[0].spark())
     spark.udf.register(spark_name, call)
-    return PythonFunction(fdef.name, spark_name, result, least, most)
+    return PythonFunction(fdef.name, spark_name, results, table, len(positional), most)
 
 
-def load_functions(catalog: Catalog, spark: SparkSession) -> dict[str, Function]:
+def load_functions(catalog: Catalog, spark: SparkSession) -> dict[str, PythonFunction]:
     """Every CREATE FUNCTION of the script, loaded and registered in ``spark``, by upper-case
-    name, as rows of the function catalog."""
-    return {fdef.name.upper(): as_function(load(fdef, catalog.python_files, spark))
+    name."""
+    return {fdef.name.upper(): load(fdef, catalog.python_files, spark)
             for fdef in catalog.functions.values()}
 
 
+def check_arguments(f: PythonFunction, c: Call) -> None:
+    """The call's number and types of arguments, and its place (``_unconditional``)."""
+    n = len(c.args)
+    if n < f.min_args or (f.max_args is not None and n > f.max_args):
+        most = "any number of" if f.max_args is None else str(f.max_args)
+        takes = str(f.min_args) if f.max_args == f.min_args else f"{f.min_args} to {most}"
+        raise c.reject(f"the Python function {f.name} takes {takes} arguments, got {n}")
+    for i in range(n):
+        c.require(i, lambda t: t.name in SCALAR_TYPES,
+                  f"one of {', '.join(SCALAR_TYPES)} (a Python function's argument)")
+    _unconditional(c, f.name)
+
+
 def as_function(f: PythonFunction) -> Function:
-    """The UDF as a row of the function catalog: its call renders as the registered Spark
-    function's, after its arguments' types and its place are checked."""
+    """A scalar UDF as a row of the function catalog."""
     def render(c: Call) -> str:
-        n = len(c.args)
-        if n < f.min_args or (f.max_args is not None and n > f.max_args):
-            most = "any number of" if f.max_args is None else str(f.max_args)
-            takes = str(f.min_args) if f.max_args == f.min_args else f"{f.min_args} to {most}"
-            raise c.reject(f"the Python function {f.name} takes {takes} arguments, got {n}")
-        for i in range(n):
-            c.require(i, lambda t: t.name in SCALAR_TYPES,
-                      f"one of {', '.join(SCALAR_TYPES)} (a Python function's argument)")
-        _unconditional(c, f.name)
-        return f"{f.spark_name}({', '.join(('TRUE', *c.sql))})"  # data rows: calls.py
+        if f.table:
+            raise c.reject(f"{f.name} is a table function: call it in FROM, as LATERAL "
+                           f"TABLE({f.name}(..))")
+        check_arguments(f, c)
+        return f.call(list(c.sql))
     return Function(f.name.upper(), f.min_args, f.max_args, render)
 
 
