@@ -1,21 +1,12 @@
-"""Python table functions (@udtf) for LATERAL TABLE: a generator and a TableFunction."""
+"""A Python table function (a TableFunction) over a GROUP BY's updating rows."""
 
 from pyflink.table import DataTypes
 from pyflink.table.udf import TableFunction, udtf
 
 
-@udtf(result_types=[DataTypes.STRING(), DataTypes.INT()])
-def split_words(s):
-    if s is None:
-        return
-    for w in s.split():
-        yield w, len(w)
+class SplitWords(TableFunction):
+    def eval(self, text):
+        yield from ((w, len(w)) for w in (text or "").split())
 
 
-class Repeat(TableFunction):
-    def eval(self, n):
-        for i in range(n or 0):
-            yield i
-
-
-upto = udtf(Repeat(), result_types=DataTypes.BIGINT())
+split_words = udtf(SplitWords(), result_types=[DataTypes.STRING(), DataTypes.INT()])

@@ -14,8 +14,7 @@ def split_words(s):
 
 class Repeat(TableFunction):
     def eval(self, n):
-        for i in range(n or 0):
-            yield i
+        yield from range(n or 0)
 
 
 upto = udtf(Repeat(), result_types=DataTypes.BIGINT())
