@@ -152,16 +152,17 @@ def over_batch(node: Over, df: DataFrame) -> DataFrame:
     start = Window.unboundedPreceding if node.frame.preceding is None else -node.frame.preceding
     if node.time_kind == "proctime":
         time = F.col(ROWNUM)  # batch has no processing time: arrival order stands in for it
+    timestamp = node.time_kind != "proctime" and next(
+        f.type.is_timestamp for f in node.child.fields if f.name == node.order_by)
     if node.frame.kind == "ROWS":
         w = w.orderBy(time, F.col(ROWNUM)).rowsBetween(start, Window.currentRow)
     else:
-        timestamp = next(f.type.is_timestamp for f in node.child.fields
-                         if f.name == node.order_by)
         # INTERVAL frames count milliseconds; a numeric ORDER BY's frame counts its units.
-        w = w.orderBy(F.unix_millis(time) if timestamp and node.time_kind != "proctime"
-                      else time)
+        w = w.orderBy(F.unix_millis(time) if timestamp else time)
         w = w.rangeBetween(start, Window.currentRow)
-    aggs = [agg_column(a, w).alias(a.name) for a in node.aggs]
+    # FIRST_VALUE / LAST_VALUE: by the window's order (time, then arrival), not arrival alone
+    order = F.struct(F.unix_millis(time) if timestamp else time, F.col(ROWNUM))
+    aggs = [agg_column(a, w, order).alias(a.name) for a in node.aggs]
     emit = F.unix_millis(F.col(node.order_by)) if node.time_kind == "rowtime" else F.lit(0)
     return df.select("*", *aggs, emit.cast("long").alias(EMIT_TS))
 
@@ -236,15 +237,17 @@ def _running(a: AggCall, w: WindowSpec) -> Column:
     return F.when(F.size(values) > 0, value)  # no value yet: NULL
 
 
-def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:
+def agg_column(a: AggCall, w: WindowSpec | None = None, order: Column | None = None
+               ) -> Column:
     """The aggregate (over ``w``, or per group) with Flink's NULL rules and result type (see
-    module docstring); DISTINCT aggregates count each distinct non-NULL value once."""
+    module docstring); DISTINCT aggregates count each distinct non-NULL value once.
+    ``order``: the rows' order for FIRST_VALUE / LAST_VALUE (default: arrival)."""
     def over(c: Column) -> Column:
         return c.over(w) if w is not None else c
 
     x = F.col(a.arg) if a.arg else None
     if a.func in _ORDERED:
-        return _ordered_column(a, x, over)
+        return _ordered_column(a, x, over, F.col(ROWNUM) if order is None else order)
     if a.func == "COUNT":
         if x is None:
             return over(F.count(F.lit(1)))
@@ -276,12 +279,13 @@ def agg_column(a: AggCall, w: WindowSpec | None = None) -> Column:
 _ORDERED = ("FIRST_VALUE", "LAST_VALUE", "LISTAGG", "M2")
 
 
-def _ordered_column(a: AggCall, x: Column, over) -> Column:
+def _ordered_column(a: AggCall, x: Column, over, order: Column) -> Column:
     """FIRST_VALUE / LAST_VALUE / LISTAGG / M2: of the non-NULL values in arrival order
-    (``ROWNUM``), as Flink's stream accumulates them (stream/group_agg.py)."""
+    (``ROWNUM``), as Flink's stream accumulates them (stream/group_agg.py); FIRST_VALUE and
+    LAST_VALUE by ``order``."""
     if a.func in ("FIRST_VALUE", "LAST_VALUE"):
         pick = F.min_by if a.func == "FIRST_VALUE" else F.max_by
-        return over(pick(x, F.when(x.isNotNull(), F.col(ROWNUM))))
+        return over(pick(x, F.when(x.isNotNull(), order)))
     value = x
     if a.func == "M2":  # Flink's doubleValue(); a DECIMAL through its text: correctly rounded
         value = (x.cast("string") if a.arg_type.name == "DECIMAL" else x).cast("double")

@@ -172,11 +172,11 @@ def plan_over(ctx: Ctx, child: Node, items, windows, scope: Scope, project) -> N
         for win in item.find_all(exp.Window):
             func = win.this
             name = agg_name(func)
-            if name in ORDERED:
+            if name == "LISTAGG":
                 raise ctx.err(f"{name} over an OVER window is not supported", win)
             if name not in AGGREGATES:
                 raise ctx.err(f"{name}() OVER is not supported (supported: "
-                              f"{', '.join(sorted(AGGREGATES - set(ORDERED)))})", win)
+                              f"{', '.join(sorted(AGGREGATES - {'LISTAGG'}))})", win)
             if func.args.get("distinct") or isinstance(func.this, exp.Distinct):
                 raise ctx.err(f"{name}(DISTINCT ...) OVER is not supported", win)
             resolved = _window_def(ctx, win, windows, scope)
@@ -218,10 +218,12 @@ def plan_over(ctx: Ctx, child: Node, items, windows, scope: Scope, project) -> N
     partition = [pre.column(p, "p") for p in win.args.get("partition_by") or []]
     aggs, outputs = [], []
     for w, func in calls:
-        name = agg_name(func)  # COUNT, SUM, AVG, MIN, MAX (the variance is expanded above)
+        name = agg_name(func)  # the variance is expanded above
         arg, arg_type = None, None
-        if not isinstance(func.this, exp.Star):
-            arg_field = pre.add(func.this, "a")
+        if isinstance(func, exp.AnonymousAggFunc) and len(func.expressions) != 1:
+            raise ctx.err(f"{name} OVER takes one argument", w)
+        if not isinstance(agg_arg(func), exp.Star):
+            arg_field = pre.add(agg_arg(func), "a")
             arg, arg_type = arg_field.name, arg_field.type
         elif name != "COUNT":
             raise ctx.err(f"{name}(*) is not valid", w)

@@ -9,7 +9,8 @@ Implements, per PARTITION BY key::
 
 ``agg`` is COUNT, SUM, AVG, MIN or MAX: STDDEV_* / VAR_* over a window reach this operator as
 SUM(CAST(x * x AS T)), SUM(x) and COUNT(x) with the final expression in a projection, as Flink
-expands them (sql/over.py, variance_over); FIRST_VALUE, LAST_VALUE and LISTAGG are refused.
+expands them (sql/over.py, variance_over); FIRST_VALUE and LAST_VALUE take the frame's first
+and last non-NULL value (in time, then arrival order); LISTAGG is refused.
 
 Changelog rules (Flink's RowTime*PrecedingFunction family):
 - The output is append-only: every on-time input row is emitted once as ``+I``, with its

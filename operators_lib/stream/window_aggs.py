@@ -7,7 +7,8 @@ NULL inputs are skipped; an aggregate over no non-NULL value is NULL (COUNT: 0).
 Flink: integer sums wrap at the type's width (so does AVG's over an OVER window; a window
 aggregate's AVG adds in BIGINT), integer AVG truncates toward 0, floating-point
 sums add in row order (no pairwise or compensated summation). FIRST_VALUE, LAST_VALUE and
-LISTAGG take a range's first / last / all non-NULL values in row order, M2 (of STDDEV_* / VAR_*,
+LISTAGG take a range's first / last / all non-NULL values in row order (FIRST_VALUE and
+LAST_VALUE also as running values of an unbounded OVER window), M2 (of STDDEV_* / VAR_*,
 sql/aggregate.py) replays Flink's Welford accumulate steps over them (windows only: an OVER
 window's statistical aggregates are planned as SUM and COUNT, as Flink does). Results come as
 output columns in the operator's pandas dtype (``Int64``, ``float64`` or ``object``).
@@ -102,6 +103,8 @@ def running(call: AggCall, arr: np.ndarray, valid: np.ndarray, firsts: np.ndarra
         out = counts[seg] + pos + 1 if call.arg is None else cnt
         counts[:] = out[last]
         return _counts(out)
+    if call.func in ("FIRST_VALUE", "LAST_VALUE"):
+        return _running_pick(call, arr, valid, firsts, seg, counts, values, cnt, dtype)
     if arr.dtype == object:
         out = []
         for i, (first, length) in enumerate(zip(firsts, lengths)):
@@ -119,6 +122,37 @@ def running(call: AggCall, arr: np.ndarray, valid: np.ndarray, firsts: np.ndarra
     acc = _accumulate(ufunc, filled, firsts, lengths, seg, pos)
     counts[:], values[:] = cnt[last], acc[last]
     return _finish(call, acc, cnt, dtype, over=True)
+
+
+def _running_pick(call: AggCall, arr: np.ndarray, valid: np.ndarray, firsts: np.ndarray,
+                  seg: np.ndarray, counts: np.ndarray, values: np.ndarray, cnt: np.ndarray,
+                  dtype: str):
+    """FIRST_VALUE / LAST_VALUE of each row and all before it (NULLs skipped): the stored
+    value (the segment's first / last so far) where the segment's rows up to the row hold no
+    non-NULL one that decides."""
+    n, idx = len(arr), np.arange(len(arr))
+    start = firsts[seg]
+    if call.func == "LAST_VALUE":
+        at = np.maximum.accumulate(np.where(valid, idx, -1)) if n else idx
+        mine = at >= start  # a non-NULL value of this segment at or before the row
+    else:
+        nonnull = np.flatnonzero(valid)
+        first = nonnull[np.minimum(np.searchsorted(nonnull, firsts), max(len(nonnull) - 1, 0))] \
+            if len(nonnull) else np.full(len(firsts), n)
+        at = first[seg]
+        mine = (counts[seg] == 0) & (at >= start) & (at <= idx)
+    stored = counts[seg] > 0
+    empty = ~mine & ~stored
+    picked = np.where(mine, np.where(mine, at, 0), 0)
+    out = np.where(mine, arr[picked] if n else arr, values[seg])
+    last = np.append(firsts[1:], n) - 1
+    values[:] = out[last]
+    counts[:] = cnt[last]
+    if dtype == "Int64":
+        return pd.arrays.IntegerArray(np.where(empty, 0, out).astype(np.int64), empty)
+    if dtype == "float64":
+        return np.where(empty, np.nan, out.astype(np.float64))
+    return [None if e else v for v, e in zip(list(out), empty)]
 
 
 def _accumulate(ufunc, x: np.ndarray, firsts: np.ndarray, lengths: np.ndarray,
