@@ -6,8 +6,11 @@ case checks the finals (stream and batch, equal to Flink's) and that twinflow's 
 well-formed (every -U/-D retracts a row emitted before and still present) and free of churn
 (no row added and retracted within one micro-batch). Cases marked ``"changelog": "exact"`` in
 case.json (single-input queries) must also reproduce Flink's changelog row for row when fed one
-input row per micro-batch. Every case runs on the operator harness (tests/harness.py); one case
-restarts a Structured Streaming query from its checkpoint.
+input row per micro-batch; cases marked ``"changelog": "per_set"`` (grouping sets) must
+reproduce it within each grouping set (rows with one value of ``set_column``): twinflow's
+UNION of one aggregate per set orders an input row's retractions before the sets' new rows,
+where Flink's Expand emits set by set. Every case runs on the operator harness
+(tests/harness.py); one case restarts a Structured Streaming query from its checkpoint.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import pytest
 from operators_lib.changelog import ADDS
 from operators_lib.plan import OP
 from operators_lib.stream.runner import changelog_files
-from tests.caselib import all_cases, assert_final, assert_resumes, typed_pair
+from tests.caselib import all_cases, assert_final, assert_resumes, read_csv, typed_pair
 
 # values/: NaN and ±Infinity through a projection and a GROUP BY (operators_lib/nonfinite.py)
 CASES = (all_cases("join") + all_cases("group") + all_cases("semi_anti") + all_cases("values")
@@ -60,6 +63,19 @@ def test_finals_equal_flink_and_changelog_is_well_formed(spark, tmp_path, case):
         assert ours == flink, f"{case.id}: changelog differs from Flink's"
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c.meta.get("changelog") == "per_set"],
+                         ids=lambda c: c.id)
+def test_grouping_sets_changelog_per_set_is_flinks(spark, tmp_path, case):
+    result = case.run(spark, tmp_path, "stream", rows_per_batch=1, harness=True)
+    assert result.exit_code == 0, result.message
+    ours, flink = typed_pair(case, tmp_path, "changelog.csv", "changelog.csv")
+    i = read_csv(tmp_path / "changelog.csv")[0].index(case.meta["set_column"])
+    assert sorted(ours, key=str) == sorted(flink, key=str)
+    for s in {r[i] for r in flink}:
+        assert [r for r in ours if r[i] == s] == [r for r in flink if r[i] == s], \
+            f"{case.id}: grouping set {s}'s changelog differs from Flink's"
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in RESTART], ids=lambda c: c.id)
 def test_restart_from_checkpoint(spark, tmp_path, case):
     assert_resumes(case, spark, tmp_path, rows_per_batch=2, stop_after=2)
@@ -90,8 +106,9 @@ CREATE TABLE b (k STRING, v INT, ts TIMESTAMP(3),
 
 
 @pytest.mark.parametrize("query, needle", [
-    ("SELECT k, v FROM a INTERSECT SELECT k, v FROM b", "INTERSECT is not supported yet"),
-    ("SELECT k, v FROM a EXCEPT SELECT k, v FROM b", "EXCEPT is not supported yet"),
+    ("SELECT k, v FROM a INTERSECT ALL SELECT k, v FROM b", "INTERSECT ALL is not supported"),
+    ("SELECT k, v FROM a EXCEPT ALL SELECT k, v FROM b", "EXCEPT ALL is not supported"),
+    ("SELECT k, CAST(v AS DOUBLE) FROM a EXCEPT SELECT k, v FROM b", "-0.0 and 0.0 apart"),
     ("SELECT k FROM a UNION ALL SELECT k, v FROM b", "have 1 and 2 columns"),
     ("SELECT k FROM a UNION ALL SELECT k FROM b ORDER BY k", "ORDER in UNION"),
     ("SELECT k, COUNT(*) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING "
@@ -99,6 +116,23 @@ CREATE TABLE b (k STRING, v INT, ts TIMESTAMP(3),
      "an OVER window over a UNION is not supported yet"),
 ])
 def test_union_forms_not_supported_are_refused(spark, tmp_path, query, needle):
+    _assert_refused(spark, tmp_path, query, needle)
+
+
+@pytest.mark.parametrize("query, needle", [
+    ("SELECT k, GROUPING(v) AS g, COUNT(*) FROM a GROUP BY ROLLUP (k)",
+     "GROUPING must be a grouped expression"),
+    ("SELECT k, SUM(GROUPING(k)) FROM a GROUP BY ROLLUP (k)", "inside an aggregate"),
+    ("SELECT COUNT(*) FROM a GROUP BY GROUPING SETS ((), ())", "of the empty set only"),
+    ("SELECT k, COUNT(*) FROM a GROUP BY TUMBLE(ts, INTERVAL '1' MINUTE), ROLLUP (k)",
+     "in a window aggregate are not supported"),
+    ("SELECT k, GROUP_ID() FROM a GROUP BY k", "GROUP_ID"),
+])
+def test_grouping_forms_not_supported_are_refused(spark, tmp_path, query, needle):
+    _assert_refused(spark, tmp_path, query, needle)
+
+
+def _assert_refused(spark, tmp_path, query: str, needle: str) -> None:
     from operators_lib.errors import SqlError
     from operators_lib.sql import load_script
     from operators_lib.sql.planner import compile_query

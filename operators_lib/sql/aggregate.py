@@ -54,7 +54,9 @@ from operators_lib.types import FlinkType
 
 
 def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
-                   project) -> Node:
+                   project, resolved_having: exp.Expression | None = None) -> Node:
+    """``resolved_having``: the HAVING condition already resolved (sql/grouping_sets.py
+    rewrites it per grouping set), in place of ``having``."""
     below = tvf_below(child)
     tvf_rows = below is not None and not _window_grouping(ctx, scope, group, below)
     if tvf_rows:
@@ -213,7 +215,9 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
         return node
 
     out_items = [(name, rewrite(body)) for name, body in items]
-    having_cond = rewrite(scope.resolve(ctx, having.this)) if having else None
+    if having:
+        resolved_having = scope.resolve(ctx, having.this)
+    having_cond = rewrite(resolved_having) if resolved_having is not None else None
     group_fields = tuple(f for _, _, f in pre[:n_keys] if given is None or f.name not in given)
     agg_fields = tuple(Field(a.name, a.type) for a in aggs)
     if window is None:

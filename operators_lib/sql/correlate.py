@@ -4,10 +4,8 @@ the FROM clause before it, as a ``Correlate`` plan node (Flink's Correlate).
 ``FROM t, LATERAL TABLE(f(x)) AS T(a, b)``, ``CROSS JOIN`` and ``JOIN .. ON TRUE``: an input row
 the function gives no rows is dropped; ``LEFT JOIN LATERAL TABLE(..) ON TRUE`` keeps it, with
 NULLs. Without column names the columns are f0, f1, .. (Flink's). Refused: any other ON
-condition (Flink refuses one in a LEFT JOIN; an inner join's belongs in WHERE), and an OVER
-window, a TopN or deduplication, or FIRST_VALUE / LAST_VALUE / LISTAGG over the function's rows
-(Flink orders them as the function yields them, twinflow's rows of one input row tie:
-``refuse_ordered``).
+condition (Flink refuses one in a LEFT JOIN; an inner join's belongs in WHERE), and what orders
+the function's rows (sql/ordering.py).
 """
 
 from __future__ import annotations
@@ -15,19 +13,12 @@ from __future__ import annotations
 from sqlglot import exp
 
 from operators_lib.plan import (
-    AggCall,
-    Aggregate,
     Correlate,
     Field,
     Node,
-    Over,
-    Rank,
-    WindowAggregate,
-    find,
 )
 from operators_lib.sql.context import Col, Ctx, Scope
 from operators_lib.sql.functions import Call, Env, Unsupported
-from operators_lib.sql.over import ORDERED
 from operators_lib.udf.loader import check_arguments
 
 
@@ -63,21 +54,3 @@ def plan_correlate(ctx: Ctx, left: Node, scope: Scope, j: exp.Join) -> tuple[Nod
     qualifier = alias.name.lower() if alias and alias.name else None
     node = Correlate(left, f.call(list(sql)), side == "LEFT", left.fields + new)
     return node, scope + Scope(tuple(Col(qualifier, n, c.name) for n, c in zip(names, new)))
-
-
-def refuse_ordered(ctx: Ctx, plan: Node, where: exp.Expression) -> None:
-    """Refuse what orders a table function's rows (module docstring)."""
-    ordered: list[tuple[str, Node]] = [("an OVER window", n) for n in find(plan, Over)] + [
-        ("a TopN or deduplication", n) for n in find(plan, Rank)] + [
-        ("FIRST_VALUE, LAST_VALUE or LISTAGG", n)
-        for n in find(plan, Aggregate) + find(plan, WindowAggregate)
-        if any(_ordered(a) for a in n.aggs)]
-    for what, node in ordered:
-        if find(node, Correlate):
-            raise ctx.err(f"{what} over a table function's rows (LATERAL TABLE) is not "
-                          "supported: Flink orders them as the function gives them, twinflow "
-                          "does not", where)
-
-
-def _ordered(a: AggCall) -> bool:
-    return a.func in ORDERED

@@ -39,11 +39,14 @@ from operators_lib.plan import (
 )
 from operators_lib.sql.aggregate import plan_aggregate
 from operators_lib.sql.context import Ctx, Scope, is_hidden
-from operators_lib.sql.correlate import plan_correlate, refuse_ordered
+from operators_lib.sql.correlate import plan_correlate
+from operators_lib.sql.grouping_sets import has_grouping, plan_grouping_sets
 from operators_lib.sql.insert import into_sink
 from operators_lib.sql.joins import JOIN_KINDS, plan_join, split_and
+from operators_lib.sql.ordering import refuse_ordered
 from operators_lib.sql.over import plan_over
 from operators_lib.sql.script import Script, Statement
+from operators_lib.sql.set_ops import aligned, plan_set_operation
 from operators_lib.sql.subqueries import has_subquery, plan_subquery_predicate
 from operators_lib.sql.topn import (
     fold_rank_filter,
@@ -148,25 +151,10 @@ def _clause_node(value) -> exp.Expression | None:
 
 def _union(ctx: Ctx, node: exp.Union) -> Node:
     """``a UNION ALL b`` (plan.Union) and ``a UNION b`` (a GROUP BY of all its columns over
-    that, as Flink plans it): columns by position, named as the first input's, of the
-    inputs' common types."""
-    inputs = [_select(ctx, node.this), _select(ctx, node.expression)]
-    shown = [[f for f in i.fields if not is_hidden(f.name)] for i in inputs]
-    if len(shown[0]) != len(shown[1]):
-        raise ctx.err(f"the inputs of a UNION have {len(shown[0])} and {len(shown[1])} "
-                      "columns", node)
-    fields = []
-    for a, b in zip(*shown):
-        t = a.type
-        if a.type != b.type:
-            t = ctx.types([], [f"coalesce(CAST(NULL AS {a.type.spark().simpleString()}), "
-                               f"CAST(NULL AS {b.type.spark().simpleString()}))"], node)[0]
-        fields.append(Field(a.name, t, a.time_attr if a.time_attr == b.time_attr else None))
-    projected = [Project(i, tuple((f.name, f"CAST({quote(g.name)} AS "
-                                            f"{f.type.spark().simpleString()})")
-                                  for f, g in zip(fields, s)), tuple(fields))
-                 for i, s in zip(inputs, shown)]
-    union = Union(tuple(projected), tuple(fields))
+    that, as Flink plans it): columns aligned as in ``set_ops.aligned``."""
+    fields, projected = aligned(ctx, [_select(ctx, node.this), _select(ctx, node.expression)],
+                                node, "a UNION")
+    union = Union(tuple(projected), fields)
     if node.args.get("distinct"):
         return Aggregate(union, tuple(f.name for f in fields), (), union.fields,
                          ctx.catalog.state_ttl_ms)
@@ -204,7 +192,7 @@ def _distinct(ctx: Ctx, node: exp.Select) -> Node:
 
 def _select(ctx: Ctx, node: exp.Expression) -> Node:
     if isinstance(node, (exp.Intersect, exp.Except)):
-        raise ctx.err(f"{node.key.upper()} is not supported yet", node)
+        return plan_set_operation(ctx, node, _select)
     if isinstance(node, exp.Union):
         return _union(ctx, node)
     if not isinstance(node, exp.Select):
@@ -260,7 +248,8 @@ def _select(ctx: Ctx, node: exp.Expression) -> Node:
     if group or having or any(e.find(exp.AggFunc) for _, e in items):
         if not group:
             _refuse_empty_by_constant(ctx, conjuncts, where)
-        return plan_aggregate(ctx, child, scope, items, group, having, project)
+        plan = plan_grouping_sets if has_grouping(group, items, having) else plan_aggregate
+        return plan(ctx, child, scope, items, group, having, project)
     return project(ctx, child, items)
 
 

@@ -89,7 +89,8 @@ class Query:
     having: list[str] = field(default_factory=list)
     distinct: bool = False
     rules: set[str] = field(default_factory=set)
-    union: Query | None = None  # UNION ALL of another query with the same columns
+    union: Query | None = None  # UNION ALL (``set_op``) of another query, same columns
+    set_op: str = "UNION ALL"  # or INTERSECT, EXCEPT
     out: dict[str, str] = field(default_factory=dict)  # output column -> type, for a parent
     cte: bool = False  # the subquery in FROM written as WITH alias AS (..)
 
@@ -107,7 +108,7 @@ class Query:
         if self.having:
             text += f"\n{indent}HAVING " + " AND ".join(self.having)
         if self.union is not None:
-            text += f"\n{indent}UNION ALL\n" + self.union.sql(indent)
+            text += f"\n{indent}{self.set_op}\n" + self.union.sql(indent)
         return text
 
     def all_rules(self) -> set[str]:
@@ -464,6 +465,14 @@ class Gen:
             call, kind = self.aggregate(scope)
             items.append(f"{call} AS c{i}")
             out[f"c{i}"] = kind
+        if self.rng.random() < 0.25:  # grouping sets over the keys, and GROUPING of them
+            form = self.pick(["ROLLUP", "CUBE", "GROUPING SETS"])
+            self.use(f"group.{form.split()[-1].lower()}")
+            listed = ", ".join(group)
+            group = [f"ROLLUP ({listed})" if form == "ROLLUP" else f"CUBE ({listed})"
+                     if form == "CUBE" else f"GROUPING SETS (({listed}), ({group[0]}), ())"]
+            items.append(f"{self.pick(['GROUPING', 'GROUPING_ID'])}({listed}) AS gid")
+            out["gid"] = "BIGINT"
         having = []
         if self.rng.random() < 0.35:
             self.use("clause.having")
@@ -496,11 +505,14 @@ class Gen:
                      cte=cte)
 
     def _union(self) -> Query:
-        self.use("union.all")
-        kinds = [self.pick(["INT", "STRING", "DOUBLE"]) for _ in range(self.rng.randint(1, 2))]
+        op = self.pick(["UNION ALL", "UNION ALL", "INTERSECT", "EXCEPT"])
+        self.use("union.all" if op == "UNION ALL" else f"setop.{op.lower()}")
+        # (INTERSECT / EXCEPT refuse DOUBLE columns: Flink tells -0.0 from 0.0 there)
+        types = ["INT", "STRING", "DOUBLE"] if op == "UNION ALL" else ["INT", "STRING"]
+        kinds = [self.pick(types) for _ in range(self.rng.randint(1, 2))]
         parts = [Query([f"{self.expr(T_COLUMNS, k, 1)} AS c{i}" for i, k in enumerate(kinds)],
                        "t", where=self._where(T_COLUMNS, 0.6)) for _ in range(2)]
-        inner = replace(parts[0], union=parts[1])
+        inner = replace(parts[0], union=parts[1], set_op=op)
         if self.rng.random() < 0.5:
             self.use("union.then_group")
             return Query(["c0", "COUNT(*) AS n"], inner, alias="un", group=["c0"])

@@ -1,0 +1,1 @@
+CREATE TABLE a (k STRING, v INT);
