@@ -190,7 +190,11 @@ def _overlay(c: Call) -> str:
         c.require(i, _integral, "an integer")
     s, x, start = c.sql[:3]
     length = f" FOR {c.sql[3]}" if len(c.sql) == 4 else ""
-    return (f"(CASE WHEN {start} > char_length({s}) AND {x} IS NOT NULL THEN {s} "
+    # FOR m <= 0: Flink keeps s up to n and x, and drops the rest (Spark inserts x); measured
+    # (found by the SQL fuzzer)
+    cut = (f"WHEN {c.sql[3]} <= 0 THEN concat(substring({s}, 1, {start} - 1), {x}) "
+           if length else "")
+    return (f"(CASE WHEN {start} > char_length({s}) AND {x} IS NOT NULL THEN {s} {cut}"
             f"ELSE overlay({s} PLACING {x} FROM {start}{length}) END)")
 
 
