@@ -31,7 +31,6 @@ from operators_lib.udf import pyflink_api
 
 pyflink_api.install()
 
-_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
 PREFIX = "tw_udf_"  # a Python function's name in the Spark session (reserved, as tw__ columns)
 # Its call as planned: the first argument says whether the row is data (udf/loader.py).
 _CALL = re.compile(rf"\b({PREFIX}\w+)\(TRUE(?=[,)])")
@@ -66,9 +65,9 @@ def checked(name: str, t: FlinkType, value: object) -> object:
     if value is None:
         return None
     ok, marker = True, DATA_ERROR
-    if t.name in _BITS:
+    if t.is_integral:
         ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and (
-            -(2 ** (_BITS[t.name] - 1)) <= int(value) < 2 ** (_BITS[t.name] - 1))
+            -(2 ** (t.integral_bits() - 1)) <= int(value) < 2 ** (t.integral_bits() - 1))
         value = int(value) if ok else value
     elif t.name in ("FLOAT", "DOUBLE"):
         ok = isinstance(value, numbers.Real) and not isinstance(value, bool)

@@ -193,8 +193,8 @@ def _reached_always(node: exp.Expression, parent: exp.Expression, condition: boo
         top = parent
         while isinstance(top, exp.And) and isinstance(top.parent, (exp.And, exp.Paren)):
             top = top.parent
-        return isinstance(parent, exp.And) and condition and all(
-            isinstance(p, (exp.And, exp.Paren)) for p in _up_to(node, top)) and (
+        # ``top`` was reached through ANDs only: the call is a conjunct of the condition
+        return isinstance(parent, exp.And) and condition and (
             top.parent is None or isinstance(top.parent, (exp.Where, exp.Having)))
     if isinstance(parent, exp.If):  # IF(c, a, b) or a WHEN of a CASE
         case = parent.parent if isinstance(parent.parent, exp.Case) else None
@@ -206,14 +206,6 @@ def _reached_always(node: exp.Expression, parent: exp.Expression, condition: boo
             isinstance(parent, exp.Anonymous) and parent.name.upper() in _COALESCING):
         return node is parent.this or node is (parent.expressions or [None])[0]
     return True
-
-
-def _up_to(node: exp.Expression, top: exp.Expression) -> list[exp.Expression]:
-    chain, n = [], node.parent
-    while n is not None and n is not top.parent:
-        chain.append(n)
-        n = n.parent
-    return chain
 
 
 def _unconditional(c: Call, name: str) -> None:
