@@ -1,5 +1,6 @@
 """The SQL whitelist without Spark: what parsing refuses (construct and line), how Flink's string
-literals read, the FILTER rewrite, and the regex structure REGEXP_EXTRACT relies on."""
+literals read, the FILTER rewrite, the regex structure REGEXP_EXTRACT relies on, SIMILAR TO's
+translation and BETWEEN SYMMETRIC."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from sqlglot import exp
 
 from operators_lib.errors import SqlError
 from operators_lib.sql import load_script
+from operators_lib.sql.functions.patterns import InvalidSimilarPattern, similar_to_regex
 from operators_lib.sql.regex import group_always_participates
 
 DDL = """CREATE TABLE t (
@@ -30,7 +32,7 @@ def _load(tmp_path, query: str):
     ("SELECT k,\n reflect('java.lang.System', 'getenv', 'X') FROM t",
      ["unknown or unsupported function REFLECT", "line 2"]),
     ("SELECT k, my_udf(v) FROM t", ["unknown or unsupported function MY_UDF", "line 1"]),
-    ("SELECT k,\n\n array_contains(array(1), v) FROM t", ["function ARRAY_CONTAINS", "line 3"]),
+    ("SELECT k,\n\n array_size(ARRAY[1]) FROM t", ["function ARRAY_SIZE", "line 3"]),
     ("SELECT k, date_trunc('HOUR', ts) FROM t", ["function DATE_TRUNC"]),
     ("SELECT k, COLLECT(v) FROM t GROUP BY k", ["function COLLECT"]),
     ("SELECT k FROM t WHERE\n (k, v) = ('a', 1)", ["a row value (a, b)", "line 2"]),
@@ -83,3 +85,27 @@ def test_filter_becomes_case_inside_the_aggregate(tmp_path):
 ])
 def test_regex_group_participation(pattern, group, always):
     assert group_always_participates(pattern, group) is always
+
+
+@pytest.mark.parametrize("pattern, regex", [
+    ("h%", "h(?s:.*)"), ("(a|b)_+", "(a|b).+"), ("%.%", "(?s:.*).(?s:.*)"),
+    ("[[:DIGIT:]a-c]+", "[\\da-c]+"), ("a$b\\c", "a\\$b\\\\c"), ("[^x]{2}", "[^x]{2}"),
+])
+def test_similar_to_translates_as_flink(pattern, regex):
+    """Flink's SqlLikeUtils.sqlToRegexSimilar: '_' and '%' become regex, '$' and '\\' literal,
+    '.' keeps its regex meaning (measured: 'axb' SIMILAR TO 'a.b' is TRUE)."""
+    assert similar_to_regex(pattern) == regex
+
+
+@pytest.mark.parametrize("pattern", ["a]", "[ab", "[a_]", "[[:WORD:]]"])
+def test_similar_to_refuses_what_flink_cannot_translate(pattern):
+    with pytest.raises(InvalidSimilarPattern):
+        similar_to_regex(pattern)
+
+
+def test_between_symmetric_is_both_orders(tmp_path):
+    """As Calcite expands it: NULL bounds give what the OR of both orders gives."""
+    script = _load(tmp_path, "SELECT k FROM t WHERE v NOT BETWEEN SYMMETRIC 5 AND 1 "
+                             "AND v BETWEEN ASYMMETRIC 1 AND 2")
+    assert script.query.args["where"].this.sql() == (
+        "NOT (v BETWEEN 5 AND 1 OR v BETWEEN 1 AND 5) AND v BETWEEN 1 AND 2")

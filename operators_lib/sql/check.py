@@ -65,7 +65,7 @@ ALLOWED: dict[type, set[str]] = {
     exp.GT: _BINARY, exp.GTE: _BINARY, exp.NullSafeEQ: _BINARY,
     exp.NullSafeNEQ: _BINARY, exp.And: _BINARY,
     exp.Or: _BINARY, exp.Is: _BINARY, exp.DPipe: {"this", "expression", "safe"},
-    exp.Like: {"this", "expression", "negate"}, exp.Escape: _BINARY,
+    exp.Like: {"this", "expression", "negate"}, exp.Escape: _BINARY, exp.SimilarTo: _BINARY,
     exp.In: {"this", "expressions", "query"}, exp.Between: {"this", "low", "high"},
     exp.Case: {"this", "ifs", "default"}, exp.If: {"this", "true", "false"},
     exp.Interval: {"this", "unit"}, exp.Var: {"this"},
@@ -112,6 +112,7 @@ _CLASS_MESSAGES = {
     exp.RegexpLike: "RLIKE / REGEXP is not supported",
     exp.Lambda: "lambda functions are not supported",
     exp.Dot: "field access (a.b.c) is not supported",
+    exp.JSON: "IS JSON is not supported (Flink's JSON parsing is not reproduced yet)",
 }
 _INTERVAL_UNITS = {"SECOND", "MINUTE", "HOUR", "DAY"}
 

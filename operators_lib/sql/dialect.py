@@ -95,7 +95,7 @@ def _typed_literal(node: exp.Expression) -> exp.Expression:
 
 def parse(text: str) -> exp.Expression:
     """Parse Flink SQL (a query or an expression)."""
-    return parse_one(text, read=READ).transform(_map_constructor)
+    return parse_one(text, read=READ).transform(_map_constructor).transform(_symmetric)
 
 
 parse_expression = parse
@@ -111,6 +111,20 @@ def _map_constructor(node: exp.Expression) -> exp.Expression:
         call.meta.update(col.meta or {})
         return call
     return node
+
+
+def _symmetric(node: exp.Expression) -> exp.Expression:
+    """``x BETWEEN SYMMETRIC a AND b`` is ``(x BETWEEN a AND b OR x BETWEEN b AND a)``, as
+    Calcite (Flink) expands it (NULL bounds included); ``BETWEEN ASYMMETRIC`` is ``BETWEEN``."""
+    if not isinstance(node, exp.Between) or node.args.get("symmetric") is None:
+        return node
+    x, low, high = node.this, node.args["low"], node.args["high"]
+    plain = exp.Between(this=x.copy(), low=low.copy(), high=high.copy())
+    plain.meta.update(node.meta or {})
+    if not node.args["symmetric"]:
+        return plain
+    swapped = exp.Between(this=x.copy(), low=high.copy(), high=low.copy())
+    return exp.Paren(this=exp.Or(this=plain, expression=swapped))
 
 
 def line_of(node: exp.Expression) -> int | None:

@@ -49,6 +49,8 @@ ENTRIES: list[tuple[str, str, str, str]] = [
      "NOT LIKE"),
     ("comparison", "string1 SIMILAR TO string2", "SELECT s SIMILAR TO 'a%' AS x FROM t",
      "SIMILAR TO"),
+    ("comparison", "string1 NOT SIMILAR TO string2",
+     "SELECT s NOT SIMILAR TO 'a%' AS x FROM t", "NOT SIMILAR TO"),
     ("comparison", "value1 IN (value2, ...)", "SELECT n IN (1, 2, 3) AS x FROM t", " IN ("),
     ("comparison", "value1 NOT IN (value2, ...)", "SELECT n NOT IN (1, 2) AS x FROM t",
      "NOT IN ("),
@@ -131,6 +133,14 @@ ENTRIES: list[tuple[str, str, str, str]] = [
     ("string", "STR_TO_MAP(string1[, string2, string3])",
      "SELECT STR_TO_MAP(s) AS x FROM t", "STR_TO_MAP("),
     ("string", "SHA2(string, hashLength)", "SELECT SHA2(s, 256) AS x FROM t", "SHA2("),
+    ("string", "TRANSLATE(expr, fromStr, toStr)", "SELECT TRANSLATE(s, 'a', 'b') AS x FROM t",
+     "TRANSLATE("),
+    ("string", "ELT(index, expr[, exprs]*)", "SELECT ELT(n, s, s2) AS x FROM t", "ELT("),
+    ("string", "SPLIT(string, delimiter)", "SELECT SPLIT(s, ',') AS x FROM t", "SPLIT("),
+    ("string", "URL_ENCODE(string)", "SELECT URL_ENCODE(s) AS x FROM t", "URL_ENCODE("),
+    ("string", "URL_DECODE(string)", "SELECT URL_DECODE(s) AS x FROM t", "URL_DECODE("),
+    ("string", "PRINTF(format[, obj]*)", "SELECT PRINTF('%s-%d', s, n) AS x FROM t",
+     "PRINTF("),
     ("temporal", "DATE string", "SELECT DATE '2024-01-31' AS x FROM t", "DATE '"),
     ("temporal", "TIME string", "SELECT TIME '10:15:00' AS x FROM t", "TIME '"),
     ("temporal", "TIMESTAMP string", "SELECT TIMESTAMP '2024-01-31 10:15:00.000' AS x FROM t",
@@ -149,9 +159,9 @@ ENTRIES: list[tuple[str, str, str, str]] = [
       for f in ("YEAR", "QUARTER", "MONTH", "WEEK", "DAYOFYEAR", "DAYOFMONTH", "DAYOFWEEK",
                 "HOUR", "MINUTE", "SECOND")],
     ("temporal", "FLOOR(timepoint TO timeintervalunit)",
-     "SELECT FLOOR(ts TO HOUR) AS x FROM t", " TO "),
+     "SELECT FLOOR(ts TO HOUR) AS x FROM t", "FLOOR(ts TO "),
     ("temporal", "CEIL(timepoint TO timeintervalunit)", "SELECT CEIL(ts TO HOUR) AS x FROM t",
-     " TO "),
+     "CEIL(ts TO "),
     ("temporal", "(timepoint1, temporal1) OVERLAPS (timepoint2, temporal2)",
      "SELECT (ts, ts2) OVERLAPS (ts2, ts) AS x FROM t", "OVERLAPS"),
     ("temporal", "DATE_FORMAT(timestamp, string)",
@@ -200,7 +210,13 @@ ENTRIES: list[tuple[str, str, str, str]] = [
                    ("ARRAY_DISTINCT", "ARRAY[n]"), ("ARRAY_POSITION", "ARRAY[n], 1"),
                    ("ARRAY_REMOVE", "ARRAY[n], 1"), ("ARRAY_REVERSE", "ARRAY[n]"),
                    ("MAP_KEYS", "MAP['a', n]"), ("MAP_VALUES", "MAP['a', n]"),
-                   ("MAP_FROM_ARRAYS", "ARRAY['a'], ARRAY[n]"))],
+                   ("MAP_FROM_ARRAYS", "ARRAY['a'], ARRAY[n]"), ("ARRAY_APPEND", "ARRAY[n], 1"),
+                   ("ARRAY_PREPEND", "ARRAY[n], 1"), ("ARRAY_CONCAT", "ARRAY[n], ARRAY[1]"),
+                   ("ARRAY_SLICE", "ARRAY[n, n2], 1, 1"), ("ARRAY_SORT", "ARRAY[n, n2]"),
+                   ("ARRAY_UNION", "ARRAY[n], ARRAY[n2]"), ("ARRAY_EXCEPT", "ARRAY[n], ARRAY[n2]"),
+                   ("ARRAY_INTERSECT", "ARRAY[n], ARRAY[n2]"), ("ARRAY_MAX", "ARRAY[n, n2]"),
+                   ("ARRAY_MIN", "ARRAY[n, n2]"), ("ARRAY_JOIN", "ARRAY[s, s2], ','"),
+                   ("MAP_ENTRIES", "MAP['a', n]"), ("MAP_UNION", "MAP['a', n], MAP['b', n2]"))],
     ("json", "string IS JSON", "SELECT s IS JSON AS x FROM t", "IS JSON"),
     *[("json", f"{f}(..)", f"SELECT {f}({a}) AS x FROM t", f"{f}(")
       for f, a in (("JSON_EXISTS", "s, '$.a'"), ("JSON_STRING", "n"), ("JSON_VALUE", "s, '$.a'"),
@@ -256,9 +272,12 @@ def status(spark, query: str) -> tuple[bool, str]:
 
 
 def case_of(word: str, texts: dict[str, str]) -> str | None:
-    """The first corpus case whose query uses ``word`` (functions/ first)."""
+    """The first corpus case whose query uses ``word`` (functions/ first), not as the end of a
+    longer name (REVERSE( is not ARRAY_REVERSE()."""
+    boundary = r"(?<![A-Za-z0-9_])" if word[0].isalnum() else ""
+    pattern = re.compile(boundary + re.escape(word), re.IGNORECASE)
     for name, text in texts.items():
-        if word.lower() in text.lower():
+        if pattern.search(text):
             return name
     return None
 

@@ -183,11 +183,12 @@ class Gen:
             self.use(f"expr.{func}")
             return f"{func}({e()})"
         if choice == 12:
-            func = self.pick(["LOCATE", "POSITION", "ASCII"])
+            func = self.pick(["LOCATE", "POSITION", "ASCII", "INSTR", "ARRAY_POSITION"])
             self.use(f"expr.{func}")
             a, b = e("STRING"), e("STRING")
             return {"LOCATE": f"LOCATE({a}, {b})", "POSITION": f"POSITION({a} IN {b})",
-                    "ASCII": f"ASCII({a})"}[func]
+                    "ASCII": f"ASCII({a})", "INSTR": f"INSTR({a}, {b})",
+                    "ARRAY_POSITION": f"ARRAY_POSITION(ARRAY[{e()}, {e()}], {e()})"}[func]
         if choice == 13:
             func = self.pick(["GREATEST", "LEAST"])
             self.use(f"expr.{func}")
@@ -211,8 +212,9 @@ class Gen:
             self.use("expr.case")
             return f"CASE WHEN {e('BOOLEAN')} THEN {e()} ELSE {e()} END"
         if choice == 5:
-            self.use("expr.COALESCE")
-            return f"COALESCE({e()}, {self.literal('INT')})"
+            func = self.pick(["COALESCE", "IFNULL"])
+            self.use(f"expr.{func}")
+            return f"{func}({e()}, {self.literal('INT')})"
         if choice == 6:
             self.use("expr.cast")
             return f"CAST({self.pick([e('DOUBLE'), e('DECIMAL'), e('BIGINT')])} AS INT)"
@@ -286,14 +288,19 @@ class Gen:
             self.use(f"expr.{func}")
             return f"{func}({e()}, {self.pick(['3', '0', '-1'])}, {self.pick(['*', 'ab'])!r})"
         if choice == 11:
-            func = self.pick(["INITCAP", "REVERSE", "LTRIM", "RTRIM", "MD5", "TO_BASE64"])
+            func = self.pick(["INITCAP", "REVERSE", "LTRIM", "RTRIM", "MD5", "TO_BASE64",
+                              "SHA224", "HEX", "URL_ENCODE"])
             self.use(f"expr.{func}")
             return f"{func}({e()})"
         if choice == 12:
-            func = self.pick(["REPLACE", "OVERLAY", "LEFT", "RIGHT", "REPEAT"])
+            func = self.pick(["REPLACE", "OVERLAY", "LEFT", "RIGHT", "REPEAT", "TRANSLATE",
+                              "ARRAY_JOIN"])
             self.use(f"expr.{func}")
             n = self.pick(["2", "0", "-1", "5"])
             return {"REPLACE": f"REPLACE({e()}, {e()}, '#')",
+                    "TRANSLATE": f"TRANSLATE({e()}, {e()}, 'xy')",
+                    "ARRAY_JOIN": f"ARRAY_JOIN(ARRAY_SORT(SPLIT({e()}, "
+                                  f"{self.pick(['a', ' ', ''])!r})), '|')",
                     "OVERLAY": f"OVERLAY({e()} PLACING {e()} FROM {self.pick(['1', '2', '4'])}"
                                f" FOR {self.pick(['0', '1', '3'])})",
                     "LEFT": f"`LEFT`({e()}, {n})", "RIGHT": f"`RIGHT`({e()}, {n})",
@@ -343,8 +350,16 @@ class Gen:
             self.use("expr.is_distinct")
             return f"{e()} IS {self.pick(['', 'NOT '])}DISTINCT FROM {e()}"
         if choice == 10:
-            self.use("expr.REGEXP")
-            return f"REGEXP({e('STRING')}, {self.pick(['[a-z]+', '^x', '[0-9]'])!r})"
+            func = self.pick(["REGEXP", "IS_ALPHA", "IS_DIGIT", "IS_DECIMAL", "SIMILAR TO",
+                              "ARRAY_CONTAINS"])
+            self.use(f"expr.{func}")
+            if func == "REGEXP":
+                return f"REGEXP({e('STRING')}, {self.pick(['[a-z]+', '^x', '[0-9]'])!r})"
+            if func == "SIMILAR TO":
+                return f"{e('STRING')} SIMILAR TO {self.pick(['%a_', '(x|y)%', '[0-9]+'])!r}"
+            if func == "ARRAY_CONTAINS":
+                return f"ARRAY_CONTAINS(ARRAY[{e('INT')}, {e('INT')}], {e('INT')})"
+            return f"{func}({e('STRING')})"
         if choice <= 2:
             self.use("expr.compare")
             return f"{e()} {self.pick(['=', '<>', '<', '<=', '>', '>='])} {e()}"
@@ -352,8 +367,9 @@ class Gen:
             self.use("expr.is_null")
             return f"{e()} IS {self.pick(['', 'NOT '])}NULL"
         if choice == 4:
-            self.use("expr.between")
-            return f"{e('INT')} BETWEEN {self.literal('INT')} AND {self.literal('INT')}"
+            form = self.pick(["BETWEEN", "BETWEEN SYMMETRIC", "NOT BETWEEN SYMMETRIC"])
+            self.use("expr.between" if form == "BETWEEN" else "expr.between_symmetric")
+            return f"{e('INT')} {form} {self.literal('INT')} AND {self.literal('INT')}"
         if choice == 5:
             self.use("expr.in_list")
             return f"{e('INT')} {self.pick(['', 'NOT '])}IN (1, 2, {self.literal('INT')})"

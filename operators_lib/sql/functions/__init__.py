@@ -1,9 +1,9 @@
 """The Flink built-in functions twinflow runs, each with how it renders to Spark SQL with Flink's
 semantics. A function not in ``FUNCTIONS`` is refused (exit 2) with its name and line.
 
-Adding a function is one ``Function`` row in its family's module (strings, numbers,
-temporal, nested, conversions; conditionals here) plus a column in an oracle case under
-``tests/cases/functions/`` (expected results from real Flink). A renderer gets the call's
+Adding a function is one ``Function`` row in its family's module (strings, patterns, codes,
+numbers, temporal, nested, arrays, conversions; conditionals here) plus a column in an oracle
+case under ``tests/cases/functions/`` (expected results from real Flink). A renderer gets the call's
 arguments as Flink nodes and as Spark SQL text, can ask for an argument's Flink type, and raises
 ``Unsupported`` for an argument form whose Flink semantics it does not reproduce.
 Semantics checked against Flink 2.3 (tests/cases/functions/*): see the notes on each renderer.
@@ -11,10 +11,21 @@ Semantics checked against Flink 2.3 (tests/cases/functions/*): see the notes on 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot import exp
 
 from operators_lib.sql.dialect import TYPED_LITERAL
-from operators_lib.sql.functions import conversions, nested, numbers, strings, temporal
+from operators_lib.sql.functions import (
+    arrays,
+    codes,
+    conversions,
+    nested,
+    numbers,
+    patterns,
+    strings,
+    temporal,
+)
 from operators_lib.sql.functions.base import (
     NULL_TYPE,
     Call,
@@ -32,13 +43,53 @@ def _if(c: Call) -> str:
     return f"(CASE WHEN {c.sql[0]} THEN {c.sql[1]} ELSE {c.sql[2]} END)"
 
 
+def _ifnull(c: Call) -> str:
+    """IFNULL(x, y): y where x is NULL, in the wider type (as COALESCE); Flink refuses two
+    types it cannot widen (a STRING and an INT). Numbers widen alike in both engines (not a
+    FLOAT, which Spark widens to DOUBLE)."""
+    a, b = c.type(0), c.type(1)
+    if NULL_TYPE not in (a, b) and a != b and not (
+            a.is_numeric and b.is_numeric and "FLOAT" not in (a.name, b.name)):
+        raise c.reject(f"IFNULL of a {a.sql()} and a {b.sql()} is not supported (Flink takes "
+                       "one type, or numbers other than FLOAT)")
+    return f"coalesce({c.sql[0]}, {c.sql[1]})"
+
+
+def _refused(reason: str) -> Callable[[Call], str]:
+    """A function of Flink's page whose semantics twinflow does not reproduce: refused with
+    the reason (measured on Flink 2.3)."""
+    def render(c: Call) -> str:
+        raise c.reject(f"{c.name} is not supported: {reason}")
+    return render
+
+
+_JSON = ("Flink evaluates JSON paths with Jayway JsonPath and writes JSON with Jackson; "
+         "Spark's JSON functions differ (not implemented yet)")
+REFUSED = [
+    Function("PARSE_URL", 2, 3, _refused(
+        "Flink parses with java.net.URL (known protocols only, spaces accepted, the path "
+        "normalized), Spark's parse_url with java.net.URI")),
+    Function("CONVERT_TZ", 3, 3, _refused(
+        "Flink reads the text leniently (2024-02-30 is March 1, hour 25 the next day), an "
+        "unknown zone as UTC, and an ambiguous local time at its later offset")),
+    Function("STR_TO_MAP", 1, 3, _refused(
+        "Flink's map keeps the order of a java.util.HashMap, and splits on regexes with "
+        "Java's rules")),
+    Function("PRINTF", 1, None, _refused(
+        "Java's String.format over Flink's argument objects (a DECIMAL's, a TIMESTAMP's) is "
+        "not reproduced")),
+    *[Function(name, 1, None, _refused(_JSON)) for name in (
+        "JSON_VALUE", "JSON_QUERY", "JSON_EXISTS", "JSON_STRING", "JSON_OBJECT", "JSON_ARRAY")],
+]
+
 FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     # conditionals
     Function("COALESCE", 1, None, lambda c: f"coalesce({', '.join(c.sql)})"),
     Function("IF", 3, 3, _if),
     Function("NULLIF", 2, 2, _fmt("nullif({0}, {1})")),
-    *conversions.FUNCTIONS, *strings.FUNCTIONS, *numbers.FUNCTIONS, *temporal.FUNCTIONS,
-    *nested.FUNCTIONS,
+    Function("IFNULL", 2, 2, _ifnull),
+    *conversions.FUNCTIONS, *strings.FUNCTIONS, *patterns.FUNCTIONS, *codes.FUNCTIONS,
+    *numbers.FUNCTIONS, *temporal.FUNCTIONS, *nested.FUNCTIONS, *arrays.FUNCTIONS, *REFUSED,
 ]}
 
 # Aggregates: planned by sql/aggregate.py and sql/over.py (COUNT, SUM, AVG, MIN, MAX, with
@@ -53,7 +104,14 @@ def function_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | No
     """(Flink name, arguments) if ``node`` is a call of a scalar function, else None. Most calls
     are ``exp.Anonymous`` (sql/dialect.py); the special syntax has sqlglot classes."""
     if isinstance(node, exp.Anonymous):
+        inner = node.expressions[0] if node.expressions else None
+        if node.name.upper() == "DECODE" and len(node.expressions) == 2 and isinstance(
+                inner, exp.Anonymous) and inner.name.upper() == "ENCODE" and len(
+                inner.expressions) == 2:  # DECODE(ENCODE(s, a), b): s, a, b (sql/codes.py)
+            return "DECODE", [*inner.expressions, node.expressions[1]]
         return node.name.upper(), list(node.expressions)
+    if isinstance(node, exp.SimilarTo):
+        return "SIMILAR TO", [node.this, node.expression]
     if isinstance(node, exp.Array):
         return "ARRAY", list(node.expressions)
     if isinstance(node, exp.Bracket):

@@ -23,22 +23,24 @@ def _mod(c: Call) -> str:
 
 
 def _floor_ceil(c: Call) -> str:
-    """FLOOR(x) / CEIL(x) keep x's type in Flink (Spark: BIGINT for a DOUBLE); FLOOR(ts TO
-    unit) / CEIL(ts TO unit) round a timestamp (weeks start on Sunday, as in Flink)."""
+    """FLOOR(x) / CEIL(x) (or CEILING(x)) keep x's type in Flink (Spark: BIGINT for a DOUBLE);
+    FLOOR(ts TO unit) / CEIL(ts TO unit) round a timestamp (weeks start on Sunday, as in
+    Flink)."""
     unit = c.node.args.get("to")
+    func = "CEIL" if c.name == "CEILING" else c.name
     if unit is None:
         t = c.require(0, lambda t: t.is_numeric, "a number")
         if t.is_integral:
             return c.sql[0]
         if not t.is_floating:
-            return f"{c.name.lower()}({c.sql[0]})"
+            return f"{func.lower()}({c.sql[0]})"
         # Java's Math.floor / Math.ceil: integral values (and NaN, infinities, -0.0) stay as
         # they are, a ceiling in (-1, 0) is -0.0; Spark's floor / ceil give a BIGINT.
         x, spark_t = c.sql[0], t.spark().simpleString()
         minus_zero = (f" WHEN {x} < 0 AND {x} > -1 THEN CAST('-0.0' AS {spark_t})"
-                      if c.name == "CEIL" else "")
+                      if func == "CEIL" else "")
         return (f"CASE WHEN isnan({x}) OR abs({x}) >= 4503599627370496 OR {x} = 0 THEN {x}"
-                f"{minus_zero} ELSE CAST({c.name.lower()}({x}) AS {spark_t}) END")
+                f"{minus_zero} ELSE CAST({func.lower()}({x}) AS {spark_t}) END")
     c.require(0, _timestamp, "a TIMESTAMP")
     name = unit.name.upper()
     if name not in _TRUNC_UNITS:
@@ -61,6 +63,21 @@ _TRUNC_UNITS = {"SECOND": "INTERVAL 1 SECOND", "MINUTE": "INTERVAL 1 MINUTE",
                 "YEAR": "INTERVAL 1 YEAR"}
 
 
+
+
+def _bin(c: Call) -> str:
+    """BIN(n): Java's Long.toBinaryString, a negative n as its 64-bit two's complement (as
+    Spark's bin); Flink takes integers only."""
+    c.require(0, lambda t: t.is_integral, "an integer")
+    return f"bin({c.sql[0]})"
+
+
+def _hex(c: Call) -> str:
+    """HEX(n) of an integer: upper-case Long.toHexString (64-bit two's complement when
+    negative); HEX(s): the upper-case hex of the UTF-8 bytes. Both as Spark's hex; Flink refuses
+    DOUBLE and DECIMAL arguments."""
+    c.require(0, lambda t: t.is_integral or t.name == "STRING", "an integer or a string")
+    return f"hex({c.sql[0]})"
 
 
 def _abs(c: Call) -> str:
@@ -153,6 +170,9 @@ FUNCTIONS = [
     Function("GREATEST", 2, None, _extreme("greatest")),
     Function("LEAST", 2, None, _extreme("least")),
     Function("PI", 0, 0, lambda c: "pi()"),
+    Function("E", 0, 0, lambda c: "e()"),
+    Function("BIN", 1, 1, _bin),
+    Function("HEX", 1, 1, _hex),
     *[Function(name, 1, 1, _numeric(f"{name.lower()}({{0}})"))
       for name in ("DEGREES", "RADIANS", "SIN", "COS", "TAN", "ASIN", "ACOS", "ATAN", "COT",
                    "SINH", "COSH", "TANH")],
@@ -164,4 +184,5 @@ FUNCTIONS = [
     Function("ROUND", 1, 2, _round),
     Function("FLOOR", 1, 1, _floor_ceil),
     Function("CEIL", 1, 1, _floor_ceil),
+    Function("CEILING", 1, 1, _floor_ceil),
 ]

@@ -12,53 +12,12 @@ from operators_lib.sql.functions.base import (
     _integral,
     _string,
     _strings,
+    value_refused,
 )
-from operators_lib.sql.regex import RegexTooComplex, group_always_participates
 
 
 def _spark_string(value: str) -> str:
     return exp.Literal.string(value).sql(dialect="spark")
-
-
-def _regex(c: Call, i: int) -> str | None:
-    """The pattern of argument ``i`` (a string literal); None if Java rejects it (Flink then
-    returns NULL)."""
-    pattern = c.string(i, "pattern")
-    return pattern if c.env.regex_groups(pattern) is not None else None
-
-
-def _regexp_extract(c: Call) -> str:
-    """Flink: NULL when nothing matches, when the group takes no part in the match, when the
-    index exceeds the groups or the pattern is invalid (Spark: '' or an error); the index
-    defaults to 0 (Spark: 1)."""
-    c.require(0, _string, "a string")
-    pattern = _regex(c, 1)
-    index = 0 if len(c.args) == 2 else c.int_literal(2)
-    if index is None:
-        raise c.reject("REGEXP_EXTRACT needs an integer literal as its group index")
-    if pattern is None or index < 0 or index > c.env.regex_groups(pattern):
-        return "CAST(NULL AS STRING)"
-    try:
-        always = group_always_participates(pattern, index)
-    except RegexTooComplex:
-        always = False
-    if not always:
-        raise c.reject(f"REGEXP_EXTRACT of group {index}, which may take no part in a match "
-                       "(Flink returns NULL there, Spark ''): not supported")
-    p = _spark_string(pattern)
-    return f"(CASE WHEN {c.sql[0]} RLIKE {p} THEN regexp_extract({c.sql[0]}, {p}, {index}) END)"
-
-
-def _regexp_replace(c: Call) -> str:
-    """Flink's replacement is literal text ('$1' and '\\' are not special, Spark's are); an
-    invalid pattern gives NULL."""
-    for i in (0, 2):
-        c.require(i, _string, "a string")
-    pattern = _regex(c, 1)
-    if pattern is None:
-        return "CAST(NULL AS STRING)"
-    literal = f"replace(replace({c.sql[2]}, '\\\\', '\\\\\\\\'), '$', '\\\\$')"
-    return f"regexp_replace({c.sql[0]}, {_spark_string(pattern)}, {literal})"
 
 
 def _split_index(c: Call) -> str:
@@ -171,16 +130,6 @@ def _from_base64(c: Call) -> str:
     return f"CAST(unbase64({c.sql[0]}) AS STRING)"
 
 
-def _regexp(c: Call) -> str:
-    """REGEXP(s, pattern): does the Java pattern match a part of s (both engines' find); an
-    invalid pattern is NULL in Flink."""
-    c.require(0, _string, "a string")
-    pattern = _regex(c, 1)
-    if pattern is None:
-        return "CAST(NULL AS BOOLEAN)"
-    return f"({c.sql[0]} RLIKE {_spark_string(pattern)})"
-
-
 def _overlay(c: Call) -> str:
     """OVERLAY(s PLACING x FROM n [FOR m]): m defaults to x's length (both engines); from
     past the end of s, Flink leaves s as it is (Spark appends x)."""
@@ -207,6 +156,87 @@ def _with_length(template: str) -> Callable[[Call], str]:
     return render
 
 
+def _bmp_class(java_class: str) -> str:
+    """A regex class of one UTF-16 unit: Flink's IS_* test each Java char (a character outside
+    the Basic Multilingual Plane is two surrogates, neither a letter nor a digit)."""
+    return f"[{java_class}&&[\\x{{0}}-\\x{{FFFF}}]]"
+
+
+def _is_chars(java_class: str) -> Callable[[Call], str]:
+    """IS_ALPHA / IS_DIGIT: every char is a letter (Character.isLetter) / a digit
+    (Character.isDigit, any script); FALSE for '' and for NULL."""
+    def render(c: Call) -> str:
+        c.require(0, _string, "a string")
+        regex = _spark_string(f"^{_bmp_class(java_class)}+$")
+        return f"coalesce({c.sql[0]} RLIKE {regex}, false)"
+    return render
+
+
+# Java's Double.parseDouble grammar (its Double.valueOf documentation), blanks being any char up
+# to U+0020: NaN, Infinity, decimal and hexadecimal floating text, an f/F/d/D suffix.
+_DOUBLE_TEXT = (r"^[\x00-\x20]*[+-]?(NaN|Infinity|((([0-9]+\.?[0-9]*([eE][+-]?[0-9]+)?)|"
+                r"(\.[0-9]+([eE][+-]?[0-9]+)?)|((0[xX][0-9a-fA-F]+\.?|0[xX][0-9a-fA-F]*\."
+                r"[0-9a-fA-F]+)[pP][+-]?[0-9]+))[fFdD]?))[\x00-\x20]*$")
+
+
+def _is_decimal(c: Call) -> str:
+    """IS_DECIMAL(s): Integer.parseInt, Long.parseLong or Double.parseDouble reads s (digits of
+    any script for the first two, blanks, NaN, Infinity, hex and a d/f suffix for the last);
+    FALSE for '' and NULL. Digits beyond ASCII in more than 18 characters may overflow a long:
+    refused by value."""
+    c.require(0, _string, "a string")
+    s = c.sql[0]
+    digits = _spark_string("^[+-]?" + _bmp_class("\\p{Nd}") + "+$")
+    whole = f"({s} RLIKE {digits})"
+    refused = value_refused(f"concat('IS_DECIMAL of \"', {s}, '\" (digits beyond ASCII that "
+                            "may overflow a long)')", "boolean")
+    return (f"(CASE WHEN {s} IS NULL THEN false WHEN {s} RLIKE {_spark_string(_DOUBLE_TEXT)} "
+            f"THEN true WHEN {whole} AND char_length({s}) <= 18 THEN true WHEN {whole} THEN "
+            f"{refused} ELSE false END)")
+
+
+def _instr(c: Call) -> str:
+    """INSTR(s, sub): the 1-based position (in code points) of sub's first occurrence, 0 when
+    there is none, 1 for ''; NULL when either is NULL (as Spark's instr)."""
+    for i in (0, 1):
+        c.require(i, _string, "a string")
+    return f"instr({c.sql[0]}, {c.sql[1]})"
+
+
+def _translate(c: Call) -> str:
+    """TRANSLATE(s, from, to): each code point of s found in ``from`` becomes the one at its
+    place in ``to`` (the first place when it repeats), or is removed when ``to`` is shorter
+    (as Spark's translate). NULL when s is; a NULL ``from`` or ``to`` counts as '' in Flink
+    (Spark: NULL)."""
+    for i in range(3):
+        c.require(i, _string, "a string")
+    s, old, new = c.sql
+    return f"translate({s}, coalesce({old}, ''), coalesce({new}, ''))"
+
+
+def _elt(c: Call) -> str:
+    """ELT(n, e1, e2, ..): the n-th expression, NULL when n is NULL or outside 1..count (Spark's
+    elt fails there). Flink takes the expressions only when all have one type: twinflow
+    takes columns (or expressions over them) of one type, or string literals of one
+    length (a literal's type is CHAR(length) in Flink)."""
+    c.require(0, lambda t: t.is_integral, "an integer")
+    values = c.args[1:]
+    literals = [a for a in values if isinstance(a, exp.Literal)]
+    if literals and (len(literals) < len(values) or not all(a.is_string for a in literals)
+                     or len({len(a.name) for a in literals}) > 1):
+        raise c.reject("ELT of literals is supported when all are strings of one length "
+                       "(Flink types each as CHAR(length), and takes one type only)")
+    if any(isinstance(a, exp.Null) for a in values):
+        raise c.reject("ELT of a NULL literal is not supported (Flink takes one type only)")
+    types = {c.type(i) for i in range(1, len(c.args))}
+    if len(types) > 1 and not literals:
+        shown = ", ".join(sorted(t.sql() for t in types))
+        raise c.reject(f"ELT of different types ({shown}): Flink takes one type only")
+    n = c.sql[0]
+    whens = " ".join(f"WHEN {i} THEN {x}" for i, x in enumerate(c.sql[1:], start=1))
+    return f"(CASE {n} {whens} END)"
+
+
 # strings (positions and lengths count code points in both engines)
 FUNCTIONS = [
     Function("LPAD", 3, 3, _pad("lpad")),
@@ -222,7 +252,6 @@ FUNCTIONS = [
     Function("LTRIM", 1, 1, _strings("ltrim({})")),
     Function("RTRIM", 1, 1, _strings("rtrim({})")),
     Function("OVERLAY", 3, 4, _overlay),
-    Function("REGEXP", 2, 2, _regexp),
     Function("ASCII", 1, 1, _ascii),
     Function("CHR", 1, 1, _chr),
     Function("TO_BASE64", 1, 1, _strings("base64(encode({}, 'UTF-8'))")),
@@ -238,8 +267,12 @@ FUNCTIONS = [
     Function("TRIM", 1, 2, _trim),
     Function("CHAR_LENGTH", 1, 1, _strings("char_length({})")),
     Function("CHARACTER_LENGTH", 1, 1, _strings("char_length({})")),
-    Function("REGEXP_EXTRACT", 2, 3, _regexp_extract),
-    Function("REGEXP_REPLACE", 3, 3, _regexp_replace),
     Function("SPLIT_INDEX", 3, 3, _split_index),
     Function("HASH_CODE", 1, 1, _hash_code),
+    Function("IS_ALPHA", 1, 1, _is_chars("\\p{L}")),
+    Function("IS_DIGIT", 1, 1, _is_chars("\\p{Nd}")),
+    Function("IS_DECIMAL", 1, 1, _is_decimal),
+    Function("INSTR", 2, 2, _instr),
+    Function("TRANSLATE", 3, 3, _translate),
+    Function("ELT", 2, None, _elt),
 ]
