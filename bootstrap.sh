@@ -57,9 +57,9 @@ if [ ! -f "$STAMP" ]; then
 fi
 export PATH="$ROOT/.venv/bin:$PATH"
 export PYSPARK_PYTHON="$ROOT/.venv/bin/python"
-# The Spark driver's class-data archive (operators_lib/jvm_archive.py): drivers then start in
+# The Spark driver's class-data archive (operators_lib/engine/jvm_archive.py): drivers then start in
 # about half the time. Without it everything works, only slower.
-if ! .venv/bin/python -c "import sys; from operators_lib.jvm_archive import path
+if ! .venv/bin/python -c "import sys; from operators_lib.engine.jvm_archive import path
 sys.exit(not path().is_file())"; then
   echo "bootstrap: building the Spark driver's class-data archive (first time: ~1 min)"
   .venv/bin/twinflow jvm-archive >/dev/null \

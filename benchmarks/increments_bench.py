@@ -10,7 +10,7 @@ driver (its JVM, and its Python process), sampled every 0.1 s.
 
 Queries: ``over`` (MAX OVER ROWS 2 PRECEDING per item, 1,000 items, an append-only result),
 ``over_range`` (the same over RANGE INTERVAL '2' MINUTE: parity reads only what its frames
-reach, operators_lib/parity_scope.py), ``over_local`` (OVER ROWS, each run's rows on 100
+reach, operators_lib/parity/scope.py), ``over_local`` (OVER ROWS, each run's rows on 100
 partitions of its own: parity reads only the keys a run touched) and ``join`` (examples/shop:
 customers LEFT JOIN orders, GROUP BY region, an updating result; each run 10% new customers,
 90% orders of customers seen so far). Data is generated into benchmarks/data/ (not

@@ -46,8 +46,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--files", type=int, default=1)
     args = ap.parse_args()
-    from operators_lib import ingest
-    from operators_lib.spark import get_spark
+    from operators_lib.engine.spark import get_spark
+    from operators_lib.io import ingest
     from operators_lib.sql import load_script
 
     src = write_csv(args.rows, args.files)

@@ -103,7 +103,7 @@ class Bench:
     """One Spark session; every CSV is read (validated and typed) once."""
 
     def __init__(self, paths: dict[str, Path]):
-        from operators_lib.spark import get_spark
+        from operators_lib.engine.spark import get_spark
 
         self.spark = get_spark()
         self.paths = paths
@@ -111,7 +111,7 @@ class Bench:
         self.ingest_s: dict[str, float] = {}
 
     def plan(self, work: Path, ddls: list[str], query: str):
-        from operators_lib import ingest
+        from operators_lib.io import ingest
         from operators_lib.plan import scans
         from operators_lib.sql.planner import compile_query
         from operators_lib.sql.script import load_script
@@ -133,7 +133,8 @@ class Bench:
         return plan, tables
 
     def stage(self, tables, work: Path, batches: int, eof: bool) -> dict[str, Path | list]:
-        from operators_lib import ingest, lifecycle
+        from operators_lib.io import ingest
+        from operators_lib.state import lifecycle
 
         staged = {}
         for name, table in tables.items():

@@ -24,7 +24,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from operators_lib.spark import get_spark  # noqa: E402
+from operators_lib.engine.spark import get_spark  # noqa: E402
 from tests.caselib import all_cases  # noqa: E402
 
 

@@ -58,11 +58,12 @@ def generate(rows: int, partitions: int) -> Path:
 
 
 def bench_twinflow(csv: Path, rows: int) -> dict:
-    from operators_lib import ingest, lifecycle
     from operators_lib.batch import batch_dataframe
-    from operators_lib.spark import get_spark
+    from operators_lib.engine.spark import get_spark
+    from operators_lib.io import ingest
     from operators_lib.sql.planner import compile_query
     from operators_lib.sql.script import load_script
+    from operators_lib.state import lifecycle
     from operators_lib.stream.planner import stream_dataframe
     from operators_lib.stream.runner import run_available_now
 

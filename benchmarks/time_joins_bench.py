@@ -120,7 +120,7 @@ def state_rows(checkpoint: Path, var: str) -> int:
     """Rows held in the join's bucket pages at the checkpoint's last committed batch."""
     code = (
         "import pickle, sys\n"
-        "from operators_lib.spark import get_spark\n"
+        "from operators_lib.engine.spark import get_spark\n"
         "spark = get_spark('local[2]', app='state')\n"
         f"df = spark.read.format('statestore').option('stateVarName', '{var}')"
         f".load('{checkpoint}')\n"

@@ -3,7 +3,7 @@
 Triggered by hand with the params ``start`` and ``end``, two data intervals (run keys, as
 ``ts_nodash``: ``20240101T110000``): ``backfill`` (spark-submit) recomputes in batch mode, from
 the retained input, what each recorded interval in that range published
-(operators_lib/backfill.py); ``gate_and_publish`` runs each through the query's Great
+(operators_lib/runs/backfill.py); ``gate_and_publish`` runs each through the query's Great
 Expectations suite and publishes it as the query's runs do (``published/<query>/<interval>/``,
 replacing that interval's version; ``LATEST`` stays on the newest interval). A failed gate
 stops there: the intervals before it are published, it and those after are not.
@@ -37,7 +37,7 @@ def build_backfill_dag(config_path: Path) -> DAG:
         @task
         def gate_and_publish(run: str) -> dict[str, str]:
             from jobs.gates import publish, validate
-            from operators_lib.incremental import QueryConfig
+            from operators_lib.runs.incremental import QueryConfig
 
             query = QueryConfig.load(config_path)
             published = {}

@@ -3,7 +3,7 @@
 Each run of ``twinflow_hotspot_<query>``:
 
 1. ``measure_skew`` (spark-submit): rows per TopN partition key over the query's recent input;
-2. ``choose_split``: the documented rule (operators_lib/hotspot.py) turns the skew into a split
+2. ``choose_split``: the documented rule (operators_lib/runs/hotspot.py) turns the skew into a split
    factor S; every decision is audited in ``$TWINFLOW_HOME/audit/<query>.jsonl`` and a changed S
    is written to ``$TWINFLOW_HOME/config/<query>.json`` (never into the DAG folder). The next
    ``twinflow_<query>`` run uses it: it rebuilds the TopN state for the new S and proves parity
@@ -33,7 +33,7 @@ def build_hotspot_dag(config_path: Path) -> DAG:
 
         @task
         def choose_split(run: str) -> dict:
-            from operators_lib.hotspot import Skew, decide
+            from operators_lib.runs.hotspot import Skew, decide
 
             skew = json.loads((Path(run) / "skew.json").read_text())
             return decide(config_path, Skew(**skew))

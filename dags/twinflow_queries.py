@@ -9,7 +9,7 @@ Each run of ``twinflow_<query>``:
 2. ``batch_parity`` (spark-submit): recomputes the same input in batch and proves the stream's
    emitted rows equal it (other rows: late, or pending behind the watermark);
 3. ``validate``: the checkpoint of the query's Great Expectations suite (the file context
-   ``expectations/gx/``, operators_lib/quality.py; its action updates the Data Docs under
+   ``expectations/gx/``, operators_lib/ops/quality.py; its action updates the Data Docs under
    ``$TWINFLOW_HOME/gx/``) plus run-time row-count rules; a failure fails the run;
 4. ``publish``: only then, an atomic move into ``published/<query>/<interval>/`` + ``LATEST``,
    and an event of the query's Asset (``twinflow_<query>``) with the run's numbers as its
@@ -44,7 +44,7 @@ def build_dag(config_path: Path) -> DAG:
         @task(retries=0)
         def validate(run: str) -> dict:
             from jobs.gates import validate as gate
-            from operators_lib.incremental import QueryConfig
+            from operators_lib.runs.incremental import QueryConfig
 
             return gate(QueryConfig.load(config_path), Path(run))
 
@@ -52,7 +52,7 @@ def build_dag(config_path: Path) -> DAG:
         def publish(run: str, run_key: str, summary: dict) -> str:
             from jobs.gates import publish as do_publish
             from jobs.gates import published_numbers
-            from operators_lib.incremental import QueryConfig
+            from operators_lib.runs.incremental import QueryConfig
 
             target = do_publish(QueryConfig.load(config_path), Path(run), run_key)
             get_current_context()["outlet_events"][published].extra = published_numbers(

@@ -2,7 +2,7 @@
 
 - ``twinflow_checkpoints_<query>``: checkpoint rotation, after the query's runs (scheduled on
   its Asset ``twinflow_<query>``, or the config's ``checkpoints.schedule``):
-  ``snapshot`` the state (operators_lib/snapshots.py) -> ``verify`` (spark-submit): resume the
+  ``snapshot`` the state (operators_lib/state/snapshots.py) -> ``verify`` (spark-submit): resume the
   new snapshot in a scratch directory and compare its result with the live state's
   (state_verify.py; a difference fails the run) -> ``prune`` to the newest
   ``checkpoints.keep`` (default 3) of the rotation's snapshots (those taken by hand stay).
@@ -46,15 +46,15 @@ def build_checkpoints_dag(config_path: Path) -> DAG:
                       ["twinflow", "maintenance"]) as dag:
         @task
         def snapshot() -> dict:
-            from operators_lib import snapshots
             from operators_lib.paths import state_dir
+            from operators_lib.state import snapshots
 
             return snapshots.snapshot(state_dir(name), origin=snapshots.ROTATION)
 
         @task
         def prune() -> list[str]:
-            from operators_lib import snapshots
             from operators_lib.paths import state_dir
+            from operators_lib.state import snapshots
 
             return snapshots.prune(state_dir(name), int(rotation.get("keep", 3)),
                                    snapshots.ROTATION)
@@ -76,9 +76,9 @@ def build_rollback_dag(config_path: Path) -> DAG:
 
         @task
         def rollback() -> dict:
-            from operators_lib import snapshots
             from operators_lib.errors import InputError
             from operators_lib.paths import state_dir
+            from operators_lib.state import snapshots
 
             context = get_current_context()
             busy = context["ti"].get_dr_count(dag_id=f"twinflow_{name}",

@@ -15,7 +15,7 @@
 Prints a line per step and a summary; what Spark, Great Expectations and Airflow print goes to
 DIR/engine.log (--verbose: to the console).
 
-``twinflow state`` and ``twinflow report`` print one JSON line (operators_lib/snapshots.py,
+``twinflow state`` and ``twinflow report`` print one JSON line (operators_lib/state/snapshots.py,
 state_verify.py, compaction.py, state_inspect.py, ops_report.py); what Spark prints goes to
 the state directory's engine.log.
 
@@ -32,8 +32,8 @@ import traceback
 from pathlib import Path
 
 from jobs.console import Console, engine_output_to
+from operators_lib.engine.locations import local_path
 from operators_lib.errors import TwinflowError, state_check_failed
-from operators_lib.locations import local_path
 
 
 def _data_arg(text: str) -> tuple[str, Path]:
@@ -150,8 +150,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, console: Console, log: Path | None) -> int:
     from jobs.run_output import RunProgress, summary
-    from operators_lib.pipeline import RunConfig, check_config, run
-    from operators_lib.spark import get_spark
+    from operators_lib.engine.spark import get_spark
+    from operators_lib.runs.pipeline import RunConfig, check_config, run
 
     cfg = RunConfig(args.sql, dict(args.data), args.mode, args.out, args.rows_per_batch,
                     args.stop_after_batches, args.topn_split)
@@ -177,12 +177,12 @@ def _run(args: argparse.Namespace, console: Console, log: Path | None) -> int:
 
 
 def _state(args: argparse.Namespace) -> int:
-    from operators_lib import snapshots
+    from operators_lib.state import snapshots
 
     try:
         state = snapshots.state_dir(args.out)
         if args.command == "report":
-            from operators_lib.ops_report import render
+            from operators_lib.ops.report import render
 
             out = render(state, args.html)
         elif args.action == "snapshot":
@@ -208,28 +208,28 @@ def _state(args: argparse.Namespace) -> int:
 def _with_spark(args: argparse.Namespace, state: Path) -> dict:
     """The state commands that run Spark jobs; Spark's output goes to the state's engine.log
     (--verbose: the console)."""
-    from operators_lib.spark import engine_failures, get_spark
+    from operators_lib.engine.spark import engine_failures, get_spark
 
     with engine_output_to(None if args.verbose else state / "engine.log"), engine_failures():
         spark = get_spark(args.master, conf=dict(args.conf))
         if args.action == "inspect":
-            from operators_lib.state_inspect import inspect
+            from operators_lib.state.inspect import inspect
 
             return inspect(spark, state)
         if args.action == "compact":
-            from operators_lib.compaction import compact
+            from operators_lib.state.compaction import compact
 
             return compact(spark, state)
-        from operators_lib.state_verify import verify
+        from operators_lib.state.verify import verify
 
         return verify(spark, state, args.snapshot)
 
 
 def _jvm_archive(rebuild: bool) -> int:
-    from operators_lib import jvm_archive
+    from operators_lib.engine import jvm_archive
 
     try:
-        print(f"twinflow: JVM class-data archive {jvm_archive.build(rebuild)}")
+        print(f"twinflow: JVM class-data archive {jvm_archive.build('jobs.warm_up', rebuild)}")
     except RuntimeError as e:
         print(f"twinflow: error: {e}", file=sys.stderr)
         return 3

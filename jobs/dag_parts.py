@@ -10,11 +10,11 @@ from pathlib import Path
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, task
 
+from operators_lib.engine.spark import driver_java_options
 from operators_lib.paths import home
-from operators_lib.spark import driver_java_options
 
 JOB = str(Path(__file__).resolve().parent / "twinflow_job.py")
-# The zip of twinflow's code that ``ship_code`` wrote (operators_lib/shipping.py).
+# The zip of twinflow's code that ``ship_code`` wrote (operators_lib/engine/shipping.py).
 CODE = "{{ ti.xcom_pull(task_ids='ship_code') }}"
 
 
@@ -22,8 +22,8 @@ CODE = "{{ ti.xcom_pull(task_ids='ship_code') }}"
 def ship_code() -> str:
     """The code executors import, as a zip under $TWINFLOW_HOME/dist (once per version), so
     that the spark-submit steps run on a cluster whose machines do not have twinflow."""
-    from operators_lib.locations import local_path
-    from operators_lib.shipping import code_archive
+    from operators_lib.engine.locations import local_path
+    from operators_lib.engine.shipping import code_archive
 
     return str(code_archive(local_path(home(), "TWINFLOW_HOME") / "dist"))
 
@@ -33,7 +33,8 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: di
     """``spark-submit jobs/twinflow_job.py <step> --config .. --run-dir ..`` on the query's
     Spark connection (default ``spark_default``). Driver JVM options only count on this command
     line (the JVM starts before the job's code): the driver exits on OutOfMemoryError instead of
-    hanging (operators_lib/spark.py). The query config's ``"spark_conf"`` comes last and wins.
+    hanging (operators_lib/engine/spark.py). The query config's ``"spark_conf"`` comes last and
+    wins.
     The code goes along as ``--py-files`` (``ship_code`` must run first). ``extra``: more
     arguments of the step (templated)."""
     return SparkSubmitOperator(

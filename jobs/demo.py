@@ -62,10 +62,10 @@ def main(out: Path, verbose: bool = False) -> int:
 
 
 def run_demo(out: Path, console: Console, log: Path | None, verbose: bool) -> int:
+    from operators_lib.engine.spark import get_spark
+    from operators_lib.ops.quality import validate_csv
     from operators_lib.paths import home
-    from operators_lib.pipeline import RunConfig, run
-    from operators_lib.quality import validate_csv
-    from operators_lib.spark import get_spark
+    from operators_lib.runs.pipeline import RunConfig, run
 
     t0 = time.perf_counter()
     console.activity("spark", "starting")

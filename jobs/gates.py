@@ -7,11 +7,11 @@ import os
 import shutil
 from pathlib import Path
 
-from operators_lib import metrics
-from operators_lib.incremental import QueryConfig
-from operators_lib.output import write_text
+from operators_lib.io.output import write_text
+from operators_lib.ops import metrics
+from operators_lib.ops.quality import validate_csv
 from operators_lib.paths import published_dir, state_dir
-from operators_lib.quality import validate_csv
+from operators_lib.runs.incremental import QueryConfig
 
 
 class GateFailed(RuntimeError):

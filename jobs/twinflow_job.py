@@ -10,12 +10,12 @@
                                                        --start KEY --end KEY
 
 measure-skew writes DIR/skew.json: the TopN's partition skew over the recent input
-(operators_lib/hotspot.py), which the hotspot DAG turns into a split factor. audit writes
+(operators_lib/runs/hotspot.py), which the hotspot DAG turns into a split factor. audit writes
 DIR/audit.json: everything the query's stream emitted against batch over all retained input
 (operators_lib/incremental.audit). compact, verify: the state commands of ``twinflow state``
-on the query's state (operators_lib/compaction.py, state_verify.py), their JSON in
+on the query's state (operators_lib/state/compaction.py, state_verify.py), their JSON in
 DIR/compact.json, DIR/verify.json. backfill: DIR/<interval>/ for each recorded interval in
-[start, end] (operators_lib/backfill.py).
+[start, end] (operators_lib/runs/backfill.py).
 
 Exit codes as for ``twinflow run``: 1 parity failed, 2 bad input / unsupported SQL, 3 damaged
 state or a failed engine.
@@ -30,14 +30,14 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from operators_lib.backfill import backfill
-from operators_lib.compaction import compact
+from operators_lib.engine.locations import check_shared, local_path
 from operators_lib.errors import TwinflowError, state_check_failed
-from operators_lib.hotspot import measure_skew
-from operators_lib.incremental import QueryConfig, audit, batch_parity, stream_increment
-from operators_lib.locations import check_shared, local_path
 from operators_lib.paths import append_audit, home, state_dir
-from operators_lib.state_verify import verify
+from operators_lib.runs.backfill import backfill
+from operators_lib.runs.hotspot import measure_skew
+from operators_lib.runs.incremental import QueryConfig, audit, batch_parity, stream_increment
+from operators_lib.state.compaction import compact
+from operators_lib.state.verify import verify
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     for step, needed in (("verify", ("snapshot",)), ("backfill", ("start", "end"))):
         if args.step == step and not all(getattr(args, n) for n in needed):
             ap.error(f"{step} needs " + " and ".join(f"--{n}" for n in needed))
-    from operators_lib.spark import engine_failures, get_spark
+    from operators_lib.engine.spark import engine_failures, get_spark
 
     try:
         cfg = QueryConfig.load(args.config)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from operators_lib.pipeline import Result, RunConfig, run
+from operators_lib.runs.pipeline import Result, RunConfig, run
 from operators_lib.stream.runner import SPARK
 from tests.changelogs import canonical_nan
 from tests.harness import HarnessRuntime

@@ -30,7 +30,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("cases", nargs="+")
     args = ap.parse_args()
-    from operators_lib.spark import get_spark
+    from operators_lib.engine.spark import get_spark
     from tests.cluster import INTERPRETED, JVM_OPTS
 
     spark = get_spark(args.master, app="twinflow-cluster-cases",

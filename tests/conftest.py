@@ -28,7 +28,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def spark():
-    from operators_lib.spark import get_spark
+    from operators_lib.engine.spark import get_spark
 
     session = get_spark("local[2]", app="twinflow-tests", conf=INTERPRETED)
     yield session

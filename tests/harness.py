@@ -44,9 +44,10 @@ from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValu
 from pyspark.sql.streaming.tws_tester import _InMemoryStatefulProcessorHandle
 
 from operators_lib.catalog import TableDef
+from operators_lib.io import offers
 from operators_lib.plan import BATCH, EMIT_TS, END_FIRST, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
-from operators_lib.stream import offers, packing
+from operators_lib.stream import packing
 from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun, batch_dir
 
 _FILE = "tw__file"

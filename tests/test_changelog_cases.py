@@ -25,7 +25,7 @@ from operators_lib.plan import OP
 from operators_lib.stream.runner import changelog_files
 from tests.caselib import all_cases, assert_final, assert_resumes, read_csv, typed_pair
 
-# values/: NaN and ±Infinity through a projection and a GROUP BY (operators_lib/nonfinite.py)
+# values/: NaN and ±Infinity through a projection and a GROUP BY (operators_lib/sql/nonfinite.py)
 CASES = (all_cases("join") + all_cases("group") + all_cases("semi_anti") + all_cases("values")
          + all_cases("union"))
 RESTART = ["join/join_retracting_view"]

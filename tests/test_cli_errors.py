@@ -235,7 +235,7 @@ DOUBLES = DDL.replace("v INT", "v DOUBLE")
 ])
 def test_nan_and_infinity_where_flink_differs_are_refused(spark, tmp_path, capsys, data, query,
                                                           needles):
-    """Where NaN or ±Infinity would not give Flink's answer (operators_lib/nonfinite.py)."""
+    """Where NaN or ±Infinity would not give Flink's answer (operators_lib/sql/nonfinite.py)."""
     _fails(spark, capsys, _write(tmp_path, query, data=data, ddl=DOUBLES), *needles)
     assert not (tmp_path / "out" / "report.json").exists()
 

@@ -1,6 +1,7 @@
 """twinflow on a Spark standalone cluster: a master and two one-core workers on the loopback
 interface (tests/cluster.py), so executors are JVMs and Python workers of their own, started
-by the workers, that import twinflow from the zip the driver ships (operators_lib/shipping.py).
+by the workers, that import twinflow from the zip the driver ships
+(operators_lib/engine/shipping.py).
 
 One test (one cluster: every JVM counts on this 2-core machine): a corpus case in stream mode
 gives Flink's result; then a query DAG's steps (stream, and batch for parity) are submitted to

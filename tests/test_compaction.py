@@ -1,4 +1,4 @@
-"""``twinflow state compact`` (operators_lib/compaction.py) on a ``twinflow run`` directory,
+"""``twinflow state compact`` (operators_lib/state/compaction.py) on a ``twinflow run`` directory,
 with Structured Streaming: state idle longer than the TTL is dropped at once (without it,
 state of a key never touched again stays forever), the result is unchanged, and the run that
 continues explains the difference from batch by the expired keys."""
@@ -9,7 +9,8 @@ import json
 import time
 
 from jobs.cli import main
-from operators_lib import lifecycle, metrics
+from operators_lib.ops import metrics
+from operators_lib.state import lifecycle
 
 TTL_S = 3
 DDL = "CREATE TABLE orders (order_id INT, cust_id STRING);\n"

@@ -93,10 +93,10 @@ def test_spark_settings_of_the_user_win_over_twinflows_defaults(tmp_path):
 
 def test_spark_submits_settings_win_over_twinflows_defaults(tmp_path):
     """Under spark-submit too: its --conf beats twinflow's default, and a local master's Python
-    processes start through twinflow's launcher (operators_lib/worker_daemon.py)."""
+    processes start through twinflow's launcher (operators_lib/engine/worker_daemon.py)."""
     script = tmp_path / "show.py"
     script.write_text(textwrap.dedent("""
-        from operators_lib.spark import get_spark
+        from operators_lib.engine.spark import get_spark
         spark = get_spark()
         print("SETTINGS", spark.sparkContext.master,
               spark.conf.get("spark.sql.shuffle.partitions"), spark.sparkContext.pythonExec)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from operators_lib import metrics
-from operators_lib.ops_report import render
+from operators_lib.ops import metrics
+from operators_lib.ops.quality import register_suite
+from operators_lib.ops.report import render
 from operators_lib.plan import OP, ROWNUM
-from operators_lib.quality import register_suite
 from tests.cluster import INTERPRETED
 
 REPO = Path(__file__).resolve().parents[1]
@@ -170,7 +170,7 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
             *(gated / "stream.csv").read_text().splitlines()[1:]]
     assert len(rows) == len(SEED_RESULT) and set(rows) == SEED_RESULT
 
-    # The query's history (operators_lib/metrics.py): each interval's numbers and outcomes.
+    # The query's history (operators_lib/ops/metrics.py): each interval's numbers and outcomes.
     history = metrics.history(home / "state" / "q_tmall_max_price")
     runs = history["runs"].set_index("run")
     assert runs.loc["20240101T110000", ["kind", "input_rows", "parity", "gate"]].tolist() == [
@@ -209,7 +209,7 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
 
 def test_publishing_an_earlier_interval_again_keeps_latest_on_the_newest(airflow_env, tmp_path):
     from jobs.gates import publish
-    from operators_lib.incremental import QueryConfig
+    from operators_lib.runs.incremental import QueryConfig
 
     cfg = QueryConfig("q", [], {}, "suite")
     for key, rows in (("20240101T110000", "b"), ("20240101T100000", "a")):
@@ -246,7 +246,7 @@ def test_hotspot_dag_raises_the_split_and_the_next_run_uses_it(spark, airflow_en
     parity, and its result is Flink's."""
     from dags.twinflow_hotspot import build_hotspot_dag
     from jobs.gates import publish
-    from operators_lib.incremental import QueryConfig, batch_parity, stream_increment
+    from operators_lib.runs.incremental import QueryConfig, batch_parity, stream_increment
 
     config = _topn_config(tmp_path)
     airflow_env.setenv("TWINFLOW_QUERIES", str(config.parent))

@@ -10,9 +10,9 @@ import random
 import pyarrow.parquet as pq
 import pytest
 
-from operators_lib import pipeline
-from operators_lib.pipeline import RunConfig
 from operators_lib.plan import END_FIRST, ROWNUM, ends_in_last_part
+from operators_lib.runs import pipeline
+from operators_lib.runs.pipeline import RunConfig
 from operators_lib.sql import load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream.rows import BUCKETS

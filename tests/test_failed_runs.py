@@ -130,7 +130,7 @@ def test_a_result_larger_than_the_driver_heap_is_written_by_the_executors(tmp_pa
 
 _DIES = """
 import os, signal, sys
-from operators_lib.spark import engine_failures, get_spark
+from operators_lib.engine.spark import engine_failures, get_spark
 spark = get_spark("local[1]", app="dies")
 with engine_failures():
     os.kill(spark.sparkContext._gateway.proc.pid, signal.SIGKILL)  # as ExitOnOutOfMemoryError

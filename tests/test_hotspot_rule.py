@@ -1,10 +1,10 @@
-"""The split-factor rule of the hotspot DAG (operators_lib/hotspot.py), on measured skews."""
+"""The split-factor rule of the hotspot DAG (operators_lib/runs/hotspot.py), on measured skews."""
 
 from __future__ import annotations
 
 import pytest
 
-from operators_lib.hotspot import Skew, choose_split
+from operators_lib.runs.hotspot import Skew, choose_split
 
 
 def _skew(share: float, rows: int = 1000) -> Skew:

@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql.classic.dataframe import DataFrame  # the class whose methods run
 
-from operators_lib import incremental
-from operators_lib.backfill import backfill
 from operators_lib.errors import InputError, ParityError
-from operators_lib.incremental import QueryConfig, audit, batch_parity, stream_increment
-from operators_lib.parity import SAMPLE
+from operators_lib.parity.compare import SAMPLE
+from operators_lib.runs import incremental
+from operators_lib.runs.backfill import backfill
+from operators_lib.runs.incremental import QueryConfig, audit, batch_parity, stream_increment
 from operators_lib.stream.layout import STATE_LAYOUT
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,7 +97,7 @@ def test_parity_of_a_later_run_reads_only_the_input_its_windows_reach(spark, tmp
         assert (parity["parity_input"]["from_event_time"],
                 parity["parity_input"]["staged_parts"]) == scope[run]
         assert parity["pending_windows"] == 1  # 10:04, then 10:06
-    # A batch backfill of both intervals (operators_lib/backfill.py): each holds the windows
+    # A batch backfill of both intervals (operators_lib/runs/backfill.py): each holds the windows
     # whose first row arrived in it, complete (batch has no watermark): 10:04 in run 1.
     done = backfill(cfg, spark, tmp_path / "state", tmp_path / "backfill", "run1", "run2")
     assert done["intervals"] == {"run1": 5, "run2": 2}
@@ -355,7 +355,7 @@ def test_the_audit_finds_a_row_no_run_emitted_and_a_row_emitted_twice(spark, tmp
      "GROUP BY c.region", None),
 ])
 def test_which_results_are_keyed_by_input_columns(spark, tmp_path, query, scope):
-    from operators_lib.parity_scope import KeyScope, key_scope
+    from operators_lib.parity.scope import KeyScope, key_scope
     from operators_lib.sql import load_script
     from operators_lib.sql.planner import compile_query
 

@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from operators_lib import csv_parse, csv_split, ingest
 from operators_lib.catalog import Column, TableDef, Watermark
 from operators_lib.errors import InputError
-from operators_lib.output import csv_line
+from operators_lib.io import csv_parse, csv_split, ingest
+from operators_lib.io.output import csv_line
 from operators_lib.plan import ROWNUM
 from operators_lib.types import FlinkType
 

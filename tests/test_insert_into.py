@@ -10,7 +10,7 @@ import json
 import pytest
 
 from operators_lib.errors import SqlError
-from operators_lib.pipeline import RunConfig, run
+from operators_lib.runs.pipeline import RunConfig, run
 from operators_lib.sql import load_script
 
 DDL = """CREATE TABLE t (a INT, b BIGINT, s STRING, ts TIMESTAMP(3),

@@ -1,5 +1,5 @@
-"""The Spark driver's class-data archive (operators_lib/jvm_archive.py): used where it exists,
-keyed by what makes up the driver's class path, and silent where the JVM cannot use it."""
+"""The Spark driver's class-data archive (operators_lib/engine/jvm_archive.py): used where it
+exists, keyed by what makes up the driver's class path, and silent where the JVM cannot use it."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pyspark
 
-from operators_lib import jvm_archive
-from operators_lib.spark import DRIVER_JAVA_OPTIONS, driver_java_options
+from operators_lib.engine import jvm_archive
+from operators_lib.engine.spark import DRIVER_JAVA_OPTIONS, driver_java_options
 
 
 def test_the_driver_options_name_the_archive_only_where_it_exists(tmp_path, monkeypatch):

@@ -129,7 +129,7 @@ def test_batch_prefilter_keeps_what_can_rank():
 def test_stream_with_batch_prefilter_in_parity(spark, tmp_path):
     """A real stream of 3,000 rows in micro-batches of 1,500 (the TopN pre-filter runs before
     the shuffle): parity with batch, and the top 3 per category of a plain sort."""
-    from operators_lib.pipeline import RunConfig, run
+    from operators_lib.runs.pipeline import RunConfig, run
 
     rng = random.Random(5)
     rows = [(f"s{i}", f"c{rng.randrange(4)}", rng.randrange(500)) for i in range(3000)]

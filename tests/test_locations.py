@@ -1,4 +1,4 @@
-"""Where twinflow reads and writes (operators_lib/locations.py): local paths only, and on a
+"""Where twinflow reads and writes (operators_lib/engine/locations.py): local paths only, and on a
 cluster only where every executor sees what the driver sees; anything else is exit 2."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from operators_lib.engine.locations import blind_hosts, check_shared, local_path
 from operators_lib.errors import InputError
-from operators_lib.incremental import QueryConfig
-from operators_lib.locations import blind_hosts, check_shared, local_path
+from operators_lib.runs.incremental import QueryConfig
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = REPO / "examples" / "seed"
@@ -64,7 +64,7 @@ def test_tasks_that_do_not_see_the_drivers_token_are_named(spark, tmp_path):
 
 
 def test_a_directory_some_executors_do_not_see_is_an_error(spark, tmp_path, monkeypatch):
-    from operators_lib import locations
+    from operators_lib.engine import locations
 
     monkeypatch.setattr(locations, "blind_hosts", lambda *_: ["worker-7"])
     with pytest.raises(InputError, match=r"executors on worker-7 do not see .*shared"):

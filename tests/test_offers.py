@@ -1,4 +1,4 @@
-"""The offer log (stream/offers.py): Spark's file source admits exactly the offered files, in
+"""The offer log (io/offers.py): Spark's file source admits exactly the offered files, in
 their order, whatever the files' modification times say."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from operators_lib import lifecycle
 from operators_lib.catalog import Column, TableDef
+from operators_lib.io import offers
 from operators_lib.plan import ROWNUM
-from operators_lib.stream import offers
+from operators_lib.state import lifecycle
 from operators_lib.stream.runner import SPARK
 from operators_lib.types import FlinkType
 

@@ -12,9 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from operators_lib import output
 from operators_lib.errors import StateError
-from operators_lib.output import write_csv_frame, write_header
+from operators_lib.io import output
+from operators_lib.io.output import write_csv_frame, write_header
 from operators_lib.plan import EMIT_TS, LINE, OP, ROWNUM, SEQ
 from operators_lib.types import FlinkType
 

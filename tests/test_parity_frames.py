@@ -8,7 +8,7 @@ import math
 
 from pyspark.sql import types as T
 
-from operators_lib.parity import compare_frames
+from operators_lib.parity.compare import compare_frames
 from operators_lib.types import FlinkType
 
 TYPES = {"x": FlinkType("DOUBLE"), "n": FlinkType("INT"), "s": FlinkType("STRING"),

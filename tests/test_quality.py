@@ -1,4 +1,4 @@
-"""The quality gate (operators_lib/quality.py), through a GX file context: GX severity is
+"""The quality gate (operators_lib/ops/quality.py), through a GX file context: GX severity is
 honoured (a failed warning passes with the failure listed, a failed critical expectation
 fails), and each validation is in the Data Docs."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from operators_lib.errors import InputError
-from operators_lib.quality import data_docs_index, register_suite, validate_csv
+from operators_lib.ops.quality import data_docs_index, register_suite, validate_csv
 
 REPO = Path(__file__).resolve().parents[1]
 

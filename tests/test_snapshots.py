@@ -1,4 +1,4 @@
-"""``twinflow state snapshot|list|verify|rollback|inspect`` (operators_lib/snapshots.py,
+"""``twinflow state snapshot|list|verify|rollback|inspect`` (operators_lib/state/snapshots.py,
 state_verify.py, state_inspect.py) on a ``twinflow run`` directory, with Structured
 Streaming: snapshot, continue, roll back, continue again must give what one uninterrupted run
 gives; a snapshot verified resumes to the live state's result."""
@@ -9,7 +9,7 @@ import json
 import os
 
 from jobs.cli import main
-from operators_lib import lifecycle
+from operators_lib.state import lifecycle
 from tests.test_failed_runs import _args, _expected, _rows
 
 

@@ -10,8 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs.gates import publish
-from operators_lib import lifecycle, metrics, snapshots
-from operators_lib.incremental import QueryConfig, batch_parity, stream_increment
+from operators_lib.ops import metrics
+from operators_lib.runs.incremental import QueryConfig, batch_parity, stream_increment
+from operators_lib.state import lifecycle, snapshots
 from operators_lib.stream.runner import last_commit
 from tests.cluster import INTERPRETED
 from tests.test_dags import _latest, _task_states

@@ -10,13 +10,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from operators_lib import ingest
 from operators_lib.catalog import TableDef
 from operators_lib.errors import InputError, StateError
-from operators_lib.incremental import QueryConfig, check_rejected
-from operators_lib.lifecycle import discard_unstaged
-from operators_lib.pipeline import resume_decision
+from operators_lib.io import ingest
 from operators_lib.plan import BATCH, EMIT_TS, OP, PLACE, ROWNUM, SEQ
+from operators_lib.runs.incremental import QueryConfig, check_rejected
+from operators_lib.runs.pipeline import resume_decision
+from operators_lib.state.lifecycle import discard_unstaged
 from operators_lib.stream.runner import changelog_files, changelog_frame
 
 

@@ -15,10 +15,10 @@ import time
 import pytest
 
 from operators_lib.errors import SqlError
-from operators_lib.incremental import QueryConfig, audit, batch_parity, stream_increment
-from operators_lib.parity import without_expired
-from operators_lib.pipeline import RunConfig, run
+from operators_lib.parity.compare import without_expired
 from operators_lib.plan import TTL_KEY
+from operators_lib.runs.incremental import QueryConfig, audit, batch_parity, stream_increment
+from operators_lib.runs.pipeline import RunConfig, run
 from operators_lib.sql import load_script
 from operators_lib.sql.script import parse_duration_ms
 from operators_lib.types import FlinkType

@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from operators_lib.errors import SqlError
-from operators_lib.pipeline import RunConfig, run
 from operators_lib.plan import OP, ROWNUM, Calc, Join, find
+from operators_lib.runs.pipeline import RunConfig, run
 from operators_lib.sql import load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream import calc

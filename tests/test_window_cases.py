@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from operators_lib.errors import InputError, SqlError
-from operators_lib.pipeline import RunConfig, run
+from operators_lib.runs.pipeline import RunConfig, run
 from tests.caselib import all_cases, assert_changelog, assert_final, read_csv
 from tests.harness import HarnessRuntime
 
@@ -110,11 +110,11 @@ def test_window_join_on_spark_equals_flink(spark, tmp_path):
 
 
 def test_the_users_spark_settings_change_no_result(spark, tmp_path):
-    """Spark's settings are the user's (operators_lib/spark.py). Without adaptive execution a
+    """Spark's settings are the user's (operators_lib/engine/spark.py). Without adaptive execution a
     micro-batch keeps its shuffle partitions, so a task may see a window's markers and no row
     to join: its output must still have the join's schema (an untyped empty column failed the
     run)."""
-    from operators_lib.spark import session_conf
+    from operators_lib.engine.spark import session_conf
 
     case = next(c for c in CASES if c.id == "windows/session_rows_join")
     with session_conf(spark, {"spark.sql.adaptive.enabled": "false"}):

@@ -1,6 +1,6 @@
 """Spark's Python processes of a local session import the installed pyspark (its bytecode
 cached), not Spark's zips of the same files, and the daemon's workers start with what they
-import loaded (operators_lib/worker_daemon.py)."""
+import loaded (operators_lib/engine/worker_daemon.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyspark
 
-from operators_lib.worker_daemon import own_zips, python_launcher
+from operators_lib.engine.worker_daemon import own_zips, python_launcher
 
 INSTALLED = Path(pyspark.__file__).parent
 SITE = str(INSTALLED.parent)

@@ -204,7 +204,7 @@ def _sections(stdout: str) -> Iterator[tuple[str, list[str]]]:
 
 def check(events: int, seed: int, rate: int, queries: list[str], out: Path) -> int:
     from jobs.console import engine_output_to
-    from operators_lib.spark import get_spark
+    from operators_lib.engine.spark import get_spark
 
     path = data_dir(events, seed, rate)
     expected, data = load_expected(events, seed, rate, path), tables(path)
@@ -255,7 +255,7 @@ def check_query(spark, q: str, data: dict[str, Path], out: Path, want: dict, run
     the operator harness) and compare with Flink's result: (verdict, equal or refused as
     Flink refuses it)."""
     from operators_lib.errors import TwinflowError
-    from operators_lib.pipeline import RunConfig, run
+    from operators_lib.runs.pipeline import RunConfig, run
     from operators_lib.stream.runner import SPARK
 
     sql = [DDL, HERE / "queries" / f"{q}.sql"]

@@ -152,7 +152,7 @@ def _check_node(n: exp.Expression, functions: Collection[str]) -> None:
     if call is not None:
         name, args = call
         if name.lower() in functions or name == "TABLE" and isinstance(n.parent, exp.Lateral):
-            return  # a UDF's arguments and place are checked by the planner (udf/loader.py)
+            return  # a UDF's arguments and place are checked by the planner (sql/python_udfs.py)
         _check_call(n, name, args)
     elif isinstance(n, exp.Window) and isinstance(n.this, exp.Filter):
         raise Unsupported("FILTER (WHERE ..) with OVER is not supported (Flink refuses it too)",

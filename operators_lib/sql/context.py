@@ -19,10 +19,10 @@ from operators_lib.plan import Field, Filter, Node, Project, Union, held_time, q
 from operators_lib.sql.dialect import line_of
 from operators_lib.sql.expressions import to_spark
 from operators_lib.sql.functions import Env, Function, Unsupported
-from operators_lib.sql.script import Statement
+from operators_lib.sql.python_udfs import PythonFunction
+from operators_lib.sql.statement import Statement
 from operators_lib.types import FlinkType
 from operators_lib.udf.calls import calls_python
-from operators_lib.udf.loader import PythonFunction
 
 HIDDEN_PREFIX = "tw__"
 
@@ -282,3 +282,16 @@ def field_map(fields) -> dict[str, Field]:
 def referenced(node: exp.Expression) -> set[str]:
     """Plan fields referenced by a resolved expression."""
     return {c.name for c in node.find_all(exp.Column)}
+
+
+def uniquify(names: list[str], taken: set[str] | None = None) -> list[str]:
+    """Flink's rule for clashing names: the second ``id`` becomes ``id0``, the next ``id1``."""
+    seen = {t.lower() for t in taken or ()}
+    out = []
+    for name in names:
+        new, k = name, 0
+        while new.lower() in seen:
+            new, k = f"{name}{k}", k + 1
+        seen.add(new.lower())
+        out.append(new)
+    return out

@@ -19,7 +19,7 @@ from operators_lib.plan import (
 )
 from operators_lib.sql.context import Col, Ctx, Scope
 from operators_lib.sql.functions import Call, Env, Unsupported
-from operators_lib.udf.loader import check_arguments
+from operators_lib.sql.python_udfs import check_arguments
 
 
 def plan_correlate(ctx: Ctx, left: Node, scope: Scope, j: exp.Join) -> tuple[Node, Scope]:

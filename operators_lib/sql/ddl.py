@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
@@ -19,10 +18,8 @@ from operators_lib.sql.check import check
 from operators_lib.sql.dialect import parse_expression
 from operators_lib.sql.functions import Unsupported
 from operators_lib.sql.reserved import reserved_message
+from operators_lib.sql.statement import Statement
 from operators_lib.types import FlinkType
-
-if TYPE_CHECKING:
-    from operators_lib.sql.script import Statement
 
 _HEAD = re.compile(r"^CREATE\s+(?:TEMPORARY\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([`\w.]+)\s*\(",
                    re.IGNORECASE)

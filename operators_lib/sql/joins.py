@@ -35,7 +35,7 @@ from operators_lib.plan import (
     quote,
     unique_key,
 )
-from operators_lib.sql.context import Ctx, Scope, referenced
+from operators_lib.sql.context import Ctx, Scope, referenced, uniquify
 from operators_lib.sql.ddl import interval_ms
 from operators_lib.sql.windows import processing_time_window, source_table, windowed_by
 
@@ -119,8 +119,6 @@ def plan_join(ctx: Ctx, left: Node, lscope: Scope, right: Node, rscope: Scope, k
     resolved conjunct from the (left, right) scopes (subquery predicates). SEMI/ANTI joins
     output the left columns only. ``as_of``: the left time of a temporal join
     (``FOR SYSTEM_TIME AS OF``)."""
-    from operators_lib.sql.planner import uniquify
-
     # Right columns whose names clash with left ones are renamed (Flink: id -> id0).
     names = [f.name for f in right.fields]
     new_names = uniquify(names, {f.name for f in left.fields})

@@ -38,15 +38,17 @@ from operators_lib.plan import (
     quote,
 )
 from operators_lib.sql.aggregate import plan_aggregate
-from operators_lib.sql.context import Ctx, Scope, is_hidden
+from operators_lib.sql.context import Ctx, Scope, is_hidden, uniquify
 from operators_lib.sql.correlate import plan_correlate
 from operators_lib.sql.grouping_sets import has_grouping, plan_grouping_sets
 from operators_lib.sql.insert import into_sink
 from operators_lib.sql.joins import JOIN_KINDS, plan_join, split_and
 from operators_lib.sql.ordering import refuse_ordered
 from operators_lib.sql.over import plan_over
-from operators_lib.sql.script import Script, Statement
+from operators_lib.sql.python_udfs import as_function, load_functions
+from operators_lib.sql.script import Script
 from operators_lib.sql.set_ops import aligned, plan_set_operation
+from operators_lib.sql.statement import Statement
 from operators_lib.sql.subqueries import has_subquery, plan_subquery_predicate
 from operators_lib.sql.topn import (
     fold_rank_filter,
@@ -65,7 +67,6 @@ from operators_lib.sql.windows import (
     window_grouped,
 )
 from operators_lib.types import FlinkType
-from operators_lib.udf.loader import as_function, load_functions
 
 _UNSUPPORTED_CLAUSES = {
     "order": "ORDER BY", "limit": "LIMIT", "qualify": "QUALIFY", "laterals": "LATERAL VIEW",
@@ -417,19 +418,6 @@ def _items(ctx: Ctx, expressions: list[exp.Expression], scope: Scope) -> Items:
             name = f"EXPR${i}"
         named.append((name, scope.resolve(ctx, body)))
     return [(n, e) for n, (_, e) in zip(uniquify([n for n, _ in named]), named)]
-
-
-def uniquify(names: list[str], taken: set[str] | None = None) -> list[str]:
-    """Flink's rule for clashing names: the second ``id`` becomes ``id0``, the next ``id1``."""
-    seen = {t.lower() for t in taken or ()}
-    out = []
-    for name in names:
-        new, k = name, 0
-        while new.lower() in seen:
-            new, k = f"{name}{k}", k + 1
-        seen.add(new.lower())
-        out.append(new)
-    return out
 
 
 def project(ctx: Ctx, child: Node, items: Items) -> Project:

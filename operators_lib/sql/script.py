@@ -1,7 +1,7 @@
 """Split a Flink SQL script into statements and load them into a Catalog plus the final query.
 
 Supported statements: CREATE TABLE, CREATE [TEMPORARY] VIEW, CREATE [TEMPORARY [SYSTEM]]
-FUNCTION .. LANGUAGE PYTHON (udf/loader.py), SET 'key' = 'value', and exactly one query,
+FUNCTION .. LANGUAGE PYTHON (sql/python_udfs.py), SET 'key' = 'value', and exactly one query,
 which must be the last statement: a SELECT, or ``INSERT INTO t [(cols)] SELECT ..`` into a
 declared table (sql/insert.py). Everything else is rejected with its line.
 """
@@ -28,6 +28,7 @@ from operators_lib.sql.dialect import (
     rewrite_window_tvfs,
 )
 from operators_lib.sql.functions import AGGREGATES, FUNCTIONS, RANKING, Unsupported
+from operators_lib.sql.statement import Statement
 
 STATE_TTL = "table.exec.state.ttl"
 PYTHON_FILES = "python.files"
@@ -47,17 +48,6 @@ def parse_duration_ms(text: str) -> int | None:
     if not m or m.group(2).lower() not in _DURATION_UNITS:
         return None
     return int(m.group(1)) * _DURATION_UNITS[m.group(2).lower()]
-
-
-@dataclass(frozen=True)
-class Statement:
-    text: str
-    line: int  # line of the statement's first character in its file
-    source: str  # file name, for error messages
-
-    def error(self, message: str, rel_line: int | None = None) -> SqlError:
-        line = self.line + rel_line - 1 if rel_line else self.line
-        return SqlError(message, line, self.source)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from operators_lib.stream.runner import CHANGELOG_LAYOUT
 # 5: so does keep-first deduplication (stream/dedup.py);
 # 6: and the regular join (stream/join.py)
 _ENCODING = 6
-# The file source reads the staged directories through their offer logs (stream/offers.py);
+# The file source reads the staged directories through their offer logs (io/offers.py);
 # before: hard links in source/<table>/, admitted by modification time.
 _SOURCE = "offer-log/1"
 STATE_LAYOUT = (f"{CHANGELOG_LAYOUT};buckets={BUCKETS};slots={SLOTS};encoding={_ENCODING};"

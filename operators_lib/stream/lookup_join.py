@@ -24,14 +24,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from operators_lib.catalog import TableDef
+from operators_lib.io import offers
 from operators_lib.plan import BATCH, EMIT_TS, ROWNUM, Join, quote
 from operators_lib.relational import carried, spark_join
 from operators_lib.scan import staged_schema
-from operators_lib.stream import offers
 
 
 def static_table(spark: SparkSession, table: TableDef, source: Path) -> DataFrame:
-    """The rows offered to ``table``'s source (stream/offers.py), as one static frame."""
+    """The rows offered to ``table``'s source (io/offers.py), as one static frame."""
     files = [str(f) for f in offers.offered(source) if f.name != offers.EOF_FILE]
     schema = staged_schema(table)
     df = spark.read.schema(schema).parquet(*files) if files else \

@@ -1,7 +1,7 @@
 """How a stream query runs: its sources, its stateful processors and its run to completion.
 
 ``SparkRuntime`` is Structured Streaming: a file source per table admitting one staged file per
-micro-batch, in the order of its offer log (stream/offers.py), each stateful processor on
+micro-batch, in the order of its offer log (io/offers.py), each stateful processor on
 ``transformWithStateInPandas``, and an ``availableNow`` run to completion. The stream planner
 builds every query through a runtime, so the operator harness of the tests (tests/harness.py)
 can run the same plan and processors micro-batch by micro-batch in memory.
@@ -33,10 +33,10 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.catalog import TableDef
+from operators_lib.engine.spark import session_conf
 from operators_lib.errors import StateError
 from operators_lib.plan import BATCH, EMIT_TS, END_FIRST, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
-from operators_lib.spark import session_conf
 from operators_lib.stream.packing import PACKED, pack, unpacked
 from operators_lib.stream.rows import BUCKET
 
@@ -67,7 +67,7 @@ class SparkRuntime:
 
     def source(self, spark: SparkSession, table: TableDef, path: Path,
                processing_time: bool = False) -> DataFrame:
-        """A table's staged files, one per micro-batch, as offered (stream/offers.py). The
+        """A table's staged files, one per micro-batch, as offered (io/offers.py). The
         watermark is Spark's (max event time seen in earlier micro-batches minus the WATERMARK
         delay), tracked on a copy of the rowtime column so that Spark itself drops nothing: the
         operators decide lateness with Flink's rules and report late rows instead of losing

@@ -1,3 +1,2 @@
-"""Python user-defined functions: declared in SQL (``CREATE FUNCTION .. LANGUAGE PYTHON``),
-loaded on the driver (loader), called by Spark on the executors (calls), written against
-PyFlink's API (pyflink_api)."""
+"""Python user-defined functions at run time: called by Spark on the executors (calls), written
+against PyFlink's API (pyflink_api). Their declarations are planned in sql/python_udfs.py."""

@@ -1,7 +1,7 @@
 """A Python UDF as Spark calls it on the executors: the user's function, its results checked
 against the declared Flink type, and its exceptions made the run's error.
 
-Spark pickles these objects with the UDF (the user's function by value, udf/loader.py); an
+Spark pickles these objects with the UDF (the user's function by value, sql/python_udfs.py); an
 executor unpickling one imports this module first, which installs twinflow's PyFlink API
 (udf/pyflink_api.py) for the user's module to import.
 
@@ -32,7 +32,7 @@ from operators_lib.udf import pyflink_api
 pyflink_api.install()
 
 PREFIX = "tw_udf_"  # a Python function's name in the Spark session (reserved, as tw__ columns)
-# Its call as planned: the first argument says whether the row is data (udf/loader.py).
+# Its call as planned: the first argument says whether the row is data (sql/python_udfs.py).
 _CALL = re.compile(rf"\b({PREFIX}\w+)\(TRUE(?=[,)])")
 
 

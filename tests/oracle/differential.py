@@ -238,7 +238,7 @@ def shrink(spark, rnd: fuzz.Round, query: Query, work: Path) -> tuple[str, fuzz.
 
 
 def sql_main(args) -> int:
-    from operators_lib.spark import get_spark
+    from operators_lib.engine.spark import get_spark
 
     spark = get_spark()
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)  # refusals: counted
@@ -293,7 +293,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.family == "sql":
         return sql_main(args)
-    from operators_lib.spark import get_spark
+    from operators_lib.engine.spark import get_spark
 
     spark = get_spark()
     rng = random.Random(args.seed)

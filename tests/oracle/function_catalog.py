@@ -261,8 +261,8 @@ ENTRIES: list[tuple[str, str, str, str]] = [
 def status(spark, query: str) -> tuple[bool, str]:
     """(planned?, twinflow's reason when refused)."""
     from operators_lib.errors import TwinflowError
-    from operators_lib.queries import plan_query
     from operators_lib.sql.script import script_of
+    from operators_lib.state.queries import plan_query
 
     try:
         plan_query(script_of([("ddl.sql", DDL), ("query.sql", query)]), spark, 1)
@@ -307,7 +307,7 @@ def table(spark) -> str:
 
 
 def main() -> None:
-    from operators_lib.spark import get_spark
+    from operators_lib.engine.spark import get_spark
 
     DOC.write_text(table(get_spark()))
     print(f"wrote {DOC}")

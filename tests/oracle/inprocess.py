@@ -25,15 +25,16 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from operators_lib import ingest, lifecycle
 from operators_lib.batch.planner import batch_dataframe
 from operators_lib.changelog import ADDS, RETRACTS
 from operators_lib.errors import DataError, TwinflowError, classify
-from operators_lib.output import csv_text
+from operators_lib.io import ingest
+from operators_lib.io.output import csv_text
 from operators_lib.plan import OP, PLACE, ends_in_last_part, quote, source_tables
-from operators_lib.queries import plan_query
-from operators_lib.result_store import changelog
 from operators_lib.sql.script import script_of
+from operators_lib.state import lifecycle
+from operators_lib.state.queries import plan_query
+from operators_lib.state.result_store import changelog
 from tests.harness import HarnessRuntime
 
 NULL = "NULL"

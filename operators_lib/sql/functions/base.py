@@ -26,7 +26,7 @@ class Unsupported(Exception):
 @dataclass(frozen=True)
 class Env:
     """What a renderer may ask: an expression's Flink type, a Java regex's group count; and
-    the user-defined functions (udf/loader.py) by upper-case name."""
+    the user-defined functions (sql/python_udfs.py) by upper-case name."""
 
     type_of: Callable[[exp.Expression], FlinkType]
     regex_groups: Callable[[str], int | None]  # None: not a valid java.util.regex pattern

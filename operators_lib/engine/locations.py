@@ -18,8 +18,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from operators_lib.engine.shipping import is_local
 from operators_lib.errors import InputError
-from operators_lib.shipping import is_local
 
 if TYPE_CHECKING:  # the CLI checks paths before it imports pyspark
     from pyspark.sql import SparkSession

@@ -23,8 +23,8 @@ matplotlib.use("Agg")  # no display: files only
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from operators_lib import metrics  # noqa: E402
-from operators_lib.quality import data_docs_index  # noqa: E402
+from operators_lib.ops import metrics  # noqa: E402
+from operators_lib.ops.quality import data_docs_index  # noqa: E402
 from operators_lib.stream.runner import last_commit  # noqa: E402
 
 _WARNED = "passed_with_warnings"  # the gate: only warning-severity expectations failed
@@ -195,7 +195,7 @@ def _page(state: Path, runs: pd.DataFrame, history: dict[str, pd.DataFrame],
     parts += [f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts]
     parts.append("</table>")
     docs = data_docs_index()
-    if docs.is_file():  # the quality gates' validations (operators_lib/quality.py)
+    if docs.is_file():  # the quality gates' validations (operators_lib/ops/quality.py)
         parts.append(f"<p><a href='{html.escape(docs.as_uri())}'>Great Expectations Data "
                      "Docs</a>: every validation of the quality gates, with its expectations "
                      "and observed values</p>")

@@ -15,7 +15,7 @@ handles files, pieces and counts, never rows:
 - ``stage``: arrival numbers are the running sums of the pieces' counts. A task per micro-batch
   of N rows reads the slices of the pieces it spans, numbers them and writes the part's
   Parquet file with pyarrow; the driver moves them to ``part-000000.parquet`` ... (the stream
-  admits them in that order: stream/offers.py).
+  admits them in that order: io/offers.py).
 
 The rows cross no JVM and no shuffle on their way (Spark schedules the tasks and reads the
 staged files): a task's pieces as a Parquet column of Spark's writer were buffered as one row
@@ -50,17 +50,17 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from operators_lib import csv_split
 from operators_lib.catalog import TableDef
-from operators_lib.csv_parse import (
+from operators_lib.errors import InputError
+from operators_lib.io import csv_split
+from operators_lib.io.csv_parse import (
     parse_records,
     physical_schema,
     read_header,
     rejected_csv,
 )
-from operators_lib.errors import InputError
+from operators_lib.io.offers import EOF_FILE
 from operators_lib.plan import END_FIRST, ROWNUM, SWEEP_FIRST
-from operators_lib.stream.offers import EOF_FILE
 
 REJECTED_COLUMNS = ["table", "file", "line", "reason", "row"]
 # A piece of a file parsed by one task (a file without quotes is cut: csv_split.py).

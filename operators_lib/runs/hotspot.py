@@ -35,11 +35,11 @@ from pyspark.sql import functions as F
 
 from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError
-from operators_lib.incremental import QueryConfig, plan_for
-from operators_lib.lifecycle import staged_files
-from operators_lib.output import write_json
+from operators_lib.io.output import write_json
 from operators_lib.paths import append_audit, chosen_settings
 from operators_lib.plan import quote, scans
+from operators_lib.runs.incremental import QueryConfig, plan_for
+from operators_lib.state.lifecycle import staged_files
 from operators_lib.topn_split import splittable
 
 DEFAULTS = {"split": 1, "max_split": 128, "parallelism": 2, "window_rows": 1_000_000}

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from operators_lib import lifecycle
 from operators_lib.errors import InputError
 from operators_lib.plan import Node
 from operators_lib.sql.planner import compile_query
 from operators_lib.sql.script import Script, script_of
+from operators_lib.state import lifecycle
 from operators_lib.stream.layout import STATE_LAYOUT
 from operators_lib.topn_split import split_topn, splittable
 

@@ -11,7 +11,7 @@
                      fingerprint and how its stream ended (``run``)
     parsed/          the new input as the executors parsed it (ingest.py), until staged
     staged/<table>/  micro-batch files (part-NNNNNN.parquet), append-only; the stream's source:
-                     its offer log (_spark_metadata/, stream/offers.py) names the files offered
+                     its offer log (_spark_metadata/, io/offers.py) names the files offered
                      to the stream so far, in order (and, once a bounded input is all offered,
                      its end-of-input marker, eof.parquet)
     checkpoint/      Spark's checkpoint (offsets, commits, RocksDB state)
@@ -39,12 +39,11 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from operators_lib import ingest
 from operators_lib.catalog import TableDef
 from operators_lib.errors import InputError
-from operators_lib.output import changelog_line, write_json
+from operators_lib.io import ingest, offers
+from operators_lib.io.output import changelog_line, write_json
 from operators_lib.plan import LINE, Node
-from operators_lib.stream import offers
 from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.rows import BUCKETS
 from operators_lib.stream.runner import SPARK, SparkRuntime, StreamRun
@@ -176,7 +175,7 @@ def previous_record(state: Path, key: str) -> dict | None:
 def offer(state: Path, key: str, parts: list[Path], ends: TableDef | None = None) -> None:
     """Offer table ``key``'s staged files to the stream and, where ``ends`` (the table) is
     given, the end of its input (ingest.write_eof); what was offered before stays offered
-    (stream/offers.py)."""
+    (io/offers.py)."""
     source = state / "staged" / key
     if ends is not None:
         ingest.write_eof(ends, source)

@@ -19,7 +19,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]
 # Only what executors import: Python sources (no caches, no tests).
 _SUFFIXES = {".py", ".properties"}
 

@@ -74,13 +74,14 @@ import pandas as pd
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from operators_lib import ingest, lifecycle, metrics, nonfinite, result_store
 from operators_lib.batch import batch_dataframe
 from operators_lib.changelog import ADDS, KINDS, RETRACTS
+from operators_lib.engine.locations import local_path
 from operators_lib.errors import InputError, ParityError, SqlError
-from operators_lib.locations import local_path
-from operators_lib.output import copy_changelog, write_csv_frame, write_json
-from operators_lib.parity import (
+from operators_lib.io import ingest, offers
+from operators_lib.io.output import copy_changelog, write_csv_frame, write_json
+from operators_lib.ops import metrics
+from operators_lib.parity.compare import (
     EMPTY_INPUT,
     SAMPLE,
     TTL_EXPLANATION,
@@ -91,7 +92,7 @@ from operators_lib.parity import (
     session_splits_differ,
     without_expired,
 )
-from operators_lib.parity_scope import (
+from operators_lib.parity.scope import (
     cut_ms,
     key_scope,
     parts_from,
@@ -99,7 +100,6 @@ from operators_lib.parity_scope import (
     time_operator,
 )
 from operators_lib.paths import chosen_settings
-from operators_lib.pipeline import late_source
 from operators_lib.plan import (
     EMIT_TS,
     LATE,
@@ -122,12 +122,13 @@ from operators_lib.plan import (
     scans,
     source_tables,
 )
-from operators_lib.queries import plan_query, record_query, recorded_script, sql_changed
 from operators_lib.relational import WEND
-from operators_lib.result_store import RESULT_ORDER, result_rows
+from operators_lib.runs.pipeline import late_source
 from operators_lib.scan import staged_schema
-from operators_lib.sql import load_script
-from operators_lib.stream import offers
+from operators_lib.sql import load_script, nonfinite
+from operators_lib.state import lifecycle, result_store
+from operators_lib.state.queries import plan_query, record_query, recorded_script, sql_changed
+from operators_lib.state.result_store import RESULT_ORDER, result_rows
 from operators_lib.stream.layout import STATE_LAYOUT, UNRECORDED
 from operators_lib.stream.runner import (
     changelog_files,

@@ -35,7 +35,7 @@ from pathlib import Path
 import pandas as pd
 from sqlglot import exp, parse_one
 
-from operators_lib.ingest import event_time_bound
+from operators_lib.io.ingest import event_time_bound
 from operators_lib.plan import (
     Aggregate,
     Filter,

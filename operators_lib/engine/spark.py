@@ -40,7 +40,7 @@ def driver_java_options(user_options: str = "") -> str:
     (jvm_archive.py) and the user's own JVM options (``user_options``: their
     spark.driver.extraJavaOptions) leave class-data sharing to twinflow: a driver starts in
     about half the time."""
-    from operators_lib import jvm_archive
+    from operators_lib.engine import jvm_archive
 
     return f"{DRIVER_JAVA_OPTIONS} {jvm_archive.java_options(user_options)}".strip()
 
@@ -86,7 +86,7 @@ def get_spark(master: str | None = None, app: str = "twinflow",
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    from operators_lib.shipping import is_local
+    from operators_lib.engine.shipping import is_local
 
     # Workers must run this interpreter (it has pandas/pyarrow/protobuf), not the system python3.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -114,7 +114,7 @@ def get_spark(master: str | None = None, app: str = "twinflow",
         settings.setIfMissing(key, value)
     local = is_local(settings.get("spark.master", "local"))
     if local:  # a cluster's executors lack twinflow
-        settings.setIfMissing("spark.python.daemon.module", "operators_lib.worker_daemon")
+        settings.setIfMissing("spark.python.daemon.module", "operators_lib.engine.worker_daemon")
     settings.setAll([*conf.items(), *REQUIRED.items()])
     with _python_processes(local):
         spark = SparkSession.builder.config(conf=settings).getOrCreate()
@@ -130,7 +130,7 @@ def _python_processes(local: bool) -> Iterator[None]:
     PYSPARK_PYTHON names another interpreter."""
     from pyspark import SparkContext
 
-    from operators_lib.worker_daemon import python_launcher
+    from operators_lib.engine.worker_daemon import python_launcher
 
     python = os.environ["PYSPARK_PYTHON"]
     launcher = None
@@ -152,8 +152,8 @@ def _python_processes(local: bool) -> Iterator[None]:
 def _ship_code(spark: SparkSession) -> None:
     """On a cluster, executors import twinflow from its zip (shipping.py), unless spark-submit
     already shipped it (``--py-files``)."""
+    from operators_lib.engine.shipping import code_archive, is_local
     from operators_lib.paths import home
-    from operators_lib.shipping import code_archive, is_local
 
     context = spark.sparkContext
     if is_local(context.master):

@@ -4,7 +4,7 @@ Spark's jars again. Measured on this project's 2-core machine (docs/BENCHMARKS.m
 trivial spark-submit 9.0 s -> 5.3 s wall, 13.7 -> 8.0 CPU-s.
 
 ``twinflow jvm-archive`` (run by ``bootstrap.sh``) builds it once per Java, Spark and class
-path (about a minute): a small run of twinflow's own (``_warm_up``) in a child process whose
+path (about a minute): a small run of twinflow's own (jobs/warm_up.py) in a child process whose
 JVM writes the classes it loaded at exit (``-XX:ArchiveClassesAtExit``). Drivers that
 twinflow launches (``get_spark``, the DAGs' spark-submit) then get ``-XX:SharedArchiveFile``.
 The archive's name is a hash of what the JVM checks before it uses one (the java binary, the
@@ -23,7 +23,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 # Environment that changes the driver's class path (Spark's launcher puts these before its jars).
@@ -36,15 +35,6 @@ _USER_CDS = ("SharedArchiveFile", "ArchiveClassesAtExit", "AutoCreateSharedArchi
 # Every CDS message off (the JVM's mismatch warnings go to stdout, the console).
 _QUIET = "-Xlog:cds*=off"
 OFF = "TWINFLOW_JVM_ARCHIVE"  # =off: no archive
-_WARM_UP_SQL = """CREATE TABLE t (k STRING, v INT, ts TIMESTAMP(3),
-  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND);
-SELECT k, v, SUM(v) OVER (PARTITION BY k ORDER BY ts
-  ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM t;
-"""
-_WARM_UP_JOIN = """CREATE TABLE t (k STRING, v INT, ts TIMESTAMP(3),
-  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND);
-SELECT a.k, COUNT(*) AS n, MAX(b.v) AS m FROM t a JOIN t b ON a.k = b.k GROUP BY a.k;
-"""
 
 
 def _stamp(path: str) -> str:
@@ -84,10 +74,11 @@ def options_for(archive: Path) -> str:
     return f"-XX:SharedArchiveFile={archive} {_QUIET}"
 
 
-def build(force: bool = False) -> Path:
-    """Build the archive (unless it exists and not ``force``); returns its path, and removes
-    the archives of other Java, Spark or class path versions beside it. Raises RuntimeError
-    with the child's output if the warm-up run failed (an archive that was there stays)."""
+def build(warm_up: str, force: bool = False) -> Path:
+    """Build the archive (unless it exists and not ``force``) from a run of the module
+    ``warm_up`` (``python -m``); returns its path, and removes the archives of other Java,
+    Spark or class path versions beside it. Raises RuntimeError with the child's output if the
+    warm-up run failed (an archive that was there stays)."""
     archive = path()
     if archive.is_file() and not force:
         return archive
@@ -96,7 +87,7 @@ def build(force: bool = False) -> Path:
     env = dict(os.environ)  # the dump option keeps the archive out of the build's own driver
     env["SPARK_SUBMIT_OPTS"] = (f"{env.get('SPARK_SUBMIT_OPTS', '')} "
                                 f"-XX:ArchiveClassesAtExit={tmp}").strip()
-    proc = subprocess.run([sys.executable, "-m", "operators_lib.jvm_archive"], env=env,
+    proc = subprocess.run([sys.executable, "-m", warm_up], env=env,
                           capture_output=True, text=True)
     if proc.returncode != 0 or not tmp.is_file():
         tmp.unlink(missing_ok=True)
@@ -108,27 +99,3 @@ def build(force: bool = False) -> Path:
             other.unlink(missing_ok=True)
     return archive
 
-
-def _warm_up() -> None:
-    """A run in both modes of an OVER and a join feeding an aggregate: ingest, staging, the
-    streaming query and its state store, batch, parity and the CSV writers load their classes."""
-    from operators_lib.pipeline import RunConfig, run
-    from operators_lib.spark import get_spark
-
-    spark = get_spark("local[2]", app="twinflow-jvm-archive")
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        data = work / "t.csv"
-        data.write_text("k,v,ts\n" + "".join(
-            f"{'ab'[i % 2]},{i},2024-01-01 00:00:{i:02d}\n" for i in range(12)))
-        for i, sql in enumerate((_WARM_UP_SQL, _WARM_UP_JOIN)):
-            query = work / f"q{i}.sql"
-            query.write_text(sql)
-            result = run(RunConfig([query], {"t": data}, "both", work / f"out{i}", 3), spark)
-            if result.exit_code != 0:
-                raise SystemExit(f"warm-up query {i}: exit {result.exit_code} {result.message}")
-    spark.stop()
-
-
-if __name__ == "__main__":
-    _warm_up()

@@ -9,7 +9,7 @@ validation writes lands in the repository (a checkout may be read-only):
 ``great_expectations.yml`` puts the validation results and the Data Docs site under
 ``$TWINFLOW_HOME/gx/`` and names no config variables file (``data_docs/index.html``; the
 ops report links it). ``register_suite`` adds a suite with its validation definition and
-checkpoint (``python -m operators_lib.quality SUITE.json``).
+checkpoint (``python -m operators_lib.ops.quality SUITE.json``).
 
 Facts that only a run knows (how many rows the output must have given the input) are validated
 beside the checkpoint as runtime expectations, in the same summary. Severity (GX's
@@ -31,7 +31,7 @@ import pandas as pd
 from operators_lib.errors import InputError
 from operators_lib.paths import home
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SOURCE = "twinflow"  # the context's pandas data source
 BATCH = "whole"  # each asset's batch definition: the whole output
 
@@ -74,7 +74,7 @@ def validate_csv(csv_path: Path, suite_name: str, runtime: list[dict] | None = N
         checkpoint = ctx.checkpoints.get(suite_name)
     except DataContextError:
         raise InputError(f"no checkpoint {suite_name!r} in {gx_root() / 'gx'}: add the suite "
-                         "with `python -m operators_lib.quality SUITE.json`") from None
+                         "with `python -m operators_lib.ops.quality SUITE.json`") from None
     df = pd.read_csv(csv_path, keep_default_na=False, na_values=[""])
     # Named by the output's directory (a scheduled run's: its interval) in the Data Docs, at
     # the time it ran (GX would read a time out of an interval's name: a re-run would replace

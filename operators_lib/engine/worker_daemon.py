@@ -20,7 +20,7 @@ those objects out of the garbage collector's reach (``gc.freeze``) before it for
 - pyspark's daemon runs a full ``gc.collect()`` in a reused worker after each task: it walked
   those ~100,000 objects every time (~75 ms a task; 2.5 s of CPU in one OVER run of 1M rows).
 
-Spark runs the daemon as ``python -m operators_lib.worker_daemon <worker module>`` where
+Spark runs the daemon as ``python -m operators_lib.engine.worker_daemon <worker module>`` where
 ``spark.python.daemon.module`` names it. spark.py sets both for local masters only: cluster
 executors need not have twinflow installed. The daemon itself is pyspark's
 (``pyspark.daemon.manager``).
@@ -38,7 +38,7 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 
 # What the workers import; forked workers share them, copy-on-write.
-PRELOAD = ("pyspark.worker", "operators_lib.ingest", "operators_lib.stream.planner")
+PRELOAD = ("pyspark.worker", "operators_lib.io.ingest", "operators_lib.stream.planner")
 
 
 def own_zips(spark_python_path: str, path: list[str]) -> str | None:
@@ -70,7 +70,7 @@ def python_launcher(spark_python_path: str, python: str, directory: Path) -> Pat
         return None
     script = (
         "#!/bin/sh\n"
-        "# twinflow (operators_lib/worker_daemon.py): Spark's Python processes import the\n"
+        "# twinflow (operators_lib/engine/worker_daemon.py): Spark's Python processes import the\n"
         "# installed pyspark, not Spark's zips of it.\n"
         f"zips={shlex.quote(zips)}\n"
         'case "$PYTHONPATH" in "$zips"|"$zips":*)\n'
@@ -79,7 +79,7 @@ def python_launcher(spark_python_path: str, python: str, directory: Path) -> Pat
         f'exec {shlex.quote(python)} "$@"\n')
     path = directory / f"python-{hashlib.sha256(script.encode()).hexdigest()[:16]}"
     if not path.exists():
-        from operators_lib.output import replacing
+        from operators_lib.io.output import replacing
 
         try:
             with replacing([(path, None)], mode=0o755) as (out,):

@@ -28,13 +28,13 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from operators_lib import lifecycle, result_store, snapshots
 from operators_lib.changelog import ADDS
-from operators_lib.parity import TTL_EXPLANATION, compare_frames, not_comparable
+from operators_lib.io import offers
+from operators_lib.parity.compare import TTL_EXPLANATION, compare_frames, not_comparable
 from operators_lib.plan import OP, TTL, TTL_KEY, Node, append_only, source_tables
-from operators_lib.queries import recorded_plan, recorded_query, sql_texts
-from operators_lib.state_inspect import inspect
-from operators_lib.stream import offers
+from operators_lib.state import lifecycle, result_store, snapshots
+from operators_lib.state.inspect import inspect
+from operators_lib.state.queries import recorded_plan, recorded_query, sql_texts
 from operators_lib.stream.runner import last_commit, source_logs
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from operators_lib.output import write_text
+from operators_lib.io.output import write_text
 
 LOG = "_spark_metadata"
 EOF_FILE = "eof.parquet"  # ingest.write_eof

@@ -33,8 +33,10 @@ from urllib.parse import unquote, urlparse
 
 from pyspark.sql import SparkSession
 
-from operators_lib import lifecycle, metrics
+from operators_lib.engine.spark import session_conf
 from operators_lib.errors import InputError
+from operators_lib.io import offers
+from operators_lib.ops import metrics
 from operators_lib.plan import (
     MARKERS,
     OP,
@@ -54,10 +56,9 @@ from operators_lib.plan import (
     processing_time_windows,
     source_tables,
 )
-from operators_lib.queries import recorded_plan, recorded_query
-from operators_lib.spark import session_conf
-from operators_lib.state_inspect import inspect
-from operators_lib.stream import offers
+from operators_lib.state import lifecycle
+from operators_lib.state.inspect import inspect
+from operators_lib.state.queries import recorded_plan, recorded_query
 from operators_lib.stream.runner import (
     changelog_frame,
     last_commit,

@@ -27,9 +27,10 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
-from operators_lib import lifecycle, metrics
 from operators_lib.errors import InputError
-from operators_lib.output import write_json
+from operators_lib.io.output import write_json
+from operators_lib.ops import metrics
+from operators_lib.state import lifecycle
 from operators_lib.stream.runner import last_commit
 
 SNAPSHOTS = "snapshots"

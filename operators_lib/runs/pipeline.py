@@ -37,14 +37,16 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from operators_lib import ingest, lifecycle, metrics, nonfinite, result_store
 from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
 from operators_lib.changelog import ADDS, RETRACTS
+from operators_lib.engine.locations import check_shared, local_path
+from operators_lib.engine.spark import engine_failures
 from operators_lib.errors import InputError
-from operators_lib.locations import check_shared, local_path
-from operators_lib.output import copy_changelog, write_csv_frame, write_header, write_json
-from operators_lib.parity import (
+from operators_lib.io import ingest, offers
+from operators_lib.io.output import copy_changelog, write_csv_frame, write_header, write_json
+from operators_lib.ops import metrics
+from operators_lib.parity.compare import (
     EMPTY_INPUT,
     TTL_EXPLANATION,
     TTL_UPSTREAM_NOTE,
@@ -80,14 +82,13 @@ from operators_lib.plan import (
     processing_time_windows,
     source_tables,
 )
-from operators_lib.queries import plan_query, record_query
 from operators_lib.relational import WEND
-from operators_lib.result_store import RESULT_ORDER
 from operators_lib.scan import staged_schema
-from operators_lib.snapshots import KEPT
-from operators_lib.spark import engine_failures
-from operators_lib.sql import Script, load_script
-from operators_lib.stream import offers
+from operators_lib.sql import Script, load_script, nonfinite
+from operators_lib.state import lifecycle, result_store
+from operators_lib.state.queries import plan_query, record_query
+from operators_lib.state.result_store import RESULT_ORDER
+from operators_lib.state.snapshots import KEPT
 from operators_lib.stream.layout import STATE_LAYOUT
 from operators_lib.stream.runner import (
     SPARK,
@@ -291,7 +292,7 @@ def _stage(cfg: RunConfig, spark: SparkSession, plan: Node) -> _Run:
             f"{discarded}: its state in {state} was discarded and "
             + ("the stream recomputed from scratch" if cfg.mode != "batch" else "not resumed")]
             if discarded else []),
-        # The settings in force (the user's where given: operators_lib/spark.py).
+        # The settings in force (the user's where given: operators_lib/engine/spark.py).
         "spark": {"master": spark.sparkContext.master, "app": spark.sparkContext.appName,
                   "shuffle_partitions": int(spark.conf.get("spark.sql.shuffle.partitions"))},
     }

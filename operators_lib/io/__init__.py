@@ -1,0 +1,1 @@
+"""Input parsing and staging, outputs."""

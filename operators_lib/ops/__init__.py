@@ -1,0 +1,1 @@
+"""Operations: metrics, the ops report, the quality gate."""

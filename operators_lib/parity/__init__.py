@@ -1,0 +1,1 @@
+"""Stream against batch: the comparison and its scope."""

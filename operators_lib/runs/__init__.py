@@ -1,0 +1,1 @@
+"""Runs: the bounded run, scheduled increments, backfills, hotspot splitting."""
