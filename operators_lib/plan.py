@@ -543,6 +543,11 @@ def monotonicity(node: Node, col: str) -> str | None:
     return None
 
 
+def state_ttl(plan: Node) -> bool:
+    """Whether an operator of the plan drops state idle longer than table.exec.state.ttl."""
+    return any(n.ttl_ms for n in find(plan, Join) + find(plan, Aggregate))
+
+
 def first_row_dedup(node: Rank) -> bool:
     """Deduplication keeping the first row by event time of an append-only input (Flink's
     row-time Deduplicate, stream/dedup.py): it waits for the watermark and drops late rows."""

@@ -75,22 +75,17 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from operators_lib.batch import batch_dataframe
-from operators_lib.changelog import ADDS, KINDS, RETRACTS
+from operators_lib.changelog import ADDS, KINDS
 from operators_lib.engine.locations import local_path
 from operators_lib.errors import InputError, ParityError, SqlError
 from operators_lib.io import ingest, offers
 from operators_lib.io.output import copy_changelog, write_csv_frame, write_json
 from operators_lib.ops import metrics
 from operators_lib.parity.compare import (
-    EMPTY_INPUT,
     SAMPLE,
-    TTL_EXPLANATION,
-    TTL_UPSTREAM_NOTE,
     compare_frames,
-    empty_global_aggregate,
     not_comparable,
     session_splits_differ,
-    without_expired,
 )
 from operators_lib.parity.scope import (
     cut_ms,
@@ -99,6 +94,7 @@ from operators_lib.parity.scope import (
     reach_ms,
     time_operator,
 )
+from operators_lib.parity.verdict import Explanations, verdict
 from operators_lib.paths import chosen_settings
 from operators_lib.plan import (
     EMIT_TS,
@@ -121,11 +117,13 @@ from operators_lib.plan import (
     batch_only,
     scans,
     source_tables,
+    state_ttl,
 )
 from operators_lib.relational import WEND
+from operators_lib.runs import steps
 from operators_lib.runs.pipeline import late_source
 from operators_lib.scan import staged_schema
-from operators_lib.sql import load_script, nonfinite
+from operators_lib.sql import load_script
 from operators_lib.state import lifecycle, result_store
 from operators_lib.state.queries import plan_query, record_query, recorded_script, sql_changed
 from operators_lib.state.result_store import RESULT_ORDER, result_rows
@@ -211,9 +209,7 @@ def parse_new_inputs(cfg: QueryConfig, spark: SparkSession, plan: Node, state: P
             raise InputError(f"query {cfg.name}: no input directory for table {table.name}")
         new[key] = (table, [f for f in ingest.input_files(src) if f.name not in seen]
                     if Path(src).is_dir() and any(Path(src).glob("*.csv")) else [])
-    parsed = ingest.parse(spark, new, state / "parsed")
-    nonfinite.check(plan, parsed.nonfinite())
-    return parsed
+    return steps.parse(spark, plan, new, state)
 
 
 def check_rejected(cfg: QueryConfig, parsed: ingest.Parsed, rejected_csv: Path) -> None:
@@ -432,14 +428,9 @@ def _stream_increment(cfg: QueryConfig, spark: SparkSession, state: Path, run_di
         "seconds": round(time.perf_counter() - t0, 3),
     }
     write_json(run_dir / "stream_report.json", report)
-    lifecycle.record_run(state, run_key, first_batch, last_batch, report, replayed=replayed,
-                         topn_split=cfg.topn_split)
-    tables = source_tables(plan)
-    marks = lifecycle.table_watermarks(state, tables)
-    metrics.record_run(state, run_key, "scheduled", srun.progress, sum(added.values()),
-                       rejected, emitted["late_rows"], srun.seconds,
-                       [(t.name, added.get(t.name, 0), marks[k], waited.get(k))
-                        for k, t in tables.items()])
+    new_rows = {k: added.get(t.name, 0) for k, t in source_tables(plan).items()}
+    steps.record(state, run_key, "scheduled", plan, srun, first_batch, last_batch, report,
+                 new_rows, rejected, emitted["late_rows"], cfg.topn_split, replayed, waited)
     return report
 
 
@@ -467,8 +458,7 @@ def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: in
                       for c, src, t in _LEFT_OUT]) \
             .write.mode("overwrite").parquet(str(state / "late" / f"upto-{upto:08d}"))
         kinds = counted.get
-    if append_only(plan) and any(kinds[k] for k in RETRACTS):
-        raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
+    result_store.retracts(plan, kinds)
     batches = changelog_files(state / "changelog", state / "checkpoint", first, upto)
     if append_only(plan) and replayed:
         rows = _emitted(spark, plan, state, log.where(~F.col(OP).isin(*MARKERS)), replayed)
@@ -547,25 +537,16 @@ def _late_so_far(spark: SparkSession, state: Path, upto: int
             left_out.where(F.col(OP) == LATE_WINDOW).select(ROWNUM, WEND))
 
 
-def _explain_by_ttl(spark: SparkSession, state: Path, record: dict, batch: DataFrame,
-                    stream: DataFrame, types: dict, columns: list[str]) -> dict:
-    """What the report adds when batch and stream differ: ``explained_by_ttl`` if the rows
-    outside the keys whose state expired, in any run up to this one, are equal (as
-    ``twinflow run``'s parity); nothing without expired state."""
+def _explanations(spark: SparkSession, plan: Node, state: Path, record: dict) -> Explanations:
+    """The keys whose state expired in any run up to the one of ``record`` (state TTL): what
+    may explain where an updating result differs from batch."""
     left_out = _left_out(spark, state, record["last_batch"])
-    if left_out is None:
-        return {}
+    if left_out is None or not state_ttl(plan):
+        return Explanations()
     counts = {r[OP]: r["count"] for r in left_out.groupBy(OP).count().collect()}
-    if counts.get(TTL_UPSTREAM):
-        return {"note": TTL_UPSTREAM_NOTE}
-    if not counts.get(TTL):
-        return {}
-    expired = left_out.where(F.col(OP) == TTL).select(TTL_KEY).distinct()
-    residual = without_expired(batch, stream, expired, types, columns)
-    if not residual.equal:
-        return {"unexplained": residual.summary()}
-    return {"verdict": "explained_by_ttl", "ttl_expired_keys": expired.count(),
-            "explanation": TTL_EXPLANATION}
+    return Explanations(
+        left_out.where(F.col(OP) == TTL).select(TTL_KEY).distinct() if counts.get(TTL) else None,
+        bool(counts.get(TTL_UPSTREAM)))
 
 
 def batch_parity(cfg: QueryConfig, spark: SparkSession, state: Path, run_dir: Path) -> dict:
@@ -675,15 +656,11 @@ def _check(cfg: QueryConfig, spark: SparkSession, state: Path, record: dict, out
             stream = scope[1]
         batch = batch_dataframe(spark, plan, files, keep_keys=keep).persist()
         try:
-            diff = compare_frames(batch, stream, types, columns)
+            report, diff = verdict(plan, batch, stream, types, columns,
+                                   _explanations(spark, plan, state, record))
             if not whole:
                 write_csv_frame(batch, out / "batch.csv", types, columns,
                                 order=[c for c in (EMIT_TS, ROWNUM) if c in batch.columns])
-            report = {"verdict": "equal" if diff.equal else "failed", "rows": diff.batch_rows}
-            if empty_global_aggregate(plan, diff):
-                report.update(verdict="explained_by_empty_input", explanation=EMPTY_INPUT)
-            elif not diff.equal:
-                report |= _explain_by_ttl(spark, state, record, batch, stream, types, columns)
             if scope is not None:
                 report["parity_input"] = scope[2]
         finally:

@@ -39,23 +39,15 @@ from pyspark.sql import functions as F
 
 from operators_lib.batch import batch_dataframe
 from operators_lib.catalog import TableDef
-from operators_lib.changelog import ADDS, RETRACTS
+from operators_lib.changelog import ADDS
 from operators_lib.engine.locations import check_shared, local_path
 from operators_lib.engine.spark import engine_failures
 from operators_lib.errors import InputError
 from operators_lib.io import ingest, offers
 from operators_lib.io.output import copy_changelog, write_csv_frame, write_header, write_json
 from operators_lib.ops import metrics
-from operators_lib.parity.compare import (
-    EMPTY_INPUT,
-    TTL_EXPLANATION,
-    TTL_UPSTREAM_NOTE,
-    compare_frames,
-    empty_global_aggregate,
-    not_comparable,
-    session_splits_differ,
-    without_expired,
-)
+from operators_lib.parity.compare import not_comparable
+from operators_lib.parity.verdict import FAILED, Explanations, verdict
 from operators_lib.plan import (
     EMIT_TS,
     LATE,
@@ -66,14 +58,12 @@ from operators_lib.plan import (
     TTL,
     TTL_KEY,
     TTL_UPSTREAM,
-    Aggregate,
     Join,
     Node,
     Over,
     Rank,
     SessionRows,
     WindowAggregate,
-    append_only,
     batch_only,
     ends_in_last_part,
     find,
@@ -81,10 +71,12 @@ from operators_lib.plan import (
     late_tag,
     processing_time_windows,
     source_tables,
+    state_ttl,
 )
 from operators_lib.relational import WEND
+from operators_lib.runs import steps
 from operators_lib.scan import staged_schema
-from operators_lib.sql import Script, load_script, nonfinite
+from operators_lib.sql import Script, load_script
 from operators_lib.state import lifecycle, result_store
 from operators_lib.state.queries import plan_query, record_query
 from operators_lib.state.result_store import RESULT_ORDER
@@ -99,7 +91,6 @@ from operators_lib.stream.runner import (
 )
 
 MAX_DEFAULT_BATCH = 100_000
-PARSED = "parsed"  # in _state: the input as the executors parsed it (ingest.py)
 LATE_ROW = "input_row"  # late.csv: the row's 0-based position in its table's (valid) input
 # Called after each step ("ingest", "stream", "batch", "parity") with the report so far, and
 # while the stream runs with ("stream_progress", {"micro_batch": id, "input_read": 0..1}).
@@ -257,10 +248,8 @@ def _stage(cfg: RunConfig, spark: SparkSession, plan: Node) -> _Run:
     given = {k.lower(): v for k, v in cfg.data.items()}
     state = cfg.out / "_state"
     check_shared(spark, cfg.out)
-    parsed = ingest.parse(spark, {k: (t, ingest.input_files(Path(given[k])))
-                                  for k, t in tables.items() if not t.constant},
-                          state / PARSED)
-    nonfinite.check(plan, parsed.nonfinite())
+    parsed = steps.parse(spark, plan, {k: (t, ingest.input_files(Path(given[k])))
+                                       for k, t in tables.items() if not t.constant}, state)
     fingerprint = _fingerprint(cfg, parsed)
     resume, discarded = resume_decision(state, fingerprint, cfg.mode)
     n = cfg.rows_per_batch or default_rows_per_batch(max(
@@ -268,7 +257,7 @@ def _stage(cfg: RunConfig, spark: SparkSession, plan: Node) -> _Run:
     state.mkdir(parents=True, exist_ok=True)
     if not resume:  # what another run left, but its input, snapshots and history
         for entry in state.iterdir():
-            if entry.name == PARSED or entry.name in KEPT:
+            if entry.name == steps.PARSED or entry.name in KEPT:
                 continue
             if entry.is_dir():
                 shutil.rmtree(entry)
@@ -347,10 +336,7 @@ def _stream_step(run: _Run, spark: SparkSession, runtime: SparkRuntime,
         changelog_files(state / "changelog", state / "checkpoint"),
         (pending / "changelog.csv", ["op", *columns]), (pending / "stream.csv", columns))
     done = lifecycle.input_ended(state, list(run.tables))
-    retracted = any(kinds[k] for k in RETRACTS)
-    if append_only(plan) and retracted:
-        raise RuntimeError("an append-only query's changelog retracts a row")  # a bug
-    if not retracted:
+    if not result_store.retracts(plan, kinds):
         final, stream_rows = log.where(F.col(OP).isin(*ADDS)), kinds["rows"]
     else:
         # From the whole changelog, as changelog.csv (no snapshot that could hide damage);
@@ -366,31 +352,27 @@ def _stream_step(run: _Run, spark: SparkSession, runtime: SparkRuntime,
     late_windows = log.where(F.col(OP) == LATE_WINDOW).select(
         ROWNUM, F.col(EMIT_TS).alias(WEND)).distinct() if kinds[LATE_WINDOW] else None
     expired = log.where(F.col(OP) == TTL).select(TTL_KEY).distinct() if kinds[TTL] else None
-    ttl = any(j.ttl_ms for j in find(plan, Join) + find(plan, Aggregate))
     report["stream"] = {
         "complete": done, "micro_batches_this_run": srun.micro_batches,
         "changelog_rows": kinds["rows"], "rows": stream_rows, "late_rows": late_count,
         "late_row_windows": 0 if late_windows is None else late_windows.count(),
         "session_splits": kinds[SESSION_SPLIT],
-        "ttl_expired_keys": (0 if expired is None else expired.count()) if ttl else None,
+        "ttl_expired_keys": (0 if expired is None else expired.count()) if state_ttl(plan)
+        else None,
         "last_progress": _progress_summary(srun.progress),
     }
     run.written += ["changelog.csv", "stream.csv", "late.csv"]
     if run.discarded:
         report["stream"]["recomputed_from_scratch"] = run.discarded
     previous = lifecycle.previous_record(state, run.run_key)  # a resumed run's first part
-    lifecycle.record_run(
-        state, run.run_key, previous["last_batch"] + 1 if previous else 0, last_batch,
-        {"interval": run.run_key,
-         "watermark": report["stream"]["last_progress"].get("watermark"),
-         **{k: v for k, v in report["stream"].items() if k != "last_progress"}},
-        topn_split=cfg.topn_split)
-    marks = lifecycle.table_watermarks(state, run.tables)
-    metrics.record_run(state, run.run_key, "twinflow run", srun.progress,
-                       sum(run.parsed.rows(k) for k in run.parsed.files),
-                       sum(run.parsed.rejected(k) for k in run.parsed.files), late_count,
-                       srun.seconds, [(t.name, run.parsed.rows(k), marks[k], None)
-                                      for k, t in run.tables.items() if not t.constant])
+    steps.record(state, run.run_key, "twinflow run", plan, srun,
+                 previous["last_batch"] + 1 if previous else 0, last_batch,
+                 {"interval": run.run_key,
+                  "watermark": report["stream"]["last_progress"].get("watermark"),
+                  **{k: v for k, v in report["stream"].items() if k != "last_progress"}},
+                 {k: run.parsed.rows(k) for k in run.parsed.files},
+                 sum(run.parsed.rejected(k) for k in run.parsed.files), late_count,
+                 cfg.topn_split)
     if not done:
         report["stream"]["note"] = (f"stopped after {cfg.stop_after_batches} micro-batch(es); "
                                     "run again with the same arguments to resume")
@@ -439,48 +421,16 @@ def plan_warnings(plan: Node) -> list[str]:
 def _parity(spark: SparkSession, plan: Node, pool: dict[str, list[Path]], batch: DataFrame,
             streamed: _Streamed, counts: dict) -> tuple[dict, int, str]:
     """The parity verdict, exit code and message; ``counts``: the stream step's report."""
-    types = {f.name: f.type for f in plan.fields}
-    columns = [f.name for f in plan.fields]
-    stream, late, late_windows = streamed.final, streamed.late, streamed.late_windows
-    # Where the differences may be explained, their sample is taken only if they are not.
-    explainable = bool(late) or late_windows is not None or streamed.expired is not None
-    diff = compare_frames(batch, stream, types, columns, sample=not explainable)
-    if diff.equal:
-        return {"verdict": "equal", "rows": diff.batch_rows}, 0, ""
-    if empty_global_aggregate(plan, diff):
-        return {"verdict": "explained_by_empty_input", "rows": 1,
-                "explanation": EMPTY_INPUT}, 0, ""
-    result = {"verdict": "failed", **diff.summary()}
-    if streamed.expired is not None and not streamed.expired_upstream:
-        # State TTL: the stream forgot the state of these keys, batch did not. Set their rows
-        # aside in both results: what remains must be equal.
-        residual = without_expired(batch, stream, streamed.expired, types, columns)
-        if residual.equal:
-            result.update(verdict="explained_by_ttl", ttl_expired_keys=counts["ttl_expired_keys"],
-                          explanation=TTL_EXPLANATION)
-            return result, 0, ""
-        result["unexplained"] = residual.summary()
-    elif streamed.expired_upstream:
-        result["note"] = TTL_UPSTREAM_NOTE
-    if late or late_windows is not None:
-        # Do the differences come only from the late rows? Recompute batch without them (and
-        # without the rows in windows that had fired when they arrived).
-        on_time = batch_dataframe(spark, plan, pool, late, late_windows)
-        residual = compare_frames(on_time, stream, types, columns)
-        if residual.equal:
-            result.update(verdict="explained_by_late_rows",
-                          late_rows=counts["late_rows"],
-                          late_row_windows=counts["late_row_windows"],
-                          explanation="batch over the input without the late rows (and each "
-                                      "row without the windows that had fired when it "
-                                      "arrived) equals the stream result")
-            return result, 0, ""
-        result["unexplained"] = residual.summary()
-    if counts["session_splits"]:
-        return session_splits_differ(counts["session_splits"]), 0, ""
-    if explainable:
-        diff = compare_frames(batch, stream, types, columns)
-        result.update(diff.summary())
+    late, late_windows = streamed.late, streamed.late_windows
+    on_time = (lambda: batch_dataframe(spark, plan, pool, late, late_windows)) if (
+        late or late_windows is not None) else None
+    result, diff = verdict(plan, batch, streamed.final, {f.name: f.type for f in plan.fields},
+                           [f.name for f in plan.fields], Explanations(
+                               streamed.expired, streamed.expired_upstream, on_time,
+                               counts["late_rows"], counts["late_row_windows"],
+                               counts["session_splits"]))
+    if result["verdict"] != FAILED:
+        return result, 0, ""
     lines = ["parity failed: stream and batch results differ"]
     for label, rows in (("only in batch", diff.only_batch), ("only in stream", diff.only_stream)):
         for r in rows[:10]:

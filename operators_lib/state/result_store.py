@@ -21,15 +21,16 @@ need no store: a run's result is the rows its micro-batches emitted.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from operators_lib.changelog import ADDS, KINDS
+from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import StateError
-from operators_lib.plan import BATCH, MARKERS, OP, PLACE, SEQ, TTL_KEY, Node
+from operators_lib.plan import BATCH, MARKERS, OP, PLACE, SEQ, TTL_KEY, Node, append_only
 from operators_lib.stream.planner import CHANGELOG_FIELDS
 from operators_lib.stream.runner import changelog_files, changelog_frame, last_commit
 
@@ -170,3 +171,12 @@ def _write_checked(spark: SparkSession, counted: DataFrame, target: Path,
     shutil.rmtree(target, ignore_errors=True)
     tmp.replace(target)
     return spark.read.parquet(str(target))
+
+
+def retracts(plan: Node, kinds: Mapping[str, int]) -> bool:
+    """Whether a changelog with these counts of each row kind retracts rows; an append-only
+    query's never does (RuntimeError: a bug)."""
+    retracted = any(kinds[k] for k in RETRACTS)
+    if retracted and append_only(plan):
+        raise RuntimeError("an append-only query's changelog retracts a row")
+    return retracted
