@@ -127,6 +127,7 @@ from operators_lib.relational import WEND
 from operators_lib.result_store import RESULT_ORDER, result_rows
 from operators_lib.scan import staged_schema
 from operators_lib.sql import load_script
+from operators_lib.sql.script import UDF_ERRORS
 from operators_lib.stream import offers
 from operators_lib.stream.layout import STATE_LAYOUT, UNRECORDED
 from operators_lib.stream.runner import (
@@ -135,6 +136,7 @@ from operators_lib.stream.runner import (
     checkpoint_shuffle_partitions,
     last_commit,
 )
+from operators_lib.udf.rejects import guards
 
 # What ``late/upto-<batch>/`` keeps of a run's changelog: (column, changelog column, type).
 _LEFT_OUT = ((OP, OP, "string"), (ROWNUM, ROWNUM, "long"), (WEND, EMIT_TS, "long"),
@@ -191,6 +193,10 @@ def plan_for(cfg: QueryConfig, spark: SparkSession, split: int | None = None) ->
         raise SqlError(f"query {cfg.name}: an OVER ordered by {over.order_by}, "
                        "which is no time attribute, exists in batch mode only; a scheduled "
                        "query runs as a stream")
+    if guards(plan):
+        raise SqlError(f"query {cfg.name}: '{UDF_ERRORS}' = 'reject' is not supported in "
+                       "scheduled runs yet (run it with twinflow run, or let a failing Python "
+                       "function fail the run)")
     return plan
 
 
