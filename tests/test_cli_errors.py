@@ -240,6 +240,20 @@ def test_nan_and_infinity_where_flink_differs_are_refused(spark, tmp_path, capsy
     assert not (tmp_path / "out" / "report.json").exists()
 
 
+def test_a_nan_computed_on_the_way_into_a_stream_operator_is_refused(spark, tmp_path, capsys):
+    """LOG(1, 1) is NaN; Flink keeps it through the AVG (streaming and batch, measured with the
+    oracle: ``a,NaN,2`` / ``b,1.0,1``), where the stream operators would hold NULL."""
+    query = "SELECT k, AVG(LOG(v, v)) AS a, COUNT(*) AS n FROM t GROUP BY k"
+    data = "k,v,ts\na,1.0,2024-01-01 00:00:01\na,2.0,2024-01-01 00:00:02\n" \
+           "b,3.0,2024-01-01 00:00:03\n"
+    args = _write(tmp_path, query, data=data, ddl=DOUBLES)
+    _fails(spark, capsys, args, "a NaN computed (by LOG, SQRT, 0.0 / 0.0, ..) on its way into "
+           "a stream operator", "(input row 0)")
+    assert main(args + ["--mode", "batch"]) == 0
+    with open(tmp_path / "out" / "batch.csv", newline="") as fh:
+        assert sorted(csv.reader(fh))[:-1] == [["a", "NaN", "2"], ["b", "1.0", "1"]]
+
+
 @pytest.mark.parametrize("option, value", [("--stop-after-batches", "0"),
                                            ("--stop-after-batches", "-1"),
                                            ("--rows-per-batch", "0")])

@@ -175,3 +175,93 @@ def test_calls_flink_evaluates_on_every_row_are_planned(spark, case_dir):
                           "COALESCE(initials(name), 'x') AS c FROM bid "
                           "WHERE auction > 1 AND (auction < 5 AND count_char(extra, 'c') > 1)"),
                   spark)
+
+
+REJECTS = CASES / "functions" / "python_udf_rejects"
+REJECT = "SET 'twinflow.python-udf.errors' = 'reject';\n"
+
+
+def _dirty(tmp_path: Path) -> Path:
+    """The functions/python_udf_rejects case with rows parse_qty fails on among its input, and
+    one the WHERE drops before the function sees it (Flink never calls it there)."""
+    d = tmp_path / "rejects"
+    shutil.copytree(REJECTS, d)
+    lines = (d / "orders.csv").read_text().splitlines()
+    lines[3:3] = ["11,north,12a,2.0", "12,south,seven,1.0"]
+    lines[7:7] = ["13,east,1.5,4.0", "14,west,x,-2.0"]
+    (d / "orders.csv").write_text("\n".join(lines) + "\n")
+    (d / "reject.sql").write_text(REJECT)
+    return d
+
+
+@pytest.mark.parametrize("mode", ["both", "batch"])
+def test_reject_mode_sets_aside_the_rows_a_function_fails_on(spark, tmp_path, mode):
+    """The result is Flink's over the rows the function does not fail on (the case's input),
+    in both modes; rejected.csv names each failing row, its file and the function's error."""
+    from operators_lib.pipeline import RunConfig, run
+
+    d = _dirty(tmp_path)
+    out = tmp_path / "out"
+    result = run(RunConfig([d / "ddl.sql", d / "reject.sql", d / "query.sql"],
+                           {"orders": d / "orders.csv"}, mode, out, 2), spark)
+    assert result.exit_code == 0, result.message
+    case = Case(REJECTS)
+    assert_final(case, out, "batch.csv", "batch_final.csv")
+    if mode == "both":
+        assert result.report["parity"]["verdict"] == "equal"
+        assert_final(case, out, "stream.csv", "stream_final.csv")
+    rejected = read_csv(out / "rejected.csv")
+    assert rejected[0] == ["table", "file", "line", "reason", "row"]
+    assert [(r[0], r[1]) for r in rejected[1:]] == [("orders", "orders.csv")] * 3
+    for row, (value, place) in zip(rejected[1:], (("12a", 2), ("seven", 3), ("1.5", 6))):
+        assert row[3].startswith(f"input row {place} "), row
+        assert f"the function parse_qty raised ValueError: invalid literal for int() with " \
+               f"base 10: '{value}'" in row[3], row
+        assert f'"qty_text":"{value}"' in row[4], row
+    assert result.report["rejected_rows"] == result.report["udf_rejected_rows"] == 3
+
+
+def test_by_default_a_row_a_function_fails_on_fails_the_run(spark, tmp_path):
+    from operators_lib.pipeline import RunConfig, run
+
+    d = _dirty(tmp_path)
+    with pytest.raises(DataError, match="the function parse_qty raised ValueError"):
+        run(RunConfig([d / "ddl.sql", d / "query.sql"], {"orders": d / "orders.csv"},
+                      "batch", tmp_path / "out", 2), spark)
+
+
+@pytest.mark.parametrize(("query", "said"), [
+    ("SELECT parse_qty(shop) AS q FROM (SELECT shop, COUNT(*) AS n FROM orders GROUP BY shop)",
+     "called after a join, an aggregate"),
+    ("SELECT parse_qty(a.qty_text) AS q FROM orders a JOIN orders b ON a.id = b.id",
+     "called after a join"),
+    ("SELECT parse_qty(qty_text) AS q FROM orders UNION ALL SELECT id AS q FROM orders",
+     "reads table orders more than once"),
+    ("SELECT parse_qty(CAST(parse_qty(qty_text) AS STRING)) AS q FROM orders",
+     "in another's arguments"),
+])
+def test_reject_mode_is_refused_where_a_failing_row_is_no_input_row(spark, tmp_path, query,
+                                                                     said):
+    d = _dirty(tmp_path)
+    (d / "q.sql").write_text("CREATE TEMPORARY FUNCTION parse_qty AS 'udfs.parse_qty' "
+                             f"LANGUAGE PYTHON;\n{REJECT}{query}\n")
+    with pytest.raises(SqlError) as e:
+        compile_query(load_script([d / "ddl.sql", d / "q.sql"]), spark)
+    assert "'twinflow.python-udf.errors' = 'reject'" in str(e.value), str(e.value)
+    assert said in str(e.value), str(e.value)
+
+
+def test_reject_mode_needs_a_row_at_a_time_function(spark, case_dir):
+    with pytest.raises(SqlError, match="a vectorized function cannot reject a row"):
+        compile_query(_script(case_dir, "SELECT discounted(price, 0.5) AS h FROM bid", REJECT),
+                      spark)
+
+
+def test_reject_mode_is_refused_in_scheduled_runs_for_now(spark, tmp_path):
+    from operators_lib.incremental import QueryConfig, plan_for
+
+    d = _dirty(tmp_path)
+    cfg = QueryConfig("rejects", [d / "ddl.sql", d / "reject.sql", d / "query.sql"],
+                      {"orders": d}, "none")
+    with pytest.raises(SqlError, match="not supported in scheduled runs yet"):
+        plan_for(cfg, spark)

@@ -236,10 +236,11 @@ def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], w
               json.loads(r["nonfinite"]), r["digest"]) for r in counts])
 
 
-def write_rejected(parsed: Parsed, path: Path) -> int:
+def write_rejected(parsed: Parsed, path: Path, more: Path | None = None) -> int:
     """rejected.csv (table, file, line, reason, the raw row), in arrival order, written
     atomically; returns its number of rows. The rejected rows' text is copied from the pieces
-    that have some, a piece at a time."""
+    that have some, a piece at a time; then the lines of ``more`` (a CSV file of these columns,
+    removed: the rows a Python function failed on, udf/rejects.py)."""
     bad = [p for p in parsed.pieces if p.rejected]
     pieces = ds.dataset(parsed.dir / "pieces", format="parquet") if bad else None
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -250,8 +251,16 @@ def write_rejected(parsed: Parsed, path: Path) -> int:
             [text] = pieces.to_table(columns=["bad"], filter=(pc.field("table") == p.table) & (
                 pc.field("file") == p.file) & (pc.field("piece") == p.piece)).column(0).to_pylist()
             out.write(text)
+        extra = 0
+        if more is not None:
+            with open(more, encoding="utf-8", newline="") as lines:
+                next(lines)  # its header
+                for line in lines:
+                    out.write(line)
+                    extra += 1
+            more.unlink()
     os.replace(tmp, path)
-    return sum(p.rejected for p in bad)
+    return sum(p.rejected for p in bad) + extra
 
 
 def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per_batch: int,

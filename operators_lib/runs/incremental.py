@@ -124,6 +124,7 @@ from operators_lib.runs import steps
 from operators_lib.runs.pipeline import late_source
 from operators_lib.scan import staged_schema
 from operators_lib.sql import load_script
+from operators_lib.sql.script import UDF_ERRORS
 from operators_lib.state import lifecycle, result_store
 from operators_lib.state.queries import plan_query, record_query, recorded_script, sql_changed
 from operators_lib.state.result_store import RESULT_ORDER, result_rows
@@ -134,6 +135,7 @@ from operators_lib.stream.runner import (
     checkpoint_shuffle_partitions,
     last_commit,
 )
+from operators_lib.udf.rejects import guards
 
 # What ``late/upto-<batch>/`` keeps of a run's changelog: (column, changelog column, type).
 _LEFT_OUT = ((OP, OP, "string"), (ROWNUM, ROWNUM, "long"), (WEND, EMIT_TS, "long"),
@@ -190,6 +192,10 @@ def plan_for(cfg: QueryConfig, spark: SparkSession, split: int | None = None) ->
         raise SqlError(f"query {cfg.name}: an OVER ordered by {over.order_by}, "
                        "which is no time attribute, exists in batch mode only; a scheduled "
                        "query runs as a stream")
+    if guards(plan):
+        raise SqlError(f"query {cfg.name}: '{UDF_ERRORS}' = 'reject' is not supported in "
+                       "scheduled runs yet (run it with twinflow run, or let a failing Python "
+                       "function fail the run)")
     return plan
 
 

@@ -70,6 +70,7 @@ from operators_lib.plan import (
     first_row_dedup,
     late_tag,
     processing_time_windows,
+    quote,
     source_tables,
     state_ttl,
 )
@@ -89,6 +90,8 @@ from operators_lib.stream.runner import (
     checkpoint_shuffle_partitions,
     last_commit,
 )
+from operators_lib.types import FlinkType
+from operators_lib.udf.rejects import REASON, rejected_rows
 
 MAX_DEFAULT_BATCH = 100_000
 LATE_ROW = "input_row"  # late.csv: the row's 0-based position in its table's (valid) input
@@ -400,7 +403,12 @@ def _publish(run: _Run, t0: float) -> None:
     """Move the outputs into place and write report.json."""
     out, report = run.cfg.out, run.report
     report["late_rows"] = report.get("stream", {}).get("late_rows", 0)
-    report["rejected_rows"] = ingest.write_rejected(run.parsed, run.pending / "rejected.csv")
+    udf = _udf_rejects(run)
+    report["rejected_rows"] = ingest.write_rejected(run.parsed, run.pending / "rejected.csv",
+                                                    udf)
+    if udf is not None:
+        report["udf_rejected_rows"] = report["rejected_rows"] - sum(
+            run.parsed.rejected(k) for k in run.parsed.files)
     shutil.rmtree(run.parsed.dir, ignore_errors=True)  # staged: the parsed copy is not needed
     report["timings_s"]["total"] = round(time.perf_counter() - t0, 3)
     report["outputs"] = {name: str(out / name)
@@ -409,6 +417,38 @@ def _publish(run: _Run, t0: float) -> None:
         os.replace(run.pending / name, out / name)
     shutil.rmtree(run.pending / ".result", ignore_errors=True)  # an updating stream's result
     write_json(out / "report.json", report)
+
+
+def _udf_rejects(run: _Run) -> Path | None:
+    """The input rows a Python function failed on, in reject mode (udf/rejects.py), as
+    rejected.csv's lines (its header first) in a file of their own; None without reject mode.
+    ``file``: the input file the row came from; ``row``: its values as JSON."""
+    spark = SparkSession.getActiveSession()
+    rows = rejected_rows(run.plan, lambda node: batch_dataframe(spark, node, run.pool))
+    if rows is None:
+        return None
+    staged = lifecycle.manifest(run.state)["tables"]
+    tables = {t.name: (k, t) for k, t in run.tables.items()}
+    picked = None
+    for name, (key, table) in tables.items():
+        files = staged.get(key, {}).get("files", {})
+        which = F.lit(None).cast("string")
+        for file, entry in files.items():
+            which = F.when((F.col(ROWNUM) >= entry["first_row"]) & (
+                F.col(ROWNUM) < entry["first_row"] + entry["rows"]), F.lit(file)).otherwise(which)
+        values = spark.read.schema(staged_schema(table)).parquet(*map(str, run.pool[key]))
+        part = rows.where(F.col("table") == name).join(values, ROWNUM).select(
+            F.col("table"), which.alias("file"), F.lit(None).cast("string").alias("line"),
+            F.concat(F.lit("input row "), F.col(ROWNUM).cast("string"), F.lit(" (0-based, of "
+                     "the table's valid rows): "), F.col(REASON)).alias("reason"),
+            F.to_json(F.struct(*[F.col(quote(c.name)) for c in table.physical])).alias("row"),
+            F.col(ROWNUM))
+        picked = part if picked is None else picked.unionByName(part)
+    path = run.pending / ".udf_rejected.csv"
+    string = FlinkType.parse("STRING")
+    write_csv_frame(picked, path, dict.fromkeys(ingest.REJECTED_COLUMNS, string),
+                    ingest.REJECTED_COLUMNS, order=["table", ROWNUM])
+    return path
 
 
 def plan_warnings(plan: Node) -> list[str]:

@@ -46,7 +46,7 @@ from operators_lib.sql.joins import JOIN_KINDS, plan_join, split_and
 from operators_lib.sql.ordering import refuse_ordered
 from operators_lib.sql.over import plan_over
 from operators_lib.sql.python_udfs import as_function, load_functions
-from operators_lib.sql.script import Script
+from operators_lib.sql.script import UDF_ERRORS, Script
 from operators_lib.sql.set_ops import aligned, plan_set_operation
 from operators_lib.sql.statement import Statement
 from operators_lib.sql.subqueries import has_subquery, plan_subquery_predicate
@@ -67,6 +67,7 @@ from operators_lib.sql.windows import (
     window_grouped,
 )
 from operators_lib.types import FlinkType
+from operators_lib.udf.rejects import guard
 
 _UNSUPPORTED_CLAUSES = {
     "order": "ORDER BY", "limit": "LIMIT", "qualify": "QUALIFY", "laterals": "LATERAL VIEW",
@@ -83,6 +84,8 @@ def compile_query(script: Script, spark: SparkSession) -> Node:
         if f.table:
             ctx.table_functions[name] = f
     plan = _select(ctx, script.query)
+    if script.catalog.settings.get(UDF_ERRORS) == "reject":
+        plan = guard(plan, lambda why: ctx.err(f"'{UDF_ERRORS}' = 'reject': {why}"))
     if unbounded_rank(plan):
         win = next((w for w in script.query.find_all(exp.Window)), script.query)
         raise ctx.err("a ranking function (ROW_NUMBER, RANK, DENSE_RANK) needs a filter on its "

@@ -31,9 +31,18 @@ from sqlglot import exp
 from operators_lib.catalog import Catalog, FunctionDef
 from operators_lib.errors import SqlError
 from operators_lib.sql.functions.base import Call, Function, Unsupported
+from operators_lib.sql.script import UDF_ERRORS
 from operators_lib.types import FlinkType
 from operators_lib.udf import pyflink_api
-from operators_lib.udf.calls import PREFIX, BatchCall, RowCall, TableCall, vectorized
+from operators_lib.udf.calls import (
+    PREFIX,
+    TRY_PREFIX,
+    BatchCall,
+    RowCall,
+    TableCall,
+    TryCall,
+    vectorized,
+)
 
 # Types a UDF's arguments and result may have: Python values of these are the same in Spark
 # and in PyFlink (a TIMESTAMP's would follow the Python worker's time zone in Spark).
@@ -108,7 +117,10 @@ def _type(fdef: FunctionDef, text: str, what: str) -> FlinkType:
     return t
 
 
-def load(fdef: FunctionDef, paths: tuple[Path, ...], spark: SparkSession) -> PythonFunction:
+def load(fdef: FunctionDef, paths: tuple[Path, ...], spark: SparkSession, reject: bool = False
+         ) -> PythonFunction:
+    """``reject``: rows on which the function fails are rejected (udf/rejects.py), which
+    needs a scalar function called on one row at a time."""
     declared = _import(fdef, paths)
     if not declared.deterministic:
         raise _error(fdef, "a non-deterministic function (deterministic=False) gives each "
@@ -140,7 +152,15 @@ def load(fdef: FunctionDef, paths: tuple[Path, ...], spark: SparkSession) -> Pyt
         call = F.pandas_udf(vectorized(BatchCall(fdef.name, declared.func, results[0])),
                             results[0].spark())
     else:
-        call = F.udf(RowCall(fdef.name, declared.func, results[0]), results[0].spark())
+        row_call = RowCall(fdef.name, declared.func, results[0])
+        call = F.udf(row_call, results[0].spark())
+        if reject:
+            spark.udf.register(f"{TRY_PREFIX}{fdef.name.lower()}",
+                               F.udf(TryCall(row_call), T.StringType()).asNondeterministic())
+    if reject and (table or declared.vectorized):
+        raise _error(fdef, f"with '{UDF_ERRORS}' = 'reject', a "
+                     f"{'table' if table else 'vectorized'} function cannot reject a row (a "
+                     "scalar function called on one row at a time can)")
     spark.udf.register(spark_name, call)
     return PythonFunction(fdef.name, spark_name, results, table, len(positional), most)
 
@@ -148,7 +168,8 @@ def load(fdef: FunctionDef, paths: tuple[Path, ...], spark: SparkSession) -> Pyt
 def load_functions(catalog: Catalog, spark: SparkSession) -> dict[str, PythonFunction]:
     """Every CREATE FUNCTION of the script, loaded and registered in ``spark``, by upper-case
     name."""
-    return {fdef.name.upper(): load(fdef, catalog.python_files, spark)
+    reject = catalog.settings.get(UDF_ERRORS) == "reject"
+    return {fdef.name.upper(): load(fdef, catalog.python_files, spark, reject)
             for fdef in catalog.functions.values()}
 
 

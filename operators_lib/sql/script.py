@@ -32,6 +32,9 @@ from operators_lib.sql.statement import Statement
 
 STATE_TTL = "table.exec.state.ttl"
 PYTHON_FILES = "python.files"
+# twinflow's own: what an exception in a Python UDF does (udf/rejects.py); Flink fails the job.
+UDF_ERRORS = "twinflow.python-udf.errors"
+UDF_ERROR_MODES = ("fail", "reject")
 _DURATION = re.compile(r"^\s*(\d+)\s*([a-z]*)\s*$", re.IGNORECASE)
 _DURATION_UNITS = {
     "": 1, "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
@@ -202,6 +205,9 @@ def script_of(sources: list[tuple[str, str]], dirs: dict[str, Path] | None = Non
                     raise stmt.error(f"{STATE_TTL}: cannot read the duration {m.group(2)!r} "
                                      "(examples: '1 h', '30 min', '10 s', '500 ms')")
                 catalog.state_ttl_ms = ms or None  # 0 disables TTL, as in Flink
+            if m.group(1) == UDF_ERRORS and m.group(2) not in UDF_ERROR_MODES:
+                raise stmt.error(f"{UDF_ERRORS}: {m.group(2)!r} is none of "
+                                 f"{', '.join(map(repr, UDF_ERROR_MODES))}")
             if m.group(1) == PYTHON_FILES:
                 base = (dirs or {}).get(stmt.source, Path.cwd())
                 catalog.python_files = tuple((base / p.strip()).resolve()

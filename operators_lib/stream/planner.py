@@ -19,6 +19,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming import StatefulProcessor
 
+from operators_lib.errors import VALUE_REFUSED
 from operators_lib.plan import (
     BATCH,
     EMIT_TS,
@@ -176,6 +177,7 @@ def arrow_transform(runtime: SparkRuntime, df: DataFrame, keys: list[str],
     """An Arrow processor (stream/packing.py), made by ``make`` for its output's Arrow
     schema, over ``df`` by bucket of ``keys``; TIME columns cross as microseconds of the day
     (Spark takes no TIME from Arrow)."""
+    df = refuse_computed_nan(df)
     times = {f.name for f in df.schema.fields if isinstance(f.dataType, T.TimeType)}
     micros = df.select(*[(F.time_to_micros(quote(c)) if c in times else F.col(quote(c))).alias(c)
                          for c in df.columns])
@@ -198,6 +200,7 @@ def transform_with_state(runtime: SparkRuntime, df: DataFrame, keys: list[str], 
     def timestamp(f: T.StructField) -> bool:
         return isinstance(f.dataType, T.TimestampType)
 
+    df = refuse_computed_nan(df)
     text = df.select(*[F.date_format(quote(f.name), _TIME_TEXT).alias(f.name) if timestamp(f)
                        else F.col(quote(f.name)) for f in df.schema.fields])
     text_out = T.StructType([T.StructField(f.name, T.StringType()) if timestamp(f) else f
@@ -206,6 +209,27 @@ def transform_with_state(runtime: SparkRuntime, df: DataFrame, keys: list[str], 
     return result.select(*[F.to_timestamp(quote(f.name), _TIME_TEXT).alias(f.name)
                            if timestamp(f) else F.col(quote(f.name)) for f in out.fields],
                          *carried(result))
+
+
+def refuse_computed_nan(df: DataFrame) -> DataFrame:
+    """``df`` as it enters a stateful processor, failing the run (exit 2) on a NaN in a FLOAT
+    or DOUBLE column: the processors hold rows in pandas, where NaN is NULL. NaN from the
+    input never gets here (sql/nonfinite.py refuses it before the run); this one was computed
+    on the way (LOG(1, 1), SQRT(-1), 0.0 / 0.0, ...), where Flink's operators keep NaN."""
+    def checked(f: T.StructField):
+        if not isinstance(f.dataType, (T.DoubleType, T.FloatType)):
+            return F.col(quote(f.name))
+        c = F.col(quote(f.name))
+        row = F.concat(F.lit(" (input row "), F.col(ROWNUM).cast("string"), F.lit(")")) \
+            if ROWNUM in df.columns else F.lit("")
+        return F.when(F.isnan(c), F.raise_error(F.concat(F.lit(
+            f"{VALUE_REFUSED}a NaN computed (by LOG, SQRT, 0.0 / 0.0, ..) on its way into a stream "
+            "operator (an aggregate, join, OVER or TopN), which cannot tell NaN from NULL; "
+            "batch mode gives Flink's answer"), row))
+        ).otherwise(c).alias(f.name)
+    if not any(isinstance(f.dataType, (T.DoubleType, T.FloatType)) for f in df.schema.fields):
+        return df
+    return df.select(*[checked(f) for f in df.schema.fields])
 
 
 def _window_bucket(df: DataFrame, keys) -> DataFrame:

@@ -32,6 +32,7 @@ from operators_lib.udf import pyflink_api
 pyflink_api.install()
 
 PREFIX = "tw_udf_"  # a Python function's name in the Spark session (reserved, as tw__ columns)
+TRY_PREFIX = f"{PREFIX}try_"  # its test run on a row in reject mode (udf/rejects.py)
 # Its call as planned: the first argument says whether the row is data (sql/python_udfs.py).
 _CALL = re.compile(rf"\b({PREFIX}\w+)\(TRUE(?=[,)])")
 
@@ -115,6 +116,22 @@ class RowCall:
         except Exception as e:  # noqa: BLE001 - any exception of the user's is the run's error
             raise _failed(self.name, e, args) from None
         return checked(self.name, self.result, value)
+
+
+class TryCall:
+    """A scalar UDF's test run on a row (reject mode, udf/rejects.py): why the function fails
+    on the row (the message its call would fail the run with), or None where it does not."""
+
+    def __init__(self, call: RowCall):
+        self.call = call
+        self.__name__ = f"try_{call.name}"
+
+    def __call__(self, data, *args):  # no type hints: Spark would read them as Arrow's
+        try:
+            self.call(data, *args)
+        except UdfFailed as e:
+            return str(e).removeprefix(DATA_ERROR).removeprefix(VALUE_REFUSED)
+        return None
 
 
 class TableCall:

@@ -1,0 +1,1 @@
+CREATE TABLE orders (id INT, shop STRING, qty_text STRING, price DOUBLE);
