@@ -15,21 +15,20 @@ DAG runs.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from airflow.sdk import DAG
 
 from jobs.dag_parts import ship_code, spark_step, twinflow_dag
 from operators_lib.paths import home, queries_dir
+from operators_lib.runs.query_config import QueryConfig
 
 
 def build_audit_dag(config_path: Path) -> DAG:
-    cfg = json.loads(config_path.read_text())
-    name = cfg["name"]
-    run_dir = f"{home() / 'runs' / ('audit_' + name)}/{{{{ ts_nodash }}}}"
-    with twinflow_dag(f"twinflow_audit_{name}", cfg.get("audit_schedule", "@daily"), cfg,
-                      __doc__, ["twinflow", "maintenance"]) as dag:
+    cfg = QueryConfig.read(config_path)
+    run_dir = f"{home() / 'runs' / ('audit_' + cfg.name)}/{{{{ ts_nodash }}}}"
+    with twinflow_dag(f"twinflow_audit_{cfg.name}", cfg.audit_schedule, cfg.retries, __doc__,
+                      ["twinflow", "maintenance"]) as dag:
         ship_code() >> spark_step("audit", "audit", config_path, run_dir, cfg)
     return dag
 

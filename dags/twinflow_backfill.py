@@ -13,20 +13,19 @@ The backfill only reads the query's state, so it may run while the query's DAG r
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from airflow.sdk import DAG, Param, task
 
 from jobs.dag_parts import ship_code, spark_step, twinflow_dag
 from operators_lib.paths import home, queries_dir
+from operators_lib.runs.query_config import QueryConfig
 
 
 def build_backfill_dag(config_path: Path) -> DAG:
-    cfg = json.loads(config_path.read_text())
-    name = cfg["name"]
-    run_dir = f"{home() / 'runs' / ('backfill_' + name)}/{{{{ ts_nodash }}}}"
-    with twinflow_dag(f"twinflow_backfill_{name}", None, cfg, __doc__,
+    cfg = QueryConfig.read(config_path)
+    run_dir = f"{home() / 'runs' / ('backfill_' + cfg.name)}/{{{{ ts_nodash }}}}"
+    with twinflow_dag(f"twinflow_backfill_{cfg.name}", None, cfg.retries, __doc__,
                       ["twinflow", "maintenance"]) as dag:
         for param in ("start", "end"):
             dag.params[param] = Param(type="string", pattern=r"^\d{8}T\d{6}",
@@ -37,7 +36,6 @@ def build_backfill_dag(config_path: Path) -> DAG:
         @task
         def gate_and_publish(run: str) -> dict[str, str]:
             from jobs.gates import publish, validate
-            from operators_lib.runs.incremental import QueryConfig
 
             query = QueryConfig.load(config_path)
             published = {}

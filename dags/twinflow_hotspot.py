@@ -14,20 +14,19 @@ This DAG never touches the query's state, so it can run while the query's DAG ru
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from airflow.sdk import DAG, task
 
 from jobs.dag_parts import ship_code, spark_step, twinflow_dag
 from operators_lib.paths import home, queries_dir
+from operators_lib.runs.query_config import QueryConfig
 
 
 def build_hotspot_dag(config_path: Path) -> DAG:
-    cfg = json.loads(config_path.read_text())
-    name = cfg["name"]
-    run_dir = f"{home() / 'runs' / ('hotspot_' + name)}/{{{{ ts_nodash }}}}"
-    with twinflow_dag(f"twinflow_hotspot_{name}", cfg["hotspot"].get("schedule", "@daily"), cfg,
+    cfg = QueryConfig.read(config_path)
+    run_dir = f"{home() / 'runs' / ('hotspot_' + cfg.name)}/{{{{ ts_nodash }}}}"
+    with twinflow_dag(f"twinflow_hotspot_{cfg.name}", cfg.hotspot.schedule, cfg.retries,
                       __doc__, ["twinflow", "maintenance"]) as dag:
         measure = spark_step("measure_skew", "measure-skew", config_path, run_dir, cfg)
 
@@ -35,14 +34,13 @@ def build_hotspot_dag(config_path: Path) -> DAG:
         def choose_split(run: str) -> dict:
             from operators_lib.runs.hotspot import Skew, decide
 
-            skew = json.loads((Path(run) / "skew.json").read_text())
-            return decide(config_path, Skew(**skew))
+            return decide(config_path, Skew.read(Path(run) / "skew.json"))
 
         ship_code() >> measure >> choose_split(run_dir)
     return dag
 
 
 for _path in sorted(queries_dir().glob("*.json")):
-    if "hotspot" in json.loads(_path.read_text()):
+    if QueryConfig.read(_path).hotspot:
         _dag = build_hotspot_dag(_path)
         globals()[_dag.dag_id] = _dag

@@ -21,30 +21,29 @@ The DAG only wires tasks; the work is in ``jobs/`` and ``operators_lib/``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from airflow.sdk import DAG, Asset, get_current_context, task
 
 from jobs.dag_parts import ship_code, spark_step, twinflow_dag
 from operators_lib.paths import home, queries_dir
+from operators_lib.runs.query_config import QueryConfig
 
 RUN_KEY = "{{ ts_nodash }}"
 
 
 def build_dag(config_path: Path) -> DAG:
-    cfg = json.loads(config_path.read_text())
-    name = cfg["name"]
-    run_dir = f"{home() / 'runs' / name}/{RUN_KEY}"
-    published = Asset(name=f"twinflow_{name}")
-    with twinflow_dag(f"twinflow_{name}", cfg.get("schedule"), cfg, __doc__, ["twinflow"]) as dag:
+    cfg = QueryConfig.read(config_path)
+    run_dir = f"{home() / 'runs' / cfg.name}/{RUN_KEY}"
+    published = Asset(name=f"twinflow_{cfg.name}")
+    with twinflow_dag(f"twinflow_{cfg.name}", cfg.schedule, cfg.retries, __doc__,
+                      ["twinflow"]) as dag:
         stream = spark_step("stream_increment", "stream-increment", config_path, run_dir, cfg)
         batch = spark_step("batch_parity", "batch-parity", config_path, run_dir, cfg)
 
         @task(retries=0)
         def validate(run: str) -> dict:
             from jobs.gates import validate as gate
-            from operators_lib.runs.incremental import QueryConfig
 
             return gate(QueryConfig.load(config_path), Path(run))
 
@@ -52,7 +51,6 @@ def build_dag(config_path: Path) -> DAG:
         def publish(run: str, run_key: str, summary: dict) -> str:
             from jobs.gates import publish as do_publish
             from jobs.gates import published_numbers
-            from operators_lib.runs.incremental import QueryConfig
 
             target = do_publish(QueryConfig.load(config_path), Path(run), run_key)
             get_current_context()["outlet_events"][published].extra = published_numbers(

@@ -32,17 +32,17 @@ from airflow.sdk import DAG, Asset, Param, get_current_context, task
 
 from jobs.dag_parts import ship_code, spark_step, twinflow_dag
 from operators_lib.paths import home, queries_dir
+from operators_lib.runs.query_config import QueryConfig
 
 _TS = "{{ ts_nodash }}"
 
 
 def build_checkpoints_dag(config_path: Path) -> DAG:
-    cfg = json.loads(config_path.read_text())
-    name = cfg["name"]
-    rotation = cfg.get("checkpoints", {})
+    cfg = QueryConfig.read(config_path)
+    name, rotation = cfg.name, cfg.checkpoints
     run_dir = f"{home() / 'runs' / ('checkpoints_' + name)}/{_TS}"
-    schedule = rotation.get("schedule") or [Asset(name=f"twinflow_{name}")]
-    with twinflow_dag(f"twinflow_checkpoints_{name}", schedule, cfg, __doc__,
+    schedule = rotation.schedule or [Asset(name=f"twinflow_{name}")]
+    with twinflow_dag(f"twinflow_checkpoints_{name}", schedule, cfg.retries, __doc__,
                       ["twinflow", "maintenance"]) as dag:
         @task
         def snapshot() -> dict:
@@ -56,8 +56,7 @@ def build_checkpoints_dag(config_path: Path) -> DAG:
             from operators_lib.paths import state_dir
             from operators_lib.state import snapshots
 
-            return snapshots.prune(state_dir(name), int(rotation.get("keep", 3)),
-                                   snapshots.ROTATION)
+            return snapshots.prune(state_dir(name), rotation.keep, snapshots.ROTATION)
 
         taken = snapshot()
         verify = spark_step("verify", "verify", config_path, run_dir, cfg, (
@@ -67,9 +66,9 @@ def build_checkpoints_dag(config_path: Path) -> DAG:
 
 
 def build_rollback_dag(config_path: Path) -> DAG:
-    cfg = json.loads(config_path.read_text())
-    name = cfg["name"]
-    with twinflow_dag(f"twinflow_rollback_{name}", None, cfg | {"retries": 0}, __doc__,
+    name = QueryConfig.read(config_path).name
+    # A manual action, taken once: no retries.
+    with twinflow_dag(f"twinflow_rollback_{name}", None, 0, __doc__,
                       ["twinflow", "maintenance"]) as dag:
         dag.params["snapshot"] = Param(type="string", minLength=1,
                                        description="the snapshot's id (twinflow state list)")
@@ -93,10 +92,9 @@ def build_rollback_dag(config_path: Path) -> DAG:
 
 
 def build_compact_dag(config_path: Path) -> DAG:
-    cfg = json.loads(config_path.read_text())
-    name = cfg["name"]
-    run_dir = f"{home() / 'runs' / ('compact_' + name)}/{_TS}"
-    with twinflow_dag(f"twinflow_compact_{name}", cfg.get("compact_schedule", "@daily"), cfg,
+    cfg = QueryConfig.read(config_path)
+    run_dir = f"{home() / 'runs' / ('compact_' + cfg.name)}/{_TS}"
+    with twinflow_dag(f"twinflow_compact_{cfg.name}", cfg.compact_schedule, cfg.retries,
                       __doc__, ["twinflow", "maintenance"]) as dag:
         @task.short_circuit
         def compacted(run: str) -> bool:

@@ -12,6 +12,7 @@ from airflow.sdk import DAG, task
 
 from operators_lib.engine.spark import driver_java_options
 from operators_lib.paths import home
+from operators_lib.runs.query_config import QueryConfig
 
 JOB = str(Path(__file__).resolve().parent / "twinflow_job.py")
 # The zip of twinflow's code that ``ship_code`` wrote (operators_lib/engine/shipping.py).
@@ -28,7 +29,7 @@ def ship_code() -> str:
     return str(code_archive(local_path(home(), "TWINFLOW_HOME") / "dist"))
 
 
-def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: dict,
+def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: QueryConfig,
                extra: tuple[str, ...] = ()) -> SparkSubmitOperator:
     """``spark-submit jobs/twinflow_job.py <step> --config .. --run-dir ..`` on the query's
     Spark connection (default ``spark_default``). Driver JVM options only count on this command
@@ -38,8 +39,8 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: di
     The code goes along as ``--py-files`` (``ship_code`` must run first). ``extra``: more
     arguments of the step (templated)."""
     return SparkSubmitOperator(
-        task_id=task_id, application=JOB, name=f"twinflow-{cfg['name']}-{step}",
-        conn_id=cfg.get("spark_conn_id", "spark_default"), py_files=CODE,
+        task_id=task_id, application=JOB, name=f"twinflow-{cfg.name}-{step}",
+        conn_id=cfg.spark_conn_id, py_files=CODE,
         application_args=[step, "--config", str(config_path), "--run-dir", run_dir, *extra],
         env_vars={"PYSPARK_PYTHON": sys.executable, "TWINFLOW_HOME": str(home())},
         # Driver JVM options (exit on out-of-memory, Spark's warnings only in the task log) go
@@ -47,14 +48,15 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: di
         # query's "spark_conf" comes last and wins.
         conf={"spark.sql.session.timeZone": "UTC",
               "spark.driver.defaultJavaOptions": driver_java_options(
-                  cfg.get("spark_conf", {}).get("spark.driver.extraJavaOptions", "")),
-              **cfg.get("spark_conf", {})})
+                  cfg.spark_conf.get("spark.driver.extraJavaOptions", "")),
+              **cfg.spark_conf})
 
 
-def twinflow_dag(dag_id: str, schedule: str | list | None, cfg: dict, doc: str,
+def twinflow_dag(dag_id: str, schedule: str | list | None, retries: int, doc: str,
                  tags: list[str]) -> DAG:
-    """A DAG of one query: no catch-up, one run at a time (runs share the query's state)."""
+    """A DAG of one query: no catch-up, one run at a time (runs share the query's state);
+    ``retries``: of each task (the config's, or 0 where a retry would not help)."""
     return DAG(dag_id=dag_id, schedule=schedule, start_date=datetime(2024, 1, 1), catchup=False,
-               max_active_runs=1, default_args={"retries": cfg.get("retries", 1),
+               max_active_runs=1, default_args={"retries": retries,
                                                 "retry_delay": timedelta(minutes=1)},
                doc_md=doc, tags=tags)

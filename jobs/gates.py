@@ -11,7 +11,7 @@ from operators_lib.io.output import write_text
 from operators_lib.ops import metrics
 from operators_lib.ops.quality import validate_csv
 from operators_lib.paths import published_dir, state_dir
-from operators_lib.runs.incremental import QueryConfig
+from operators_lib.runs.query_config import QueryConfig
 
 
 class GateFailed(RuntimeError):
@@ -22,7 +22,7 @@ def validate(cfg: QueryConfig, run: Path) -> dict:
     stream = json.loads((run / "stream_report.json").read_text())
     parity = json.loads((run / "parity.json").read_text())
     runtime = []
-    if cfg.extra.get("one_row_per_input_row", False):
+    if cfg.one_row_per_input_row:
         # OVER emits one row per on-time input row once the watermark passes it: the run's
         # output holds exactly the rows parity checked, one per input row it emitted.
         expected = parity["emitted_rows"]

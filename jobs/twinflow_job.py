@@ -35,7 +35,8 @@ from operators_lib.errors import TwinflowError, state_check_failed
 from operators_lib.paths import append_audit, home, state_dir
 from operators_lib.runs.backfill import backfill
 from operators_lib.runs.hotspot import measure_skew
-from operators_lib.runs.incremental import QueryConfig, audit, batch_parity, stream_increment
+from operators_lib.runs.incremental import audit, batch_parity, stream_increment
+from operators_lib.runs.query_config import QueryConfig
 from operators_lib.state.compaction import compact
 from operators_lib.state.verify import verify
 

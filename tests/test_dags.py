@@ -209,9 +209,9 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
 
 def test_publishing_an_earlier_interval_again_keeps_latest_on_the_newest(airflow_env, tmp_path):
     from jobs.gates import publish
-    from operators_lib.runs.incremental import QueryConfig
+    from operators_lib.runs.query_config import QueryConfig
 
-    cfg = QueryConfig("q", [], {}, "suite")
+    cfg = QueryConfig(name="q", sql=[], inputs={}, expectations="suite")
     for key, rows in (("20240101T110000", "b"), ("20240101T100000", "a")):
         run = tmp_path / key
         run.mkdir()
@@ -246,7 +246,8 @@ def test_hotspot_dag_raises_the_split_and_the_next_run_uses_it(spark, airflow_en
     parity, and its result is Flink's."""
     from dags.twinflow_hotspot import build_hotspot_dag
     from jobs.gates import publish
-    from operators_lib.runs.incremental import QueryConfig, batch_parity, stream_increment
+    from operators_lib.runs.incremental import batch_parity, stream_increment
+    from operators_lib.runs.query_config import QueryConfig
 
     config = _topn_config(tmp_path)
     airflow_env.setenv("TWINFLOW_QUERIES", str(config.parent))

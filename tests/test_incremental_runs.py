@@ -16,7 +16,8 @@ from operators_lib.errors import InputError, ParityError
 from operators_lib.parity.compare import SAMPLE
 from operators_lib.runs import incremental
 from operators_lib.runs.backfill import backfill
-from operators_lib.runs.incremental import QueryConfig, audit, batch_parity, stream_increment
+from operators_lib.runs.incremental import audit, batch_parity, stream_increment
+from operators_lib.runs.query_config import QueryConfig
 from operators_lib.stream.layout import STATE_LAYOUT
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,9 +31,10 @@ def _page_views_query(tmp_path: Path, sql: str, rows_per_batch: int) -> QueryCon
     (tmp_path / "q.sql").write_text(sql)
     incoming = tmp_path / "incoming"
     incoming.mkdir()
-    return QueryConfig("q", [REPO / "examples" / "pageviews" / "page_views.sql",
-                             tmp_path / "q.sql"], {"page_views": incoming}, "page_views",
-                       rows_per_batch)
+    return QueryConfig(name="q", sql=[REPO / "examples" / "pageviews" / "page_views.sql",
+                                      tmp_path / "q.sql"],
+                       inputs={"page_views": incoming}, expectations="page_views",
+                       rows_per_batch=rows_per_batch)
 
 
 def _increment(cfg: QueryConfig, spark, tmp_path: Path, run: int, lines: list[str]
@@ -133,8 +135,9 @@ def test_join_and_group_by_retract_across_runs_in_parity(spark, tmp_path, monkey
     from the staged input instead of reading the old checkpoint."""
     shop = REPO / "examples" / "shop"
     inputs = {t: tmp_path / "incoming" / t for t in ("customers", "orders")}
-    cfg = QueryConfig("shop", [shop / "shop.sql", shop / "revenue_by_region.sql"], inputs,
-                      "revenue_by_region", 100)  # finals only: one micro-batch a run
+    cfg = QueryConfig(name="shop", sql=[shop / "shop.sql", shop / "revenue_by_region.sql"],
+                      inputs=inputs, expectations="revenue_by_region",
+                      rows_per_batch=100)  # finals only: one micro-batch a run
     state = tmp_path / "state"
     # order 4 belongs to c9, who arrives in the second run: it waits in the join's state
     published = {10: {"north,2,2,15.00", "south,1,1,20.00", "east,1,0,0.00"},
@@ -252,8 +255,9 @@ def test_a_file_with_a_wrong_header_fails_the_run_before_anything_is_staged(spar
     incoming.mkdir()
     shutil.copy(seed / "incoming" / "tmall_item" / "2017-11-11T10.csv", incoming)
     (incoming / "bad.csv").write_text("itemID,kind,onSellTime,price\nX,Y,2017-11-11 10:04:00,1\n")
-    cfg = QueryConfig("seed", [seed / "tmall_item.sql", seed / "rows_max_price.sql"],
-                      {"tmall_item": incoming}, "tmall_max_price", 100)
+    cfg = QueryConfig(name="seed", sql=[seed / "tmall_item.sql", seed / "rows_max_price.sql"],
+                      inputs={"tmall_item": incoming}, expectations="tmall_max_price",
+                      rows_per_batch=100)
     state = tmp_path / "state"
     with pytest.raises(InputError, match="itemID"):
         stream_increment(cfg, spark, state, tmp_path / "run1")
@@ -294,8 +298,8 @@ def test_a_scheduled_run_brings_no_rows_to_the_driver(spark, tmp_path, monkeypat
     inputs = {t: tmp_path / "incoming" / t for t in ("customers", "orders")}
     for t, folder in inputs.items():
         shutil.copytree(shop / "incoming" / t, folder)
-    cfg = QueryConfig("shop", [shop / "shop.sql", shop / "revenue_by_region.sql"], inputs,
-                      "revenue_by_region", 2)
+    cfg = QueryConfig(name="shop", sql=[shop / "shop.sql", shop / "revenue_by_region.sql"],
+                      inputs=inputs, expectations="revenue_by_region", rows_per_batch=2)
     stream_increment(cfg, spark, tmp_path / "state", tmp_path / "run")
     assert batch_parity(cfg, spark, tmp_path / "state", tmp_path / "run")["verdict"] == "equal"
 
@@ -371,8 +375,8 @@ def test_a_query_ordered_by_processing_time_is_not_compared_in_scheduled_runs(sp
     case = REPO / "tests" / "cases" / "over" / "proctime_rows_count"
     incoming = tmp_path / "incoming"
     incoming.mkdir()
-    cfg = QueryConfig("q", [case / "ddl.sql", case / "query.sql"], {"visits": incoming},
-                      "visits", 2)
+    cfg = QueryConfig(name="q", sql=[case / "ddl.sql", case / "query.sql"],
+                      inputs={"visits": incoming}, expectations="visits", rows_per_batch=2)
     for run, lines in enumerate((["a,1", "b,2", "a,3"], ["a,4", "b,5"]), 1):
         (incoming / f"{run}.csv").write_text("\n".join(["page,ms", *lines]) + "\n")
         stream_increment(cfg, spark, tmp_path / "state", tmp_path / f"run{run}")

@@ -14,7 +14,7 @@ import pytest
 
 from operators_lib.engine.locations import blind_hosts, check_shared, local_path
 from operators_lib.errors import InputError
-from operators_lib.runs.incremental import QueryConfig
+from operators_lib.runs.query_config import QueryConfig
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = REPO / "examples" / "seed"

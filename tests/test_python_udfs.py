@@ -198,7 +198,7 @@ def _dirty(tmp_path: Path) -> Path:
 def test_reject_mode_sets_aside_the_rows_a_function_fails_on(spark, tmp_path, mode):
     """The result is Flink's over the rows the function does not fail on (the case's input),
     in both modes; rejected.csv names each failing row, its file and the function's error."""
-    from operators_lib.pipeline import RunConfig, run
+    from operators_lib.runs.pipeline import RunConfig, run
 
     d = _dirty(tmp_path)
     out = tmp_path / "out"
@@ -222,7 +222,7 @@ def test_reject_mode_sets_aside_the_rows_a_function_fails_on(spark, tmp_path, mo
 
 
 def test_by_default_a_row_a_function_fails_on_fails_the_run(spark, tmp_path):
-    from operators_lib.pipeline import RunConfig, run
+    from operators_lib.runs.pipeline import RunConfig, run
 
     d = _dirty(tmp_path)
     with pytest.raises(DataError, match="the function parse_qty raised ValueError"):
@@ -258,10 +258,11 @@ def test_reject_mode_needs_a_row_at_a_time_function(spark, case_dir):
 
 
 def test_reject_mode_is_refused_in_scheduled_runs_for_now(spark, tmp_path):
-    from operators_lib.incremental import QueryConfig, plan_for
+    from operators_lib.runs.incremental import plan_for
+    from operators_lib.runs.query_config import QueryConfig
 
     d = _dirty(tmp_path)
-    cfg = QueryConfig("rejects", [d / "ddl.sql", d / "reject.sql", d / "query.sql"],
-                      {"orders": d}, "none")
+    cfg = QueryConfig(name="rejects", sql=[d / "ddl.sql", d / "reject.sql", d / "query.sql"],
+                      inputs={"orders": d}, expectations="none")
     with pytest.raises(SqlError, match="not supported in scheduled runs yet"):
         plan_for(cfg, spark)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from jobs.gates import publish
 from operators_lib.ops import metrics
-from operators_lib.runs.incremental import QueryConfig, batch_parity, stream_increment
+from operators_lib.runs.incremental import batch_parity, stream_increment
+from operators_lib.runs.query_config import QueryConfig
 from operators_lib.state import lifecycle, snapshots
 from operators_lib.stream.runner import last_commit
 from tests.cluster import INTERPRETED

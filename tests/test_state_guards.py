@@ -14,8 +14,9 @@ from operators_lib.catalog import TableDef
 from operators_lib.errors import InputError, StateError
 from operators_lib.io import ingest
 from operators_lib.plan import BATCH, EMIT_TS, OP, PLACE, ROWNUM, SEQ
-from operators_lib.runs.incremental import QueryConfig, check_rejected
+from operators_lib.runs.incremental import check_rejected
 from operators_lib.runs.pipeline import resume_decision
+from operators_lib.runs.query_config import QueryConfig
 from operators_lib.state.lifecycle import discard_unstaged
 from operators_lib.stream.runner import changelog_files, changelog_frame
 
@@ -125,7 +126,7 @@ def _parsed(*files: tuple[str, int, int]) -> ingest.Parsed:
 
 
 def test_more_rejected_rows_than_allowed_stop_the_run(tmp_path):
-    cfg = QueryConfig("q", [], {}, "suite")
+    cfg = QueryConfig(name="q", sql=[], inputs={}, expectations="suite")
     new = _parsed(("a.csv", 3, 0), ("b.csv", 4, 6))
     with pytest.raises(InputError) as err:
         check_rejected(cfg, new, tmp_path / "rejected.csv")
@@ -143,5 +144,5 @@ def test_max_rejected_rows_must_be_a_count(tmp_path):
     path.write_text(json.dumps(raw))
     assert QueryConfig.load(path).max_rejected_rows == 0
     path.write_text(json.dumps(raw | {"max_rejected_rows": 0.1}))
-    with pytest.raises(InputError, match="max_rejected_rows must be a whole number"):
+    with pytest.raises(InputError, match="max_rejected_rows: input should be a valid integer"):
         QueryConfig.load(path)

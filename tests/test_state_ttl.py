@@ -17,8 +17,9 @@ import pytest
 from operators_lib.errors import SqlError
 from operators_lib.parity.compare import without_expired
 from operators_lib.plan import TTL_KEY
-from operators_lib.runs.incremental import QueryConfig, audit, batch_parity, stream_increment
+from operators_lib.runs.incremental import audit, batch_parity, stream_increment
 from operators_lib.runs.pipeline import RunConfig, run
+from operators_lib.runs.query_config import QueryConfig
 from operators_lib.sql import load_script
 from operators_lib.sql.script import parse_duration_ms
 from operators_lib.types import FlinkType
@@ -127,7 +128,8 @@ def test_a_scheduled_run_explains_the_rows_of_keys_whose_state_expired(spark, tm
         f"SET 'table.exec.state.ttl' = '{TTL_S} s';\nSELECT c.cust_id, c.name, o.order_id "
         "FROM customers c LEFT JOIN orders o ON c.cust_id = o.cust_id")
     inputs = {t: tmp_path / "incoming" / t for t in ("customers", "orders")}
-    cfg = QueryConfig("ttl", [tmp_path / "ddl.sql", tmp_path / "q.sql"], inputs, "none", 100)
+    cfg = QueryConfig(name="ttl", sql=[tmp_path / "ddl.sql", tmp_path / "q.sql"], inputs=inputs,
+                      expectations="none", rows_per_batch=100)
     files = {1: {"customers": CUSTOMERS, "orders": "order_id,cust_id\n1,c3\n2,c1\n"},
              2: {"orders": "order_id,cust_id\n3,c2\n4,c1\n"}}
     state = tmp_path / "state"

@@ -34,7 +34,8 @@ from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError
 from operators_lib.io.output import write_csv_frame, write_json
 from operators_lib.plan import ROWNUM, Node, append_only, quote, source_tables
-from operators_lib.runs.incremental import QueryConfig, plan_for
+from operators_lib.runs.incremental import plan_for
+from operators_lib.runs.query_config import QueryConfig
 from operators_lib.state import lifecycle
 
 VERDICT = "batch_backfill"

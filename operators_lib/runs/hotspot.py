@@ -25,6 +25,7 @@ Each decision appends an audit record (when, measured skew, rule, old -> new, wh
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -38,19 +39,26 @@ from operators_lib.errors import InputError
 from operators_lib.io.output import write_json
 from operators_lib.paths import append_audit, chosen_settings
 from operators_lib.plan import quote, scans
-from operators_lib.runs.incremental import QueryConfig, plan_for
+from operators_lib.runs.incremental import plan_for
+from operators_lib.runs.query_config import (
+    Chosen,
+    ChosenHotspot,
+    Hotspot,
+    LastChange,
+    QueryConfig,
+)
 from operators_lib.state.lifecycle import staged_files
 from operators_lib.topn_split import splittable
 
-DEFAULTS = {"split": 1, "max_split": 128, "parallelism": 2, "window_rows": 1_000_000}
 RULE = ("load = largest_share x parallelism; needed(load) = 1 if load <= 1, else the smallest "
         "power of two >= 2 x load, at most max_split; raise to needed(load), lower only to "
         "needed(2 x load) when that is below the current S")
 
 
-def settings(cfg: QueryConfig) -> dict:
-    """The query's hotspot settings (``"hotspot"`` in its config) over the defaults."""
-    return {**DEFAULTS, **(cfg.extra.get("hotspot") or {})}
+def settings(cfg: QueryConfig) -> Hotspot:
+    """The query's hotspot settings (``"hotspot"`` in its config; the model's defaults without
+    it)."""
+    return cfg.hotspot or Hotspot()
 
 
 @dataclass
@@ -61,6 +69,11 @@ class Skew:
     hot_keys: int  # partitions with more than 1 / parallelism of the rows
     top: list[tuple[str, int]]  # the largest partitions (key, rows)
 
+    @classmethod
+    def read(cls, path: Path) -> Skew:
+        """A skew as measure-skew wrote it (skew.json)."""
+        return cls(**json.loads(path.read_text()))
+
 
 def measure_skew(cfg: QueryConfig, spark: SparkSession, state: Path) -> Skew:
     """Rows per partition key of the query's (first) TopN over the recent staged input."""
@@ -70,7 +83,7 @@ def measure_skew(cfg: QueryConfig, spark: SparkSession, state: Path) -> Skew:
         raise InputError(f"query {cfg.name}: hotspot splitting needs a TopN, and the query has "
                          "none (ROW_NUMBER / RANK / DENSE_RANK .. WHERE rownum <= N)")
     rank = ranks[0]
-    limit = settings(cfg)["window_rows"]
+    limit = settings(cfg).window_rows
     files = {}
     for scan in scans(plan):
         key = scan.table.name.lower()
@@ -82,7 +95,7 @@ def measure_skew(cfg: QueryConfig, spark: SparkSession, state: Path) -> Skew:
     counts = df.groupBy(*keys).agg(F.count(F.lit(1)).alias("tw__rows"))
     rows = [(r[:-1], r[-1]) for r in counts.orderBy(F.col("tw__rows").desc()).collect()]
     total = sum(n for _, n in rows)
-    p = settings(cfg)["parallelism"]
+    p = settings(cfg).parallelism
     return Skew(total, len(rows), rows[0][1] / total if total else 0.0,
                 sum(1 for _, n in rows if n * p > total),
                 [(" | ".join("NULL" if v is None else str(v) for v in k), n) for k, n in rows[:5]])
@@ -116,15 +129,15 @@ def decide(cfg_path: Path, skew: Skew, now: datetime | None = None) -> dict:
     config is read with it ($TWINFLOW_HOME/config/<query>.json). Returns the audit record."""
     cfg = QueryConfig.load(cfg_path)
     opts = settings(cfg)
-    old = int(opts["split"])
-    new, why = choose_split(skew, old, int(opts["parallelism"]), int(opts["max_split"]))
+    old = opts.split
+    new, why = choose_split(skew, old, opts.parallelism, opts.max_split)
     record = {"at": (now or datetime.now(UTC)).isoformat(timespec="seconds"),
               "query": cfg.name, "old_split": old, "new_split": new, "changed": new != old,
-              "reason": why, "rule": RULE, "parallelism": opts["parallelism"],
+              "reason": why, "rule": RULE, "parallelism": opts.parallelism,
               "skew": asdict(skew)}
     append_audit(cfg.name, record)
     if new != old:
-        write_json(chosen_settings(cfg.name), {"hotspot": {
-            "split": new, "last_change": {k: record[k] for k in (
-                "at", "old_split", "new_split", "reason")}}})
+        last = LastChange(**{k: record[k] for k in ("at", "old_split", "new_split", "reason")})
+        write_json(chosen_settings(cfg.name), Chosen(hotspot=ChosenHotspot(
+            split=new, last_change=last)).model_dump())
     return record

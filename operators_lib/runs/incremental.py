@@ -63,11 +63,9 @@ the stream's state cannot go back to it.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -76,7 +74,6 @@ from pyspark.sql import functions as F
 
 from operators_lib.batch import batch_dataframe
 from operators_lib.changelog import ADDS, KINDS
-from operators_lib.engine.locations import local_path
 from operators_lib.errors import InputError, ParityError, SqlError
 from operators_lib.io import ingest, offers
 from operators_lib.io.output import copy_changelog, write_csv_frame, write_json
@@ -95,7 +92,6 @@ from operators_lib.parity.scope import (
     time_operator,
 )
 from operators_lib.parity.verdict import Explanations, verdict
-from operators_lib.paths import chosen_settings
 from operators_lib.plan import (
     EMIT_TS,
     LATE,
@@ -122,6 +118,7 @@ from operators_lib.plan import (
 from operators_lib.relational import WEND
 from operators_lib.runs import steps
 from operators_lib.runs.pipeline import late_source
+from operators_lib.runs.query_config import QueryConfig
 from operators_lib.scan import staged_schema
 from operators_lib.sql import load_script
 from operators_lib.sql.script import UDF_ERRORS
@@ -140,49 +137,6 @@ from operators_lib.udf.rejects import guards
 # What ``late/upto-<batch>/`` keeps of a run's changelog: (column, changelog column, type).
 _LEFT_OUT = ((OP, OP, "string"), (ROWNUM, ROWNUM, "long"), (WEND, EMIT_TS, "long"),
              (TTL_KEY, TTL_KEY, "long"))
-
-
-@dataclass
-class QueryConfig:
-    """A query as the DAG factory reads it (dags/queries/<name>.json)."""
-
-    name: str
-    sql: list[Path]
-    inputs: dict[str, Path]  # table -> directory that new CSV files land in
-    expectations: str  # GX suite name (expectations/gx/expectations/<name>.json)
-    rows_per_batch: int = 1000
-    schedule: str | None = None
-    max_rejected_rows: int = 0  # malformed input rows a run may set aside and still go on
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def topn_split(self) -> int:
-        """The TopN split factor the config asks for (``hotspot.split``; 1: single level)."""
-        return int((self.extra.get("hotspot") or {}).get("split", 1))
-
-    @staticmethod
-    def load(path: Path, base: Path | None = None) -> QueryConfig:
-        raw = json.loads(Path(path).read_text())
-        base = base or Path(path).parent
-        missing = {"name", "sql", "inputs", "expectations"} - set(raw)
-        if missing:
-            raise InputError(f"{path}: missing key(s) {sorted(missing)}")
-        chosen = chosen_settings(raw["name"])
-        if chosen.exists():  # what a maintenance DAG chose wins over the file's setting
-            raw["hotspot"] = {**(raw.get("hotspot") or {}),
-                              **json.loads(chosen.read_text()).get("hotspot", {})}
-        limit = raw.get("max_rejected_rows", 0)
-        if not isinstance(limit, int) or limit < 0:
-            raise InputError(f"{path}: max_rejected_rows must be a whole number >= 0, got "
-                             f"{limit!r}")
-        return QueryConfig(
-            raw["name"], [base / local_path(p, f"{path}: sql file") for p in raw["sql"]],
-            {t: base / local_path(p, f"{path}: input of {t}") for t, p in raw["inputs"].items()},
-            raw["expectations"],
-            int(raw.get("rows_per_batch", 1000)), raw.get("schedule"), limit,
-            {k: v for k, v in raw.items() if k not in {
-                "name", "sql", "inputs", "expectations", "rows_per_batch", "schedule",
-                "max_rejected_rows"}})
 
 
 def plan_for(cfg: QueryConfig, spark: SparkSession, split: int | None = None) -> Node:
