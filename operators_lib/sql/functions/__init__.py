@@ -20,6 +20,7 @@ from operators_lib.sql.functions import (
     arrays,
     codes,
     conversions,
+    json_query,
     nested,
     numbers,
     patterns,
@@ -79,7 +80,7 @@ REFUSED = [
         "Java's String.format over Flink's argument objects (a DECIMAL's, a TIMESTAMP's) is "
         "not reproduced")),
     *[Function(name, 1, None, _refused(_JSON)) for name in (
-        "JSON_VALUE", "JSON_QUERY", "JSON_EXISTS", "JSON_STRING", "JSON_OBJECT", "JSON_ARRAY")],
+        "JSON_STRING", "JSON_OBJECT", "JSON_ARRAY")],
 ]
 
 FUNCTIONS: dict[str, Function] = {f.name: f for f in [
@@ -89,7 +90,8 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     Function("NULLIF", 2, 2, _fmt("nullif({0}, {1})")),
     Function("IFNULL", 2, 2, _ifnull),
     *conversions.FUNCTIONS, *strings.FUNCTIONS, *patterns.FUNCTIONS, *codes.FUNCTIONS,
-    *numbers.FUNCTIONS, *temporal.FUNCTIONS, *nested.FUNCTIONS, *arrays.FUNCTIONS, *REFUSED,
+    *numbers.FUNCTIONS, *temporal.FUNCTIONS, *nested.FUNCTIONS, *arrays.FUNCTIONS,
+    *json_query.FUNCTIONS, *REFUSED,
 ]}
 
 # Aggregates: planned by sql/aggregate.py and sql/over.py (COUNT, SUM, AVG, MIN, MAX, with
@@ -135,6 +137,9 @@ def function_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | No
     if isinstance(node, (exp.Floor, exp.Ceil)):
         return node.key.upper(), [node.this] + ([node.args["decimals"]]
                                                 if node.args.get("decimals") else [])
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.JSON):
+        kind = node.expression.this
+        return ("IS JSON " + kind if kind else "IS JSON"), [node.this]
     if isinstance(node, exp.If) and not isinstance(node.parent, exp.Case):
         return "IF", [node.this, node.args.get("true"), node.args.get("false")]
     return None
