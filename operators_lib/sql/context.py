@@ -63,7 +63,7 @@ class Ctx:
         (sql/expressions.py); what twinflow does not reproduce is refused with its line.
         ``condition``: ``node`` is a WHERE or HAVING condition."""
         env = Env(lambda n: self.types(fields, [self.sql(n, fields)], n)[0], self.regex_groups,
-                  self.functions, condition)
+                  self.functions, condition, {f.name: f.origin for f in fields if f.origin})
         try:
             text = to_spark(node, env)
         except Unsupported as e:

@@ -2,10 +2,11 @@
 semantics. A function not in ``FUNCTIONS`` is refused (exit 2) with its name and line.
 
 Adding a function is one ``Function`` row in its family's module (strings, patterns, codes,
-numbers, temporal, nested, arrays, conversions; conditionals here) plus a column in an oracle
-case under ``tests/cases/functions/`` (expected results from real Flink). A renderer gets the call's
-arguments as Flink nodes and as Spark SQL text, can ask for an argument's Flink type, and raises
-``Unsupported`` for an argument form whose Flink semantics it does not reproduce.
+numbers, temporal, nested, arrays, conversions, json_query, json_build; conditionals here) plus
+a column in an oracle case under ``tests/cases/functions/`` (expected results from real Flink).
+A renderer gets the call's arguments as Flink nodes and as Spark SQL text, can ask for an
+argument's Flink type, and raises ``Unsupported`` for an argument form whose Flink semantics it
+does not reproduce.
 Semantics checked against Flink 2.3 (tests/cases/functions/*): see the notes on each renderer.
 """
 
@@ -20,6 +21,7 @@ from operators_lib.sql.functions import (
     arrays,
     codes,
     conversions,
+    json_build,
     json_query,
     nested,
     numbers,
@@ -64,8 +66,6 @@ def _refused(reason: str) -> Callable[[Call], str]:
     return render
 
 
-_JSON = ("Flink evaluates JSON paths with Jayway JsonPath and writes JSON with Jackson; "
-         "Spark's JSON functions differ (not implemented yet)")
 REFUSED = [
     Function("PARSE_URL", 2, 3, _refused(
         "Flink parses with java.net.URL (known protocols only, spaces accepted, the path "
@@ -79,8 +79,6 @@ REFUSED = [
     Function("PRINTF", 1, None, _refused(
         "Java's String.format over Flink's argument objects (a DECIMAL's, a TIMESTAMP's) is "
         "not reproduced")),
-    *[Function(name, 1, None, _refused(_JSON)) for name in (
-        "JSON_STRING", "JSON_OBJECT", "JSON_ARRAY")],
 ]
 
 FUNCTIONS: dict[str, Function] = {f.name: f for f in [
@@ -91,7 +89,8 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     Function("IFNULL", 2, 2, _ifnull),
     *conversions.FUNCTIONS, *strings.FUNCTIONS, *patterns.FUNCTIONS, *codes.FUNCTIONS,
     *numbers.FUNCTIONS, *temporal.FUNCTIONS, *nested.FUNCTIONS, *arrays.FUNCTIONS,
-    *json_query.FUNCTIONS, *REFUSED,
+    *json_query.FUNCTIONS, *json_build.FUNCTIONS,
+    *REFUSED,
 ]}
 
 # Aggregates: planned by sql/aggregate.py and sql/over.py (COUNT, SUM, AVG, MIN, MAX, with

@@ -32,6 +32,7 @@ class Env:
     regex_groups: Callable[[str], int | None]  # None: not a valid java.util.regex pattern
     functions: Mapping[str, Function] = field(default_factory=dict)
     condition: bool = False  # the expression is a WHERE or HAVING condition
+    origins: Mapping[str, str] = field(default_factory=dict)  # a column's plan Field.origin
 
 
 @dataclass(frozen=True)
