@@ -292,9 +292,10 @@ class Gen:
         return f"'{self.pick(JSON_PATHS)}'"
 
     def _json(self, scope, depth) -> str:
-        """A JSON function's string: read from a document, or written from values."""
+        """A JSON function's string (read from a document, or written from values), or
+        PRINTF's."""
         func = self.pick(["JSON_VALUE", "JSON_QUERY", "JSON_STRING", "JSON_OBJECT",
-                          "JSON_ARRAY"])
+                          "JSON_ARRAY", "PRINTF"])
         self.use(f"expr.{func}")
         doc, path = self._json_doc(scope, depth), self._json_path()
         kinds = ["INT", "BIGINT", "DOUBLE", "DECIMAL", "STRING", "BOOLEAN"]
@@ -308,6 +309,9 @@ class Gen:
             return f"JSON_QUERY({doc}, {path}{wrapper}{clause})"
         if func == "JSON_STRING":
             return f"JSON_STRING({v()})"
+        if func == "PRINTF":
+            fmt = self.pick(["%s|%s", "%-5s|%S", "%d|%s", "%.2f|%b", "%x %08.3e", "%s %s %s"])
+            return f"PRINTF('{fmt}', {v()}, {v()})"
         if func == "JSON_OBJECT":
             on_null = self.pick(["", " ABSENT ON NULL"])
             nested = self.pick([v(), f"JSON_ARRAY({v()})"])

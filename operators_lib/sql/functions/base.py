@@ -33,6 +33,8 @@ class Env:
     functions: Mapping[str, Function] = field(default_factory=dict)
     condition: bool = False  # the expression is a WHERE or HAVING condition
     origins: Mapping[str, str] = field(default_factory=dict)  # a column's plan Field.origin
+    # Java's Formatter exception (Locale.US) for a format over sample arguments, if it throws
+    format_error: Callable[[str, tuple], str | None] = lambda fmt, samples: "no JVM"
 
 
 @dataclass(frozen=True)
