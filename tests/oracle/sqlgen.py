@@ -334,11 +334,13 @@ class Gen:
             return f"{func}({e()})"
         if choice == 12:
             func = self.pick(["REPLACE", "OVERLAY", "LEFT", "RIGHT", "REPEAT", "TRANSLATE",
-                              "ARRAY_JOIN"])
+                              "ARRAY_JOIN", "STR_TO_MAP"])
             self.use(f"expr.{func}")
             n = self.pick(["2", "0", "-1", "5"])
             return {"REPLACE": f"REPLACE({e()}, {e()}, '#')",
                     "TRANSLATE": f"TRANSLATE({e()}, {e()}, 'xy')",
+                    "STR_TO_MAP": f"STR_TO_MAP(CONCAT({e()}, ',a=', {e()}, ',', {e()}), "
+                                  f"',', {self.pick(['=', 'x'])!r})['a']",
                     "ARRAY_JOIN": f"ARRAY_JOIN(ARRAY_SORT(SPLIT({e()}, "
                                   f"{self.pick(['a', ' ', ''])!r})), '|')",
                     "OVERLAY": f"OVERLAY({e()} PLACING {e()} FROM {self.pick(['1', '2', '4'])}"

@@ -2,11 +2,11 @@
 semantics. A function not in ``FUNCTIONS`` is refused (exit 2) with its name and line.
 
 Adding a function is one ``Function`` row in its family's module (strings, patterns, codes,
-numbers, temporal, nested, arrays, conversions, json_query, json_build, printf; conditionals
-here) plus a column in an oracle case under ``tests/cases/functions/`` (expected results from
-real Flink). A renderer gets the call's arguments as Flink nodes and as Spark SQL text, can ask
-for an argument's Flink type, and raises ``Unsupported`` for an argument form whose Flink
-semantics it does not reproduce.
+numbers, temporal, nested, arrays, conversions, json_query, json_build, printf, hashmaps;
+conditionals here) plus a column in an oracle case under ``tests/cases/functions/`` (expected
+results from real Flink). A renderer gets the call's arguments as Flink nodes and as Spark SQL
+text, can ask for an argument's Flink type, and raises ``Unsupported`` for an argument form
+whose Flink semantics it does not reproduce.
 Semantics checked against Flink 2.3 (tests/cases/functions/*): see the notes on each renderer.
 """
 
@@ -21,6 +21,7 @@ from operators_lib.sql.functions import (
     arrays,
     codes,
     conversions,
+    hashmaps,
     json_build,
     json_query,
     nested,
@@ -74,9 +75,6 @@ REFUSED = [
     Function("CONVERT_TZ", 3, 3, _refused(
         "Flink reads the text leniently (2024-02-30 is March 1, hour 25 the next day), an "
         "unknown zone as UTC, and an ambiguous local time at its later offset")),
-    Function("STR_TO_MAP", 1, 3, _refused(
-        "Flink's map keeps the order of a java.util.HashMap, and splits on regexes with "
-        "Java's rules")),
 ]
 
 FUNCTIONS: dict[str, Function] = {f.name: f for f in [
@@ -88,7 +86,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     *conversions.FUNCTIONS, *strings.FUNCTIONS, *patterns.FUNCTIONS, *codes.FUNCTIONS,
     *numbers.FUNCTIONS, *temporal.FUNCTIONS, *nested.FUNCTIONS, *arrays.FUNCTIONS,
     *json_query.FUNCTIONS, *json_build.FUNCTIONS,
-    *printf.FUNCTIONS, *REFUSED,
+    *printf.FUNCTIONS, *hashmaps.FUNCTIONS, *REFUSED,
 ]}
 
 # Aggregates: planned by sql/aggregate.py and sql/over.py (COUNT, SUM, AVG, MIN, MAX, with
