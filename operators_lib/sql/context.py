@@ -64,7 +64,7 @@ class Ctx:
         ``condition``: ``node`` is a WHERE or HAVING condition."""
         env = Env(lambda n: self.types(fields, [self.sql(n, fields)], n)[0], self.regex_groups,
                   self.functions, condition, {f.name: f.origin for f in fields if f.origin},
-                  self.format_error)
+                  self.format_error, self.time_zone_id)
         try:
             text = to_spark(node, env)
         except Unsupported as e:
@@ -142,6 +142,10 @@ class Ctx:
         except (Py4JJavaError, IllegalArgumentException) as e:  # java.util.IllegalFormatException
             return str(e)
         return None
+
+    def time_zone_id(self, zone: str) -> str:
+        """The ID of java.util.TimeZone.getTimeZone(zone) (Flink's zones): GMT if unknown."""
+        return self.spark.sparkContext._jvm.java.util.TimeZone.getTimeZone(zone).getID()
 
     def regex_groups(self, pattern: str) -> int | None:
         """Capturing groups of a java.util.regex pattern (the engine of Flink and Spark), None if

@@ -380,8 +380,12 @@ class Gen:
         if choice == 8:
             self.use("expr.REGEXP_REPLACE")
             return f"REGEXP_REPLACE({e()}, '[a-x]', '_')"
-        self.use("expr.DATE_FORMAT")
         ts = self.cols(scope, "TIMESTAMP")
+        if ts and self.rng.random() < 0.3:
+            self.use("expr.CONVERT_TZ")
+            zone = self.pick(["'Asia/Shanghai'", "'America/New_York'", "'XYZ'", "'GMT+05:30'"])
+            return f"CONVERT_TZ(DATE_FORMAT({ts[0]}, 'yyyy-MM-dd HH:mm:ss'), 'UTC', {zone})"
+        self.use("expr.DATE_FORMAT")
         return f"DATE_FORMAT({ts[0]}, 'HH:mm:ss')" if ts else e()
 
     def _boolean(self, scope, depth) -> str:

@@ -2,11 +2,11 @@
 semantics. A function not in ``FUNCTIONS`` is refused (exit 2) with its name and line.
 
 Adding a function is one ``Function`` row in its family's module (strings, patterns, codes,
-numbers, temporal, nested, arrays, conversions, json_query, json_build, printf, hashmaps;
-conditionals here) plus a column in an oracle case under ``tests/cases/functions/`` (expected
-results from real Flink). A renderer gets the call's arguments as Flink nodes and as Spark SQL
-text, can ask for an argument's Flink type, and raises ``Unsupported`` for an argument form
-whose Flink semantics it does not reproduce.
+numbers, temporal, nested, arrays, conversions, json_query, json_build, printf, hashmaps,
+timezones; conditionals here) plus a column in an oracle case under ``tests/cases/functions/``
+(expected results from real Flink). A renderer gets the call's arguments as Flink nodes and as
+Spark SQL text, can ask for an argument's Flink type, and raises ``Unsupported`` for an argument
+form whose Flink semantics it does not reproduce.
 Semantics checked against Flink 2.3 (tests/cases/functions/*): see the notes on each renderer.
 """
 
@@ -30,6 +30,7 @@ from operators_lib.sql.functions import (
     printf,
     strings,
     temporal,
+    timezones,
 )
 from operators_lib.sql.functions.base import (
     NULL_TYPE,
@@ -72,9 +73,6 @@ REFUSED = [
     Function("PARSE_URL", 2, 3, _refused(
         "Flink parses with java.net.URL (known protocols only, spaces accepted, the path "
         "normalized), Spark's parse_url with java.net.URI")),
-    Function("CONVERT_TZ", 3, 3, _refused(
-        "Flink reads the text leniently (2024-02-30 is March 1, hour 25 the next day), an "
-        "unknown zone as UTC, and an ambiguous local time at its later offset")),
 ]
 
 FUNCTIONS: dict[str, Function] = {f.name: f for f in [
@@ -86,7 +84,8 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     *conversions.FUNCTIONS, *strings.FUNCTIONS, *patterns.FUNCTIONS, *codes.FUNCTIONS,
     *numbers.FUNCTIONS, *temporal.FUNCTIONS, *nested.FUNCTIONS, *arrays.FUNCTIONS,
     *json_query.FUNCTIONS, *json_build.FUNCTIONS,
-    *printf.FUNCTIONS, *hashmaps.FUNCTIONS, *REFUSED,
+    *printf.FUNCTIONS, *hashmaps.FUNCTIONS,
+    *timezones.FUNCTIONS, *REFUSED,
 ]}
 
 # Aggregates: planned by sql/aggregate.py and sql/over.py (COUNT, SUM, AVG, MIN, MAX, with
