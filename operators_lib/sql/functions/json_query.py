@@ -107,8 +107,8 @@ def _returning(c: Call) -> tuple[str, str]:
 
 
 def _behavior(c: Call, on: str, spark_type: str, words: dict[str, str]) -> str:
-    """The SQL of ``on``'s clause: one of ``words`` (default NULL), ERROR (the job fails with
-    Flink's message) or DEFAULT (a literal of the result's type)."""
+    """The SQL of ``on``'s clause: one of ``words`` (default NULL), ERROR (the job fails, as
+    Flink's does) or DEFAULT (a literal of the result's type)."""
     behavior = _clauses(c).get(on, "NULL")
     if behavior == "ERROR":
         what = "an empty result" if on == "ON EMPTY" else "an error"
