@@ -68,6 +68,9 @@ class Field:
     name: str
     type: FlinkType
     time_attr: str | None = None  # "rowtime" | "proctime" | None
+    # "table": a table's column, of its declared type; "json": a projection's JSON_OBJECT /
+    # JSON_ARRAY (what sql/functions/json_build.py needs to know of a column)
+    origin: str | None = None
 
 
 @dataclass(frozen=True)

@@ -71,9 +71,10 @@ DEFAULTS = {
         "org.apache.spark.sql.execution.streaming.checkpointing."
         "FileSystemBasedCheckpointFileManager",
 }
-# What Flink's semantics need (a TIME(p) column type; a MAP[..] constructor keeping the last
-# value of a repeated key): set whatever the user set.
-REQUIRED = {"spark.sql.timeType.enabled": "true", "spark.sql.mapKeyDedupPolicy": "LAST_WIN"}
+# What Flink's semantics need (a TIME(p) column type; a MAP[..] constructor and a JSON object
+# keeping the last value of a repeated key): set whatever the user set.
+REQUIRED = {"spark.sql.timeType.enabled": "true", "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
+            "spark.sql.variant.allowDuplicateKeys": "true"}
 
 
 def get_spark(master: str | None = None, app: str = "twinflow",

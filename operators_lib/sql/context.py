@@ -63,7 +63,8 @@ class Ctx:
         (sql/expressions.py); what twinflow does not reproduce is refused with its line.
         ``condition``: ``node`` is a WHERE or HAVING condition."""
         env = Env(lambda n: self.types(fields, [self.sql(n, fields)], n)[0], self.regex_groups,
-                  self.functions, condition)
+                  self.functions, condition, {f.name: f.origin for f in fields if f.origin},
+                  self.format_error, self.time_zone_id)
         try:
             text = to_spark(node, env)
         except Unsupported as e:
@@ -128,6 +129,23 @@ class Ctx:
             except ValueError as e:
                 raise self.err(str(e), node) from None
         return types
+
+    def format_error(self, fmt: str, samples: tuple) -> str | None:
+        """Java's Formatter exception (Locale.US, Flink's and Spark's) for ``fmt`` over the
+        sample arguments (Python values py4j passes as Java's), None if it formats them."""
+        sc = self.spark.sparkContext
+        array = sc._gateway.new_array(sc._jvm.java.lang.Object, len(samples))
+        for i, sample in enumerate(samples):
+            array[i] = sample
+        try:
+            sc._jvm.java.lang.String.format(sc._jvm.java.util.Locale.US, fmt, array)
+        except (Py4JJavaError, IllegalArgumentException) as e:  # java.util.IllegalFormatException
+            return str(e)
+        return None
+
+    def time_zone_id(self, zone: str) -> str:
+        """The ID of java.util.TimeZone.getTimeZone(zone) (Flink's zones): GMT if unknown."""
+        return self.spark.sparkContext._jvm.java.util.TimeZone.getTimeZone(zone).getID()
 
     def regex_groups(self, pattern: str) -> int | None:
         """Capturing groups of a java.util.regex pattern (the engine of Flink and Spark), None if

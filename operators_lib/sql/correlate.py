@@ -44,7 +44,8 @@ def plan_correlate(ctx: Ctx, left: Node, scope: Scope, j: exp.Join) -> tuple[Nod
                       f"{len(names)}", alias)
     args = [scope.resolve(ctx, a) for a in call.expressions]
     env = Env(lambda n: ctx.types(left.fields, [ctx.sql(n, left.fields)], n)[0],
-              ctx.regex_groups, ctx.functions)
+              ctx.regex_groups, ctx.functions, format_error=ctx.format_error,
+              time_zone_id=ctx.time_zone_id)
     sql = tuple(ctx.sql(a, left.fields) for a in args)
     try:
         check_arguments(f, Call(f.name, call, tuple(args), sql, env))

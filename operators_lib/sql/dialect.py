@@ -23,6 +23,8 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.parser import Parser
 from sqlglot.tokens import Token, TokenType
 
+from operators_lib.sql.json_syntax import FUNCTION_PARSERS as JSON_PARSERS
+
 # Names built into sqlglot classes that the planner matches on (aggregates, ranking functions).
 _CLASS_FUNCTIONS = ("COUNT", "SUM", "AVG", "MIN", "MAX", "ROW_NUMBER", "RANK", "DENSE_RANK")
 # Aggregates parsed as ``exp.AnonymousAggFunc`` keeping their name (sqlglot's classes would
@@ -71,7 +73,7 @@ class Flink(Spark):
         }
         FUNCTION_PARSERS = {name: Parser.FUNCTION_PARSERS.get(name)
                             or Spark.Parser.FUNCTION_PARSERS[name]
-                            for name in _SYNTAX_FUNCTIONS}
+                            for name in _SYNTAX_FUNCTIONS} | JSON_PARSERS
         # ``TIMESTAMP '..'`` / ``DATE '..'`` literals are marked: Flink types them by their text.
         TYPE_LITERAL_PARSERS = {
             t: lambda self, this, to: _typed_literal(self.expression(exp.Cast(this=this, to=to)))

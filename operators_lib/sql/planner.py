@@ -40,6 +40,7 @@ from operators_lib.plan import (
 from operators_lib.sql.aggregate import plan_aggregate
 from operators_lib.sql.context import Ctx, Scope, is_hidden, uniquify
 from operators_lib.sql.correlate import plan_correlate
+from operators_lib.sql.functions.json_build import builds_json
 from operators_lib.sql.grouping_sets import has_grouping, plan_grouping_sets
 from operators_lib.sql.insert import into_sink
 from operators_lib.sql.joins import JOIN_KINDS, plan_join, split_and
@@ -384,7 +385,9 @@ def _relation(ctx: Ctx, rel: exp.Expression, proctime: tuple[str, ...] = ()
     for c in table.columns:
         kind = "proctime" if c.proctime else (
             "rowtime" if table.watermark and table.watermark.column == c.name else None)
-        fields.append(Field(c.name, c.type, kind))
+        # A physical column's declared type is Flink's (a computed one's comes from Spark).
+        fields.append(Field(c.name, c.type, kind,
+                            "table" if c.expr is None and not c.proctime else None))
     # Computed columns get their type from Spark; their Spark SQL is planned here, once.
     computed = [c for c in table.columns if c.expr is not None]
     if computed:
@@ -394,7 +397,7 @@ def _relation(ctx: Ctx, rel: exp.Expression, proctime: tuple[str, ...] = ()
         texts = {c.name: ddl.sql(c.expr, physical) for c in computed}
         types = ddl.types(physical, list(texts.values()), None)
         by_name = dict(zip(texts, types))
-        fields = [Field(f.name, by_name.get(f.name, f.type), f.time_attr) for f in fields]
+        fields = [replace(f, type=by_name.get(f.name, f.type)) for f in fields]
         table = replace(table, columns=tuple(replace(c, spark_sql=texts.get(c.name))
                                              for c in table.columns))
     node = Scan(table, tuple(fields))
@@ -429,10 +432,11 @@ def project(ctx: Ctx, child: Node, items: Items) -> Project:
     for name, body in items:
         exprs.append((name, ctx.sql(body, child.fields)))
         source = by_name.get(body.name) if isinstance(body, exp.Column) else None
-        fields.append(Field(name, source.type, source.time_attr) if source else None)
+        fields.append(Field(name, source.type, source.time_attr, source.origin) if source
+                      else None)
     missing = [i for i, f in enumerate(fields) if f is None]
     if missing:
         types = ctx.types(child.fields, [exprs[i][1] for i in missing], items[missing[0]][1])
         for i, t in zip(missing, types):
-            fields[i] = Field(exprs[i][0], t)
+            fields[i] = Field(exprs[i][0], t, origin="json" if builds_json(items[i][1]) else None)
     return Project(child, tuple(exprs), tuple(fields))

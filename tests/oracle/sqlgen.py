@@ -44,12 +44,17 @@ U_COLUMNS = {"id": "INT", "k": "STRING", "c": "INT", "s": "STRING"}
 
 KEYS = ["a", "b", "B", "ab", None]
 STRINGS = ["x", "X", "xy", "é", "日本", " pad ", "a%b", "it's", "Ab", "zz", "46.5", " 7 ", "-0",
-           "1e3", "Ünï cödé-x_y", None]
+           "1e3", "Ünï cödé-x_y", '{"a":1,"b":[2.50,"x",{"c":null}]}', '[1e3,"é",-0]', None]
 INTS = [0, 1, -1, 2, 3, -7, 10, 42, None]
 EDGE_INTS = [2147483647, -2147483648]
 BIGS = [0, 5, -5, 1234567890123, -9000000000, None]
 DOUBLES = ["0.5", "-1.25", "3.0", "0.1", "1.0E10", "-0.0", "2.5", None]
 DECIMALS = ["0.00", "1.50", "-2.25", "99999999.99", "3.10", None]
+# JSON texts and paths for the JSON functions (besides the string columns, some JSON, most not).
+JSON_TEXTS = ["'{\"a\":1,\"b\":[1,2.50,{\"c\":\"x\"}],\"n\":null}'", "'[1,\"é\",null,-0.0]'",
+              "'{\"a\":{\"b\":1e3},\"a\":\"two\"}'", "'null'", "' 42 '", "'{\"a\":'"]
+JSON_PATHS = ["$.a", "lax $.a", "strict $.b[1]", "$.b[2].c", "lax $.b", "$", "lax $[1]",
+              "$[''a'']", "lax $.n", "$.a.b"]
 
 
 def random_tables(rng: random.Random) -> dict[str, str]:
@@ -58,7 +63,7 @@ def random_tables(rng: random.Random) -> dict[str, str]:
         if v is None:
             return ""
         text = str(v)
-        return f'"{text}"' if any(c in text for c in ',"') else text
+        return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"') else text
 
     t_rows, second = [], 0
     for i in range(rng.randint(4, 12)):
@@ -280,9 +285,44 @@ class Gen:
         self.use("expr.ROUND")
         return f"ROUND({e()}, 1)"
 
+    def _json_doc(self, scope, depth) -> str:
+        return self.pick([self.expr(scope, "STRING", depth), self.pick(JSON_TEXTS)])
+
+    def _json_path(self) -> str:
+        return f"'{self.pick(JSON_PATHS)}'"
+
+    def _json(self, scope, depth) -> str:
+        """A JSON function's string (read from a document, or written from values), or
+        PRINTF's."""
+        func = self.pick(["JSON_VALUE", "JSON_QUERY", "JSON_STRING", "JSON_OBJECT",
+                          "JSON_ARRAY", "PRINTF"])
+        self.use(f"expr.{func}")
+        doc, path = self._json_doc(scope, depth), self._json_path()
+        kinds = ["INT", "BIGINT", "DOUBLE", "DECIMAL", "STRING", "BOOLEAN"]
+        v = lambda: self.expr(scope, self.pick(kinds), depth)  # noqa: E731
+        if func == "JSON_VALUE":
+            clause = self.pick(["", " DEFAULT 'e' ON EMPTY", " NULL ON EMPTY DEFAULT 'r' ON ERROR"])
+            return f"JSON_VALUE({doc}, {path}{clause})"
+        if func == "JSON_QUERY":
+            wrapper = self.pick(["", " WITH WRAPPER", " WITH CONDITIONAL ARRAY WRAPPER"])
+            clause = self.pick(["", " EMPTY ARRAY ON EMPTY", " EMPTY OBJECT ON ERROR"])
+            return f"JSON_QUERY({doc}, {path}{wrapper}{clause})"
+        if func == "JSON_STRING":
+            return f"JSON_STRING({v()})"
+        if func == "PRINTF":
+            fmt = self.pick(["%s|%s", "%-5s|%S", "%d|%s", "%.2f|%b", "%x %08.3e", "%s %s %s"])
+            return f"PRINTF('{fmt}', {v()}, {v()})"
+        if func == "JSON_OBJECT":
+            on_null = self.pick(["", " ABSENT ON NULL"])
+            nested = self.pick([v(), f"JSON_ARRAY({v()})"])
+            return f"JSON_OBJECT('k' VALUE {v()}, KEY 'a' VALUE {nested}{on_null})"
+        return f"JSON_ARRAY({v()}, {v()}{self.pick(['', ' NULL ON NULL'])})"
+
     def _string(self, scope, depth) -> str:
         e = lambda k="STRING": self.expr(scope, k, depth)  # noqa: E731
-        choice = self.rng.randint(0, 13)
+        choice = self.rng.randint(0, 14)
+        if choice == 14:
+            return self._json(scope, depth)
         if choice == 10:
             func = self.pick(["LPAD", "RPAD"])
             self.use(f"expr.{func}")
@@ -294,11 +334,13 @@ class Gen:
             return f"{func}({e()})"
         if choice == 12:
             func = self.pick(["REPLACE", "OVERLAY", "LEFT", "RIGHT", "REPEAT", "TRANSLATE",
-                              "ARRAY_JOIN"])
+                              "ARRAY_JOIN", "STR_TO_MAP"])
             self.use(f"expr.{func}")
             n = self.pick(["2", "0", "-1", "5"])
             return {"REPLACE": f"REPLACE({e()}, {e()}, '#')",
                     "TRANSLATE": f"TRANSLATE({e()}, {e()}, 'xy')",
+                    "STR_TO_MAP": f"STR_TO_MAP(CONCAT({e()}, ',a=', {e()}, ',', {e()}), "
+                                  f"',', {self.pick(['=', 'x'])!r})['a']",
                     "ARRAY_JOIN": f"ARRAY_JOIN(ARRAY_SORT(SPLIT({e()}, "
                                   f"{self.pick(['a', ' ', ''])!r})), '|')",
                     "OVERLAY": f"OVERLAY({e()} PLACING {e()} FROM {self.pick(['1', '2', '4'])}"
@@ -338,8 +380,12 @@ class Gen:
         if choice == 8:
             self.use("expr.REGEXP_REPLACE")
             return f"REGEXP_REPLACE({e()}, '[a-x]', '_')"
-        self.use("expr.DATE_FORMAT")
         ts = self.cols(scope, "TIMESTAMP")
+        if ts and self.rng.random() < 0.3:
+            self.use("expr.CONVERT_TZ")
+            zone = self.pick(["'Asia/Shanghai'", "'America/New_York'", "'XYZ'", "'GMT+05:30'"])
+            return f"CONVERT_TZ(DATE_FORMAT({ts[0]}, 'yyyy-MM-dd HH:mm:ss'), 'UTC', {zone})"
+        self.use("expr.DATE_FORMAT")
         return f"DATE_FORMAT({ts[0]}, 'HH:mm:ss')" if ts else e()
 
     def _boolean(self, scope, depth) -> str:
@@ -351,8 +397,15 @@ class Gen:
             return f"{e()} IS {self.pick(['', 'NOT '])}DISTINCT FROM {e()}"
         if choice == 10:
             func = self.pick(["REGEXP", "IS_ALPHA", "IS_DIGIT", "IS_DECIMAL", "SIMILAR TO",
-                              "ARRAY_CONTAINS"])
+                              "ARRAY_CONTAINS", "JSON_EXISTS", "IS JSON"])
             self.use(f"expr.{func}")
+            if func == "JSON_EXISTS":
+                on_error = self.pick(["", " TRUE ON ERROR", " UNKNOWN ON ERROR"])
+                return (f"JSON_EXISTS({self._json_doc(scope, depth)}, {self._json_path()}"
+                        f"{on_error})")
+            if func == "IS JSON":
+                kind = self.pick(["", " VALUE", " SCALAR", " ARRAY", " OBJECT"])
+                return f"{self._json_doc(scope, depth)} IS {self.pick(['', 'NOT '])}JSON{kind}"
             if func == "REGEXP":
                 return f"REGEXP({e('STRING')}, {self.pick(['[a-z]+', '^x', '[0-9]'])!r})"
             if func == "SIMILAR TO":

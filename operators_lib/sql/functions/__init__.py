@@ -2,10 +2,11 @@
 semantics. A function not in ``FUNCTIONS`` is refused (exit 2) with its name and line.
 
 Adding a function is one ``Function`` row in its family's module (strings, patterns, codes,
-numbers, temporal, nested, arrays, conversions; conditionals here) plus a column in an oracle
-case under ``tests/cases/functions/`` (expected results from real Flink). A renderer gets the call's
-arguments as Flink nodes and as Spark SQL text, can ask for an argument's Flink type, and raises
-``Unsupported`` for an argument form whose Flink semantics it does not reproduce.
+numbers, temporal, nested, arrays, conversions, json_query, json_build, printf, hashmaps,
+timezones; conditionals here) plus a column in an oracle case under ``tests/cases/functions/``
+(expected results from real Flink). A renderer gets the call's arguments as Flink nodes and as
+Spark SQL text, can ask for an argument's Flink type, and raises ``Unsupported`` for an argument
+form whose Flink semantics it does not reproduce.
 Semantics checked against Flink 2.3 (tests/cases/functions/*): see the notes on each renderer.
 """
 
@@ -20,11 +21,16 @@ from operators_lib.sql.functions import (
     arrays,
     codes,
     conversions,
+    hashmaps,
+    json_build,
+    json_query,
     nested,
     numbers,
     patterns,
+    printf,
     strings,
     temporal,
+    timezones,
 )
 from operators_lib.sql.functions.base import (
     NULL_TYPE,
@@ -63,23 +69,10 @@ def _refused(reason: str) -> Callable[[Call], str]:
     return render
 
 
-_JSON = ("Flink evaluates JSON paths with Jayway JsonPath and writes JSON with Jackson; "
-         "Spark's JSON functions differ (not implemented yet)")
 REFUSED = [
     Function("PARSE_URL", 2, 3, _refused(
         "Flink parses with java.net.URL (known protocols only, spaces accepted, the path "
         "normalized), Spark's parse_url with java.net.URI")),
-    Function("CONVERT_TZ", 3, 3, _refused(
-        "Flink reads the text leniently (2024-02-30 is March 1, hour 25 the next day), an "
-        "unknown zone as UTC, and an ambiguous local time at its later offset")),
-    Function("STR_TO_MAP", 1, 3, _refused(
-        "Flink's map keeps the order of a java.util.HashMap, and splits on regexes with "
-        "Java's rules")),
-    Function("PRINTF", 1, None, _refused(
-        "Java's String.format over Flink's argument objects (a DECIMAL's, a TIMESTAMP's) is "
-        "not reproduced")),
-    *[Function(name, 1, None, _refused(_JSON)) for name in (
-        "JSON_VALUE", "JSON_QUERY", "JSON_EXISTS", "JSON_STRING", "JSON_OBJECT", "JSON_ARRAY")],
 ]
 
 FUNCTIONS: dict[str, Function] = {f.name: f for f in [
@@ -89,7 +82,10 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     Function("NULLIF", 2, 2, _fmt("nullif({0}, {1})")),
     Function("IFNULL", 2, 2, _ifnull),
     *conversions.FUNCTIONS, *strings.FUNCTIONS, *patterns.FUNCTIONS, *codes.FUNCTIONS,
-    *numbers.FUNCTIONS, *temporal.FUNCTIONS, *nested.FUNCTIONS, *arrays.FUNCTIONS, *REFUSED,
+    *numbers.FUNCTIONS, *temporal.FUNCTIONS, *nested.FUNCTIONS, *arrays.FUNCTIONS,
+    *json_query.FUNCTIONS, *json_build.FUNCTIONS,
+    *printf.FUNCTIONS, *hashmaps.FUNCTIONS,
+    *timezones.FUNCTIONS, *REFUSED,
 ]}
 
 # Aggregates: planned by sql/aggregate.py and sql/over.py (COUNT, SUM, AVG, MIN, MAX, with
@@ -135,6 +131,9 @@ def function_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | No
     if isinstance(node, (exp.Floor, exp.Ceil)):
         return node.key.upper(), [node.this] + ([node.args["decimals"]]
                                                 if node.args.get("decimals") else [])
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.JSON):
+        kind = node.expression.this
+        return ("IS JSON " + kind if kind else "IS JSON"), [node.this]
     if isinstance(node, exp.If) and not isinstance(node.parent, exp.Case):
         return "IF", [node.this, node.args.get("true"), node.args.get("false")]
     return None

@@ -32,6 +32,10 @@ class Env:
     regex_groups: Callable[[str], int | None]  # None: not a valid java.util.regex pattern
     functions: Mapping[str, Function] = field(default_factory=dict)
     condition: bool = False  # the expression is a WHERE or HAVING condition
+    origins: Mapping[str, str] = field(default_factory=dict)  # a column's plan Field.origin
+    # Java's Formatter exception (Locale.US) for a format over sample arguments, if it throws
+    format_error: Callable[[str, tuple], str | None] = lambda fmt, samples: "no JVM"
+    time_zone_id: Callable[[str], str] = lambda zone: zone  # java.util.TimeZone's ID for it
 
 
 @dataclass(frozen=True)
