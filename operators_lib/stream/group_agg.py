@@ -22,12 +22,12 @@ TopN downstream ranks ties by it, as Flink ranks an updated row after its equals
 (``Aggregate.ranked``) the rows of a key are applied one at a time to find that row exactly;
 elsewhere the key's last row of the micro-batch stands in for it.
 
-State per group (one value in its state page, rows.SlotState): the number of rows, the arrival
-of the current result row and one accumulator per aggregate: a non-NULL count (COUNT), sum and
-count (SUM, AVG), or value -> copies (MIN, MAX and DISTINCT aggregates, so that retractions are
-exact); for FIRST_VALUE, LAST_VALUE and LISTAGG the non-NULL values in arrival order, and for
-M2 (Welford's sum of squared deviations, of which sql/aggregate.py computes STDDEV_* / VAR_*)
-Flink's (n, mean, m2) in DOUBLE.
+State per group (a row of its slot page, rows.SlotState): the number of rows, the TTL clock
+of its last write, the arrival of the current result row and one accumulator per aggregate: a
+non-NULL count (COUNT), sum and count (SUM, AVG), or value -> copies (MIN, MAX and DISTINCT
+aggregates, so that retractions are exact); for FIRST_VALUE, LAST_VALUE and LISTAGG the
+non-NULL values in arrival order, and for M2 (Welford's sum of squared deviations, of which
+sql/aggregate.py computes STDDEV_* / VAR_*) Flink's (n, mean, m2) in DOUBLE.
 
 Order-sensitive aggregates, as Flink's *WithRetract functions (measured, Flink 2.3):
 - FIRST_VALUE / LAST_VALUE / LISTAGG: +I/+U appends the value, -U/-D removes the earliest equal
@@ -50,6 +50,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from operators_lib.plan import ROWNUM, TTL, AggCall
 from operators_lib.stream.rows import (
+    WRITTEN,
     ChangelogProcessor,
     Changes,
     KeyRows,
@@ -82,6 +83,44 @@ def _new_acc(call: AggCall):
     if _uses_values(call):
         return Counter()
     return [0, 0] if call.func in ("SUM", "AVG") else 0
+
+
+def _acc_columns(name: str, call: AggCall, accs: list) -> dict[str, list]:
+    """Accumulators (``_new_acc``'s shapes) as slot page columns, one entry per group."""
+    if call.func in _ORDERED:
+        return {name: accs}
+    if call.func == "M2":
+        return {f"{name}.{part}": [a[i] for a in accs]
+                for i, part in enumerate(("n", "mean", "m2"))}
+    if _uses_values(call):
+        return {f"{name}.values": [list(a) for a in accs],
+                f"{name}.copies": [list(a.values()) for a in accs]}
+    if call.func in ("SUM", "AVG"):
+        return {f"{name}.sum": [_stored_sum(a[0], call) for a in accs],
+                f"{name}.n": [a[1] for a in accs]}
+    return {name: accs}
+
+
+def _accs_of(name: str, call: AggCall, columns: dict[str, list]) -> list:
+    """The accumulators ``_acc_columns`` wrote."""
+    if call.func in _ORDERED:
+        return columns[name]
+    if call.func == "M2":
+        return [list(a) for a in zip(*(columns[f"{name}.{p}"] for p in ("n", "mean", "m2")))]
+    if _uses_values(call):
+        return [Counter(dict(zip(v, c))) for v, c in zip(columns[f"{name}.values"],
+                                                         columns[f"{name}.copies"])]
+    if call.func in ("SUM", "AVG"):
+        return [[t, n] for t, n in zip(columns[f"{name}.sum"], columns[f"{name}.n"])]
+    return columns[name]
+
+
+def _stored_sum(total, call: AggCall):
+    """An integer sum as a BIGINT: past its range, wrapped. ``_result`` reads the same of it:
+    it wraps the sum to the type's bits (64 at most)."""
+    if isinstance(total, int) and call.type.is_integral and not -(2**63) <= total < 2**63:
+        return (total + 2**63) % 2**64 - 2**63
+    return total
 
 
 def _welford(acc: list, v, add: bool) -> None:
@@ -199,6 +238,18 @@ class GroupAggProcessor(ChangelogProcessor):
         group = tuple(None if null else v for null, v in zip(key[0::2], key[1::2]))
         changes.emit([group + (None,) * len(self.spec.aggs)], [TTL])
         return None
+
+    def value_columns(self, values: list) -> dict[str, list]:
+        columns = {"rows": [st[0] for st in values], WRITTEN: [st[2] for st in values],
+                   "arrival": [st[3] for st in values]}
+        for i, call in enumerate(self.spec.aggs):
+            columns.update(_acc_columns(f"a{i}", call, [st[1][i] for st in values]))
+        return columns
+
+    def values_of(self, columns: dict[str, list]) -> list:
+        accs = [_accs_of(f"a{i}", call, columns) for i, call in enumerate(self.spec.aggs)]
+        return [[rows, list(acc), written, arrival] for rows, written, arrival, *acc in
+                zip(columns["rows"], columns[WRITTEN], columns["arrival"], *accs)]
 
     def _apply(self, call: AggCall, acc, values: list, adds):
         for v, add in zip(values, adds):

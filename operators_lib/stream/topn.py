@@ -32,10 +32,11 @@ sort before them, so after the micro-batch they can never rank; record by record
 only have entered and left within it (``+I``/``-D`` churn, which the net result of the
 micro-batch does not show). One row per micro-batch is untouched: Flink's changelog exactly.
 
-State per partition (one value in its slot page, rows.SlotState): the ordered rows. An
-append-only or update-fast input keeps only the rows that can still rank (ROW_NUMBER: ``end``
-rows; RANK / DENSE_RANK: ranks <= ``end``); a retracting input keeps every row (a retraction
-may pull a lower row back up), as Flink does.
+State per partition (a row of its slot page, rows.SlotState): the ordered rows, each with its
+place among equal rows (its arrival; the sort key is computed again from the row when read).
+An append-only or update-fast input keeps only the rows that can still rank (ROW_NUMBER:
+``end`` rows; RANK / DENSE_RANK: ranks <= ``end``); a retracting input keeps every row (a
+retraction may pull a lower row back up), as Flink does.
 """
 
 from __future__ import annotations
@@ -84,9 +85,6 @@ class _Desc:
     def __eq__(self, other) -> bool:
         return isinstance(other, _Desc) and self.v == other.v
 
-    def __reduce__(self):
-        return (_Desc, (self.v,))
-
 
 def _sort_value(v, key: SortKey, numeric: bool) -> tuple:
     if v is None:
@@ -115,8 +113,22 @@ class TopNProcessor(ChangelogProcessor):
             and len(self.order) == 1 and self.order[0][2]) else None
 
     def _key(self, row: tuple, rownum: int) -> tuple:
-        return (tuple(_sort_value(row[i], k, num) for i, k, num in self.order),
-                self.sign * rownum)
+        return self._sorted(row), self.sign * rownum
+
+    def _sorted(self, row: tuple) -> tuple:
+        return tuple(_sort_value(row[i], k, num) for i, k, num in self.order)
+
+    def value_columns(self, values: list) -> dict[str, list]:
+        columns = {"tie": [[k[1] for k, _ in entries] for entries in values]}
+        for j in range(len(self.spec.cols)):
+            columns[f"c{j}"] = [[row[j] for _, row in entries] for entries in values]
+        return columns
+
+    def values_of(self, columns: dict[str, list]) -> list:
+        rows = [list(zip(*cols)) for cols in zip(*(columns[f"c{j}"]
+                                                   for j in range(len(self.spec.cols))))]
+        return [[((self._sorted(row), tie), row) for row, tie in zip(r, ties)]
+                for r, ties in zip(rows, columns["tie"])]
 
     def process(self, key: tuple, data: KeyRows, stored, changes: Changes):
         entries: list[tuple] = stored or []  # (sort key, row), in rank order
