@@ -324,9 +324,9 @@ class SlotState:
                 self.put(slot, page)
 
     def _page(self, blob: bytes) -> dict:
-        table = self.view.loads_rows(blob)
-        columns = {n: c.to_pylist() for n, c in zip(table.column_names, table.columns)}
-        keys = list(zip(*(columns.pop(n) for n in table.column_names if n.startswith(KEY))))
+        batch = self.view.loads_rows(blob)
+        columns = {n: c.to_pylist() for n, c in zip(batch.column_names, batch.columns)}
+        keys = list(zip(*(columns.pop(n) for n in batch.column_names if n.startswith(KEY))))
         return dict(zip(keys, self.processor.values_of(columns)))
 
 
