@@ -52,6 +52,7 @@ import pyarrow as pa
 
 from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from operators_lib.plan import OP, ROWNUM, SortKey
+from operators_lib.stream.protocol import markers
 from operators_lib.stream.rows import ChangelogProcessor, Changes, KeyRows
 
 _CHUNK = 256  # rows per threshold check (_chunks)
@@ -324,7 +325,8 @@ def keep_batch_top(batches: Iterator[pa.RecordBatch], partition: list[str],
         ranked = keys.sort_values([*by, "r"], ascending=[*ascending, True], kind="stable")
         top = ranked.groupby(list(keys.columns[:len(partition)]), dropna=False,
                              sort=False).head(end) if partition else ranked.head(end)
-        keep = np.union1d(top.index.to_numpy(), np.flatnonzero(df[ROWNUM].to_numpy() < 0))
+        marker = ~markers(df[ROWNUM].to_numpy()).data
+        keep = np.union1d(top.index.to_numpy(), np.flatnonzero(marker))
         yield batch.take(pa.array(keep))
 
 
