@@ -91,12 +91,16 @@ def test_a_bucket_page_reads_back_as_written(operator):
     assert all(a.flags.writeable for a in _arrays(back))  # processors update them in place
 
 
-def _slot_state(processor):
+def _slot_round_trip(processor, page: dict) -> dict:
+    """``page`` ({key: value}) written to a slot page and read back, as SlotState does."""
     handle = _InMemoryStatefulProcessorHandle("None")
     handle.setGroupingKey((0,))
     processor.init(handle)
-    processor.state.open_bucket()
-    return processor.state
+    state = processor.state
+    state.open_bucket()
+    state.put(7, {k: state.dump(v) for k, v in page.items()})
+    state.open_bucket()
+    return {k: state.load(row) for k, row in state.get(7).items()}
 
 
 def _aggs() -> tuple[AggCall, ...]:
@@ -111,16 +115,14 @@ def _aggs() -> tuple[AggCall, ...]:
 
 def test_a_group_by_slot_page_reads_back_as_written():
     aggs = _aggs()
-    proc = GroupAggProcessor(AggSpec(("g0",), ("int",), aggs, ("",) * len(aggs),
+    kinds = ("", "int", "other", "other", "int", "other", "float")
+    proc = GroupAggProcessor(AggSpec(("g0",), ("int",), aggs, kinds,
                                      tuple(a.name for a in aggs), ttl_ms=1000), ["k0", "k1"])
-    state = _slot_state(proc)
     page = {(False, 1): [3, [3, [7, 2], [Decimal("1.50"), 1], Counter({"b": 2, "a": 1}),
                              Counter({5: 1}), ["x", "y"], [2, 1.5, 0.5]], 1000, 4],
             (True, 0): [1, [1, [0, 0], [0, 0], Counter(), Counter(), [], [0, 0.0, 0.0]],
                         None, 0]}
-    state.put(7, page)
-    state.open_bucket()
-    back = state.get(7)
+    back = _slot_round_trip(proc, page)
     assert list(back) == list(page)
     for k, st in page.items():
         assert back[k] == st
@@ -133,11 +135,8 @@ def test_an_integer_sum_past_bigint_reads_back_with_the_same_result():
     call = AggCall("SUM", "a", BIGINT, "s", BIGINT)
     proc = GroupAggProcessor(AggSpec(("g0",), ("int",), (call,), ("int",), ("s",)),
                              ["k0", "k1"])
-    state = _slot_state(proc)
     st = [2, [[2**63 + 5, 2]], None, 1]
-    state.put(0, {(False, 1): st})
-    state.open_bucket()
-    back = state.get(0)[(False, 1)]
+    back = _slot_round_trip(proc, {(False, 1): st})[(False, 1)]
     assert proc._row((1,), back) == proc._row((1,), st) == (1, -(2**63) + 5)
 
 
@@ -146,12 +145,9 @@ def test_a_topn_slot_page_reads_back_as_written():
                     (SortKey("name", True, False), SortKey("score", False, True)),
                     "ROW_NUMBER", 1, 3, True, retracting=True)
     proc = TopNProcessor(spec, ["k0", "k1"], "rk")
-    state = _slot_state(proc)
     rows = [("b", 2), ("a", None), ("a", 1)]
     entries = sorted((proc._key(r, n), r) for n, r in enumerate(rows))
-    state.put(3, {(False, "p"): entries})
-    state.open_bucket()
-    assert state.get(3) == {(False, "p"): entries}
+    assert _slot_round_trip(proc, {(False, "p"): entries}) == {(False, "p"): entries}
 
 
 def _versions_in(message: str) -> list[str]:
@@ -165,7 +161,7 @@ def test_a_page_of_another_version_is_refused_by_name(monkeypatch):
     with pytest.raises(StateError) as e:
         StateView("over").loads(blob)
     assert _versions_in(str(e.value)) == [("over", str(written)), ("over", str(written + 1))]
-    rows = StateView("topn").dumps_rows({"tw__key0": [1]})
+    rows = StateView("topn").dumps_rows({"tw__key0": [1]}, {})
     monkeypatch.setitem(VERSIONS, "topn", VERSIONS["topn"] + 1)
     with pytest.raises(StateError, match="the topn operator's state holds a page of topn"):
         StateView("topn").loads_rows(rows)

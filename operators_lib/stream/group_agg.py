@@ -47,14 +47,18 @@ from collections import Counter
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
+import pyarrow as pa
+
 from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from operators_lib.plan import ROWNUM, TTL, AggCall
 from operators_lib.stream.rows import (
+    KEY,
     WRITTEN,
     ChangelogProcessor,
     Changes,
     KeyRows,
 )
+from operators_lib.stream.state_view import KIND_TYPES
 
 
 @dataclass(frozen=True)
@@ -85,34 +89,44 @@ def _new_acc(call: AggCall):
     return [0, 0] if call.func in ("SUM", "AVG") else 0
 
 
-def _acc_columns(name: str, call: AggCall, accs: list) -> dict[str, list]:
-    """Accumulators (``_new_acc``'s shapes) as slot page columns, one entry per group."""
+def _acc_fields(call: AggCall, kind: str) -> list[tuple[str, pa.DataType | None]]:
+    """An accumulator's fields in its group's row of a slot page (``_new_acc``'s shapes):
+    (name suffix, Arrow type where the argument's kind tells it, else None)."""
+    value, count, double = KIND_TYPES.get(kind), pa.int64(), pa.float64()
+    values = pa.list_(value) if value else None
     if call.func in _ORDERED:
-        return {name: accs}
+        return [("", values)]
     if call.func == "M2":
-        return {f"{name}.{part}": [a[i] for a in accs]
-                for i, part in enumerate(("n", "mean", "m2"))}
+        return [(".n", count), (".mean", double), (".m2", double)]
     if _uses_values(call):
-        return {f"{name}.values": [list(a) for a in accs],
-                f"{name}.copies": [list(a.values()) for a in accs]}
+        return [(".values", values), (".copies", pa.list_(count))]
     if call.func in ("SUM", "AVG"):
-        return {f"{name}.sum": [_stored_sum(a[0], call) for a in accs],
-                f"{name}.n": [a[1] for a in accs]}
-    return {name: accs}
+        return [(".sum", value), (".n", count)]
+    return [("", count)]
 
 
-def _accs_of(name: str, call: AggCall, columns: dict[str, list]) -> list:
-    """The accumulators ``_acc_columns`` wrote."""
+def _packed(call: AggCall, acc) -> tuple:
+    """An accumulator as its fields (``_acc_fields``)."""
     if call.func in _ORDERED:
-        return columns[name]
+        return (acc,)
     if call.func == "M2":
-        return [list(a) for a in zip(*(columns[f"{name}.{p}"] for p in ("n", "mean", "m2")))]
+        return tuple(acc)
     if _uses_values(call):
-        return [Counter(dict(zip(v, c))) for v, c in zip(columns[f"{name}.values"],
-                                                         columns[f"{name}.copies"])]
+        return list(acc), list(acc.values())
     if call.func in ("SUM", "AVG"):
-        return [[t, n] for t, n in zip(columns[f"{name}.sum"], columns[f"{name}.n"])]
-    return columns[name]
+        return _stored_sum(acc[0], call), acc[1]
+    return (acc,)
+
+
+def _unpacked(call: AggCall, fields: tuple):
+    """The accumulator ``_packed`` gave the fields of."""
+    if call.func in _ORDERED:
+        return fields[0]
+    if call.func == "M2":
+        return list(fields)
+    if _uses_values(call):
+        return Counter(dict(zip(*fields)))  # in the order the values came
+    return list(fields) if call.func in ("SUM", "AVG") else fields[0]
 
 
 def _stored_sum(total, call: AggCall):
@@ -196,6 +210,19 @@ class GroupAggProcessor(ChangelogProcessor):
         super().__init__(key_cols, spec.ttl_ms)
         self.spec = spec
         self.cols = list(spec.keys + spec.outputs)
+        fields = [("rows", pa.int64()), (WRITTEN, pa.int64()), ("arrival", pa.int64())]
+        self.widths = []  # fields per accumulator
+        for i, (call, kind) in enumerate(zip(spec.aggs, spec.arg_kinds)):
+            acc = _acc_fields(call, kind)
+            fields += [(f"a{i}{suffix}", t) for suffix, t in acc]
+            self.widths.append(len(acc))
+        self.value_names = [name for name, _ in fields]
+        self.page_types = {name: t for name, t in fields if t is not None}
+        if len(key_cols) == 2 * len(spec.keys):  # a (NULL flag, value) pair per group key
+            for i, kind in enumerate(spec.key_kinds):
+                self.page_types[f"{KEY}{2 * i}"] = pa.bool_()
+                if kind in KIND_TYPES:
+                    self.page_types[f"{KEY}{2 * i + 1}"] = KIND_TYPES[kind]
 
     def process(self, key: tuple, data: KeyRows, st, changes: Changes):
         spec = self.spec
@@ -239,17 +266,16 @@ class GroupAggProcessor(ChangelogProcessor):
         changes.emit([group + (None,) * len(self.spec.aggs)], [TTL])
         return None
 
-    def value_columns(self, values: list) -> dict[str, list]:
-        columns = {"rows": [st[0] for st in values], WRITTEN: [st[2] for st in values],
-                   "arrival": [st[3] for st in values]}
-        for i, call in enumerate(self.spec.aggs):
-            columns.update(_acc_columns(f"a{i}", call, [st[1][i] for st in values]))
-        return columns
+    def value_row(self, st) -> tuple:
+        return (st[0], st[2], st[3],
+                *(f for call, acc in zip(self.spec.aggs, st[1]) for f in _packed(call, acc)))
 
-    def values_of(self, columns: dict[str, list]) -> list:
-        accs = [_accs_of(f"a{i}", call, columns) for i, call in enumerate(self.spec.aggs)]
-        return [[rows, list(acc), written, arrival] for rows, written, arrival, *acc in
-                zip(columns["rows"], columns[WRITTEN], columns["arrival"], *accs)]
+    def value_of(self, row: tuple):
+        accs, at = [], 3
+        for call, width in zip(self.spec.aggs, self.widths):
+            accs.append(_unpacked(call, row[at:at + width]))
+            at += width
+        return [row[0], accs, row[1], row[2]]
 
     def _apply(self, call: AggCall, acc, values: list, adds):
         for v, add in zip(values, adds):

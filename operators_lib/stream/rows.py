@@ -282,7 +282,8 @@ class SlotState:
     written once per slot and micro-batch. Every state call is a round trip to the JVM
     (~0.1-0.3 ms), so keys share a call per slot, and a bucket without state is asked once
     (``exists``), not once per slot. A page is a row per key (stream/state_view.py): the key's
-    columns ``tw__key<i>``, then the processor's ``value_columns``."""
+    columns ``tw__key<i>``, then the value's (the processor's ``value_names``). A key's value
+    is built from its row only when the micro-batch touches the key (``load``/``dump``)."""
 
     def __init__(self, handle, processor: ChangelogProcessor):
         self.map = handle.getMapState(processor.name, _SLOT_SCHEMA, STATE_SCHEMA)
@@ -294,15 +295,16 @@ class SlotState:
         self.empty = not self.map.exists()
 
     def get(self, slot: int) -> dict:
+        """The slot's page: each key's row (its value's fields)."""
         value = None if self.empty else self.map.getValue((slot,))
         return {} if value is None else self._page(value[0])
 
     def put(self, slot: int, page: dict) -> None:
         if page:
-            keys = list(page)
-            columns = {f"{KEY}{i}": list(c) for i, c in enumerate(zip(*keys))}
-            columns.update(self.processor.value_columns(list(page.values())))
-            self.map.updateValue((slot,), (self.view.dumps_rows(columns),))
+            columns = {f"{KEY}{i}": list(c) for i, c in enumerate(zip(*page))}
+            columns.update(zip(self.processor.value_names, map(list, zip(*page.values()))))
+            blob = self.view.dumps_rows(columns, self.processor.page_types)
+            self.map.updateValue((slot,), (blob,))
         elif not self.empty:
             self.map.removeKey((slot,))
 
@@ -313,21 +315,27 @@ class SlotState:
             return
         for (slot,), (blob,) in list(self.map.iterator()):
             page, changed = self._page(blob), False
-            for k, value in list(page.items()):
+            for k, row in list(page.items()):
+                value = self.load(row)
                 kept = expire(k, value)
                 if kept is None:
                     del page[k]
                 elif kept is not value:
-                    page[k] = kept
+                    page[k] = self.dump(kept)
                 changed = changed or kept is not value
             if changed:
                 self.put(slot, page)
 
+    def load(self, row: tuple | None):
+        return None if row is None else self.processor.value_of(row)
+
+    def dump(self, value) -> tuple:
+        return self.processor.value_row(value)
+
     def _page(self, blob: bytes) -> dict:
         batch = self.view.loads_rows(blob)
-        columns = {n: c.to_pylist() for n, c in zip(batch.column_names, batch.columns)}
-        keys = list(zip(*(columns.pop(n) for n in batch.column_names if n.startswith(KEY))))
-        return dict(zip(keys, self.processor.values_of(columns)))
+        n = sum(name.startswith(KEY) for name in batch.column_names)
+        return {row[:n]: row[n:] for row in zip(*(c.to_pylist() for c in batch.columns))}
 
 
 class ChangelogProcessor(Processor):
@@ -337,6 +345,8 @@ class ChangelogProcessor(Processor):
 
     cols: list[str]  # output columns
     now: int | None  # the TTL clock of the micro-batch (None without TTL)
+    value_names: list[str]  # a value's fields, its columns in a slot page (SlotState)
+    page_types: dict  # the Arrow type of a slot page's columns, where known
 
     def __init__(self, key_cols: list[str], ttl_ms: int | None):
         self.key_cols = key_cols  # the operator key's columns (planner.grouping_keys)
@@ -363,22 +373,21 @@ class ChangelogProcessor(Processor):
         for slot, by_key in by_slot.items():
             page = self.state.get(slot)
             for k, data in by_key.items():
-                value = self.process(k, data, page.get(k), changes)
+                value = self.process(k, data, self.state.load(page.get(k)), changes)
                 if value is None:
                     page.pop(k, None)
                 else:
-                    page[k] = value
+                    page[k] = self.state.dump(value)
             self.state.put(slot, page)
         if changes.rows:
             yield output(changes, self.cols)
 
-    def value_columns(self, values: list) -> dict[str, list]:
-        """The values of a slot page's keys as its columns (state_view: typed from the Python
-        values, one entry per key)."""
+    def value_row(self, value) -> tuple:
+        """A key's value as its fields (``value_names``: Python values Arrow types)."""
         raise NotImplementedError
 
-    def values_of(self, columns: dict[str, list]) -> list:
-        """The values ``value_columns`` wrote, read back."""
+    def value_of(self, row: tuple):
+        """The value ``value_row`` gave the fields of."""
         raise NotImplementedError
 
     def process(self, key: tuple, data: KeyRows, stored, changes: Changes):

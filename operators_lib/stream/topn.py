@@ -54,6 +54,7 @@ from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from operators_lib.plan import OP, ROWNUM, SortKey
 from operators_lib.stream.protocol import markers
 from operators_lib.stream.rows import ChangelogProcessor, Changes, KeyRows
+from operators_lib.stream.state_view import KIND_TYPES
 
 _CHUNK = 256  # rows per threshold check (_chunks)
 
@@ -102,6 +103,11 @@ class TopNProcessor(ChangelogProcessor):
         super().__init__(key_cols, None)
         self.spec = spec
         self.cols = [*spec.cols, rank_col]
+        # A partition's rows in a slot page: each one's place among equal rows, its columns.
+        self.value_names = ["tie", *(f"c{j}" for j in range(len(spec.cols)))]
+        self.page_types = {"tie": pa.list_(pa.int64()),
+                           **{f"c{j}": pa.list_(KIND_TYPES[kind])
+                              for j, kind in enumerate(spec.kinds) if kind in KIND_TYPES}}
         index = {c: i for i, c in enumerate(spec.cols)}
         self.order = [(index[k.col], k, spec.kinds[index[k.col]] in ("int", "float"))
                       for k in spec.order]
@@ -119,17 +125,11 @@ class TopNProcessor(ChangelogProcessor):
     def _sorted(self, row: tuple) -> tuple:
         return tuple(_sort_value(row[i], k, num) for i, k, num in self.order)
 
-    def value_columns(self, values: list) -> dict[str, list]:
-        columns = {"tie": [[k[1] for k, _ in entries] for entries in values]}
-        for j in range(len(self.spec.cols)):
-            columns[f"c{j}"] = [[row[j] for _, row in entries] for entries in values]
-        return columns
+    def value_row(self, entries: list[tuple]) -> tuple:
+        return ([k[1] for k, _ in entries], *map(list, zip(*(row for _, row in entries))))
 
-    def values_of(self, columns: dict[str, list]) -> list:
-        rows = [list(zip(*cols)) for cols in zip(*(columns[f"c{j}"]
-                                                   for j in range(len(self.spec.cols))))]
-        return [[((self._sorted(row), tie), row) for row, tie in zip(r, ties)]
-                for r, ties in zip(rows, columns["tie"])]
+    def value_of(self, row: tuple) -> list[tuple]:
+        return [((self._sorted(r), tie), r) for tie, r in zip(row[0], zip(*row[1:]))]
 
     def process(self, key: tuple, data: KeyRows, stored, changes: Changes):
         entries: list[tuple] = stored or []  # (sort key, row), in rank order
