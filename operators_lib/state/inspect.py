@@ -126,10 +126,10 @@ def _page_stats(name: str):
         keys, oldest = [], []
         for blob in blobs:
             if name in _PAGES:  # a row per key; GROUP BY's with its TTL clock
-                table = view.loads_rows(blob)
-                keys.append(table.num_rows)
-                oldest.append(pc.min(table.column(WRITTEN)).as_py()
-                              if WRITTEN in table.column_names else None)
+                rows = view.loads_rows(blob)
+                keys.append(rows.num_rows)
+                oldest.append(pc.min(rows.column(WRITTEN)).as_py()
+                              if WRITTEN in rows.column_names else None)
                 continue
             page = view.loads(blob)
             if name == _JOIN:

@@ -14,7 +14,7 @@ Two shapes of page:
   one element), with each part's kind and numpy dtypes in the schema, so that an array reads
   back with the dtype it was written with.
 - rows (``dumps_rows``/``loads_rows``): a slot's page of keys (stream/rows.py), one row per
-  key, its columns typed from the Python values the processor hands over.
+  key, its columns of Python values of the types the processor gives (else typed from them).
 
 Numpy columns of Python objects are typed by Arrow from their values (strings, decimals,
 dates, bytes, lists ..., NULL as None or NaN) and read back as Arrow hands them to pandas.
