@@ -119,14 +119,15 @@ def _ddl(spec: dict, table: str) -> str:
 def state_rows(checkpoint: Path, var: str) -> int:
     """Rows held in the join's bucket pages at the checkpoint's last committed batch."""
     code = (
-        "import pickle, sys\n"
+        "import sys\n"
         "from operators_lib.engine.spark import get_spark\n"
+        "from operators_lib.stream.state_view import StateView\n"
         "spark = get_spark('local[2]', app='state')\n"
         f"df = spark.read.format('statestore').option('stateVarName', '{var}')"
         f".load('{checkpoint}')\n"
         "n = 0\n"
         "for row in df.select('value').collect():\n"
-        "    page = pickle.loads(row[0][0])\n"
+        f"    page = StateView('{var}').loads(row[0][0])\n"
         "    blocks = page['rows'] if 'rows' in page else [page.get('left'), "
         "page.get('versions')]\n"
         "    n += sum(len(b['tw__t']) for b in blocks if b is not None)\n"

@@ -4,8 +4,6 @@ in state out. (tests/test_compaction.py runs it on Spark.)"""
 
 from __future__ import annotations
 
-import pickle
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -15,7 +13,8 @@ from operators_lib.plan import OP, ROWNUM, SWEEP, SWEEP_FIRST, TTL, AggCall
 from operators_lib.stream import packing
 from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
 from operators_lib.stream.join import LAYOUTS, JoinProcessor, JoinSpec, SideSpec
-from operators_lib.stream.rows import NOW, SLOT
+from operators_lib.stream.rows import KEY, NOW, SLOT
+from operators_lib.stream.state_view import StateView
 from operators_lib.types import FlinkType
 
 TTL_MS = 5_000
@@ -39,8 +38,9 @@ def _sweep(now: int, bucket: int = 0, extra: dict | None = None) -> pd.DataFrame
 
 
 def _keys(tester: TwsTester, name: str) -> set:
-    pages = tester.peekMapState(name, 0)
-    return {k for (blob,) in pages.values() for k in pickle.loads(blob)}
+    pages = [StateView(name).loads_rows(blob) for (blob,) in tester.peekMapState(name, 0).values()]
+    return {k for t in pages for k in zip(*(t.column(c).to_pylist() for c in t.column_names
+                                             if c.startswith(KEY)))}
 
 
 def test_sweep_drops_idle_groups_and_reports_them():
@@ -97,7 +97,7 @@ def test_sweep_expires_join_records_side_by_side():
     assert len(ttl) == 2  # key 1 (its only record) and key 2 (its left record)
     passed = out[out[OP] == SWEEP]
     assert passed[ROWNUM].tolist() == [SWEEP_FIRST]
-    page = pickle.loads(tester.peekValueState("join", 0)[0])
+    page = StateView("join").loads(tester.peekValueState("join", 0)[0])
     left, right = page["sides"]
     assert left is None and right.column("r0").to_pylist() == [7]
     assert right.column("tw__kv0").to_pylist() == [2]

@@ -87,7 +87,7 @@ def test_outer_row_is_padded_once_no_match_can_arrive_and_state_is_cleaned():
     assert out[4]["r0"].isna().all() and out[4]["l0"].tolist() == [1]
     assert out[1]["tw__ts"].tolist() == [22]  # the late row's table
     proc.handle.setGroupingKey(("a",))
-    assert proc.state.get() is None  # nothing left in state
+    assert proc.state.load() is None  # nothing left in state
 
 
 def test_state_stays_bounded_by_the_interval():

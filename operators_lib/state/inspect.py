@@ -23,7 +23,6 @@ Also the micro-batch, the watermark in force and the age of the last commit.
 from __future__ import annotations
 
 import json
-import pickle
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,10 +36,12 @@ from pyspark.sql import functions as F
 
 from operators_lib.errors import InputError
 from operators_lib.ops.metrics import tree_bytes
-from operators_lib.stream.join import WRITTEN, codes
+from operators_lib.stream.join import codes
+from operators_lib.stream.rows import WRITTEN
 from operators_lib.stream.runner import batch_metadata, last_commit
+from operators_lib.stream.state_view import StateView
 
-_PAGES = {"group", "topn"}  # MapState: slot -> pickled {key: pickled value}
+_PAGES = {"group", "topn"}  # MapState: slot -> a row per key (stream/rows.py)
 _BUCKET_PAGES = {"over", "dedup_first"}  # ValueState: a page per bucket with its keys' columns
 _JOIN = "join"  # ValueState: a page per bucket with each side's records (stream/join.py)
 _PER_KEY = {"latest"}  # ValueState: one per operator key
@@ -117,24 +118,28 @@ def _variable(spark: SparkSession, checkpoint: Path, op_id: int, op_name: str,
 
 
 def _page_stats(name: str):
-    """A pandas UDF's function: per page, its keys and the oldest TTL clock written in it."""
+    """A pandas UDF's function: per page (read through the operator's view,
+    stream/state_view.py), its keys and the oldest TTL clock written in it."""
+    view = StateView(name)
+
     def stats(blobs: pd.Series) -> pd.DataFrame:
         keys, oldest = [], []
         for blob in blobs:
-            page = pickle.loads(blob)
+            if name in _PAGES:  # a row per key; GROUP BY's with its TTL clock
+                rows = view.loads_rows(blob)
+                keys.append(rows.num_rows)
+                oldest.append(pc.min(rows.column(WRITTEN)).as_py()
+                              if WRITTEN in rows.column_names else None)
+                continue
+            page = view.loads(blob)
             if name == _JOIN:
                 k, t = _join_page(page)
                 keys.append(k)
                 oldest.append(t)
                 continue
-            if name in _BUCKET_PAGES:  # stream/over.py, stream/dedup.py: no TTL clock
-                keys.append(0 if page["keys"] is None else len(next(iter(page["keys"].values()))))
-                oldest.append(None)
-                continue
-            keys.append(len(page))
-            times = [t for v in page.values() for t in _written(name, pickle.loads(v))
-                     if t is not None]
-            oldest.append(min(times) if times else None)
+            # stream/over.py, stream/dedup.py: no TTL clock
+            keys.append(0 if page["keys"] is None else len(next(iter(page["keys"].values()))))
+            oldest.append(None)
         return pd.DataFrame({"keys": keys, "oldest": pd.array(oldest, dtype="Int64")})
     return stats
 
@@ -148,10 +153,3 @@ def _join_page(page: dict) -> tuple[int, int | None]:
     n = len(np.unique(codes(list(stacked.columns), stacked.num_rows)))
     oldest = min(pc.min(t.column(WRITTEN)).as_py() for t in sides)
     return n, oldest or None
-
-
-def _written(name: str, value) -> list:
-    """The TTL clocks a key's value records (stream/group_agg.py)."""
-    if name == "group":
-        return [value[2]]
-    return []

@@ -18,33 +18,32 @@ Keep-last and processing-time deduplication emit at once and run as a TopN (stre
 
 Runtime: grouped by bucket (a hash of the key, stream/planner.py), rows in and out as Arrow
 (stream/packing.py), so a micro-batch costs one Python call per bucket with rows or a due
-timer. State per bucket: one page (``PAGE_VERSION``: numpy columns and an Arrow IPC table)
+timer. State per bucket: one page (stream/state_view.py: numpy columns and an Arrow table)
 holding its keys (the key columns and whether each has fired) and the row waiting for each
 key that has not, with the time it fires at; one event-time timer at the earliest of those.
 """
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from pyspark.sql.streaming import StatefulProcessorHandle
 
 from operators_lib.changelog import INSERT
 from operators_lib.plan import LATE, ROWNUM
 from operators_lib.stream import packing
-from operators_lib.stream.event_time import STATE_SCHEMA, TIME_MS, TimedState, move_timer, watermark
+from operators_lib.stream.event_time import TIME_MS, TimedState, move_timer, watermark
+from operators_lib.stream.protocol import markers
 from operators_lib.stream.rows import page_key_codes
 
-PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
 _FIRE, _CODE = "tw__fire", "tw__code"
 
 
 class FirstRowProcessor(TimedState):
-    arrow = True  # rows in and out as Arrow (stream/packing.py)
+    name = "dedup_first"
+    arrow = True
 
     def __init__(self, cols: tuple[str, ...], keys: tuple[str, ...], rank_col: str,
                  rank_output: bool, schema: pa.Schema):
@@ -54,16 +53,12 @@ class FirstRowProcessor(TimedState):
         self.rank_value = 1 if rank_output else None
         self.schema = schema  # the output's Arrow schema: cols, rank, changelog columns
 
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.handle = handle
-        self.state = handle.getValueState("dedup_first", STATE_SCHEMA)
-
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)
         page = self._load()
         out = []
         table = packing.read(rows)
-        data = packing.column(table, ROWNUM) >= 0  # the end-of-input marker: no row
+        data = markers(packing.column(table, ROWNUM)).data  # the end-of-input marker: no row
         if not data.all():
             table = table.filter(data)
         if table.num_rows:
@@ -82,26 +77,15 @@ class FirstRowProcessor(TimedState):
 
     # -- state -----------------------------------------------------------------------------
     def _load(self) -> dict:
-        value = self.state.get()
-        if value is None:
-            return {"version": PAGE_VERSION, "keys": None, "fired": np.zeros(0, bool),
-                    "waiting": None, "timer": None}
-        page = pickle.loads(value[0])
-        if page["waiting"] is not None:
-            page["waiting"] = packing.from_ipc(page["waiting"])
-        return page
+        return self.state.load() or {"keys": None, "fired": np.zeros(0, bool),
+                                     "waiting": None, "timer": None}
 
     def _save(self, page: dict, expired: int | None) -> None:
         waiting = page["waiting"]
         due = int(packing.column(waiting, _FIRE).min()) if waiting is not None else None
         page["timer"] = move_timer(self.handle, page["timer"], expired, due)
-        if page["keys"] is None:  # no key of this bucket yet (an end-of-input marker's call)
-            self.state.clear()
-            return
-        stored = dict(page)
-        stored["waiting"] = packing.to_ipc(waiting.combine_chunks()) if waiting is not None \
-            else None
-        self.state.update((pickle.dumps(stored, protocol=5),))
+        # no key of this bucket yet (an end-of-input marker's call): nothing to keep
+        self.state.save(None if page["keys"] is None else page)
 
     def _codes(self, page: dict, table: pa.Table) -> np.ndarray:
         """Each row's key as its index in the page's keys (new keys appended)."""

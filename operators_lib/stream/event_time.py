@@ -1,5 +1,6 @@
-"""What the event-time processors (OVER, keep-first deduplication, window aggregation) share:
-the watermark as they read it, their timers, and the numpy column blocks they keep in state."""
+"""What the event-time processors (OVER, keep-first deduplication, window aggregation, the
+interval and temporal joins) share: the watermark as they read it, their timers, and the numpy
+column blocks they keep in state."""
 
 from __future__ import annotations
 
@@ -7,16 +8,13 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import types as T
-from pyspark.sql.streaming import StatefulProcessor
 
-from operators_lib.plan import END_FIRST
 from operators_lib.stream import packing
+from operators_lib.stream.protocol import Processor
 
 TIME_MS = "tw__t"  # the operator's time attribute in epoch milliseconds
 NO_WATERMARK = -(2**62)
 PAST_EVERYTHING = np.iinfo(np.int64).max  # a watermark at which every pending row is due
-STATE_SCHEMA = T.StructType([T.StructField("blob", T.BinaryType())])  # one pickled value
 
 Block = dict[str, np.ndarray]  # columns of equal length: rows kept in state
 
@@ -26,12 +24,6 @@ def one_frame(rows: Iterable[pd.DataFrame]) -> pd.DataFrame:
     packed by bucket: stream/packing.py) as one frame, end-of-input marker included."""
     frames = list(rows)
     return packing.unpack(frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True))
-
-
-def ends_input(rownum: np.ndarray) -> bool:
-    """Whether these rows' numbers include the end of input announced in the last staged part
-    (plan.END_FIRST): no row follows, so what waits fires at ``PAST_EVERYTHING``."""
-    return bool((rownum <= END_FIRST).any())
 
 
 def take(block: Block, index) -> Block:
@@ -70,9 +62,9 @@ def move_timer(handle, timer: int | None, expired: int | None, due_ms: int | Non
     return nxt
 
 
-class TimedState(StatefulProcessor):
-    """A processor keeping one state value per grouping key under one event-time timer: when
-    the timer expires, what is due at the watermark leaves through ``_fire``."""
+class TimedState(Processor):
+    """A processor keeping one page per bucket under one event-time timer: when the timer
+    expires, what is due at the watermark leaves through ``_fire``."""
 
     hold_ms = 0  # how far behind the stream's watermark this operator's own runs
 
@@ -80,13 +72,10 @@ class TimedState(StatefulProcessor):
         state = self._load()
         out = self._fire(state, self._watermark(timerValues))
         self._save(state, expired=expiredTimerInfo.getExpiryTimeInMs())
-        if getattr(self, "arrow", False):  # stream/packing.py
+        if self.arrow:  # stream/packing.py
             yield from packing.frames([out])
         elif out is not None:
             yield out
-
-    def close(self) -> None:
-        pass
 
     def _watermark(self, timer_values) -> int:
         """The watermark this operator runs by: the stream's, held back by ``hold_ms`` (the

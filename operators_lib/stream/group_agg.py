@@ -22,12 +22,12 @@ TopN downstream ranks ties by it, as Flink ranks an updated row after its equals
 (``Aggregate.ranked``) the rows of a key are applied one at a time to find that row exactly;
 elsewhere the key's last row of the micro-batch stands in for it.
 
-State per group (one value in its state page, rows.SlotState): the number of rows, the arrival
-of the current result row and one accumulator per aggregate: a non-NULL count (COUNT), sum and
-count (SUM, AVG), or value -> copies (MIN, MAX and DISTINCT aggregates, so that retractions are
-exact); for FIRST_VALUE, LAST_VALUE and LISTAGG the non-NULL values in arrival order, and for
-M2 (Welford's sum of squared deviations, of which sql/aggregate.py computes STDDEV_* / VAR_*)
-Flink's (n, mean, m2) in DOUBLE.
+State per group (a row of its slot page, rows.SlotState): the number of rows, the TTL clock
+of its last write, the arrival of the current result row and one accumulator per aggregate: a
+non-NULL count (COUNT), sum and count (SUM, AVG), or value -> copies (MIN, MAX and DISTINCT
+aggregates, so that retractions are exact); for FIRST_VALUE, LAST_VALUE and LISTAGG the
+non-NULL values in arrival order, and for M2 (Welford's sum of squared deviations, of which
+sql/aggregate.py computes STDDEV_* / VAR_*) Flink's (n, mean, m2) in DOUBLE.
 
 Order-sensitive aggregates, as Flink's *WithRetract functions (measured, Flink 2.3):
 - FIRST_VALUE / LAST_VALUE / LISTAGG: +I/+U appends the value, -U/-D removes the earliest equal
@@ -47,13 +47,18 @@ from collections import Counter
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
+import pyarrow as pa
+
 from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from operators_lib.plan import ROWNUM, TTL, AggCall
 from operators_lib.stream.rows import (
+    KEY,
+    WRITTEN,
     ChangelogProcessor,
     Changes,
     KeyRows,
 )
+from operators_lib.stream.state_view import KIND_TYPES
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,54 @@ def _new_acc(call: AggCall):
     if _uses_values(call):
         return Counter()
     return [0, 0] if call.func in ("SUM", "AVG") else 0
+
+
+def _acc_fields(call: AggCall, kind: str) -> list[tuple[str, pa.DataType | None]]:
+    """An accumulator's fields in its group's row of a slot page (``_new_acc``'s shapes):
+    (name suffix, Arrow type where the argument's kind tells it, else None)."""
+    value, count, double = KIND_TYPES.get(kind), pa.int64(), pa.float64()
+    values = pa.list_(value) if value else None
+    if call.func in _ORDERED:
+        return [("", values)]
+    if call.func == "M2":
+        return [(".n", count), (".mean", double), (".m2", double)]
+    if _uses_values(call):
+        return [(".values", values), (".copies", pa.list_(count))]
+    if call.func in ("SUM", "AVG"):
+        return [(".sum", value), (".n", count)]
+    return [("", count)]
+
+
+def _packed(call: AggCall, acc) -> tuple:
+    """An accumulator as its fields (``_acc_fields``)."""
+    if call.func in _ORDERED:
+        return (acc,)
+    if call.func == "M2":
+        return tuple(acc)
+    if _uses_values(call):
+        return list(acc), list(acc.values())
+    if call.func in ("SUM", "AVG"):
+        return _stored_sum(acc[0], call), acc[1]
+    return (acc,)
+
+
+def _unpacked(call: AggCall, fields: tuple):
+    """The accumulator ``_packed`` gave the fields of."""
+    if call.func in _ORDERED:
+        return fields[0]
+    if call.func == "M2":
+        return list(fields)
+    if _uses_values(call):
+        return Counter(dict(zip(*fields)))  # in the order the values came
+    return list(fields) if call.func in ("SUM", "AVG") else fields[0]
+
+
+def _stored_sum(total, call: AggCall):
+    """An integer sum as a BIGINT: past its range, wrapped. ``_result`` reads the same of it:
+    it wraps the sum to the type's bits (64 at most)."""
+    if isinstance(total, int) and call.type.is_integral and not -(2**63) <= total < 2**63:
+        return (total + 2**63) % 2**64 - 2**63
+    return total
 
 
 def _welford(acc: list, v, add: bool) -> None:
@@ -157,6 +210,19 @@ class GroupAggProcessor(ChangelogProcessor):
         super().__init__(key_cols, spec.ttl_ms)
         self.spec = spec
         self.cols = list(spec.keys + spec.outputs)
+        fields = [("rows", pa.int64()), (WRITTEN, pa.int64()), ("arrival", pa.int64())]
+        self.widths = []  # fields per accumulator
+        for i, (call, kind) in enumerate(zip(spec.aggs, spec.arg_kinds)):
+            acc = _acc_fields(call, kind)
+            fields += [(f"a{i}{suffix}", t) for suffix, t in acc]
+            self.widths.append(len(acc))
+        self.value_names = [name for name, _ in fields]
+        self.page_types = {name: t for name, t in fields if t is not None}
+        if len(key_cols) == 2 * len(spec.keys):  # a (NULL flag, value) pair per group key
+            for i, kind in enumerate(spec.key_kinds):
+                self.page_types[f"{KEY}{2 * i}"] = pa.bool_()
+                if kind in KIND_TYPES:
+                    self.page_types[f"{KEY}{2 * i + 1}"] = KIND_TYPES[kind]
 
     def process(self, key: tuple, data: KeyRows, st, changes: Changes):
         spec = self.spec
@@ -199,6 +265,17 @@ class GroupAggProcessor(ChangelogProcessor):
         group = tuple(None if null else v for null, v in zip(key[0::2], key[1::2]))
         changes.emit([group + (None,) * len(self.spec.aggs)], [TTL])
         return None
+
+    def value_row(self, st) -> tuple:
+        return (st[0], st[2], st[3],
+                *(f for call, acc in zip(self.spec.aggs, st[1]) for f in _packed(call, acc)))
+
+    def value_of(self, row: tuple):
+        accs, at = [], 3
+        for call, width in zip(self.spec.aggs, self.widths):
+            accs.append(_unpacked(call, row[at:at + width]))
+            at += width
+        return [row[0], accs, row[1], row[2]]
 
     def _apply(self, call: AggCall, acc, values: list, adds):
         for v, add in zip(values, adds):

@@ -20,25 +20,23 @@ Changelog rules (append-only: every row is ``+I``, nothing is ever retracted):
   every row: every outer row still waiting is padded.
 
 Runtime: grouped by bucket (a hash of the equality keys): one Python call per bucket and
-micro-batch. State per bucket: one page with each side's waiting rows as numpy columns (keys,
-values, time, arrival, whether it matched) and one event-time timer at the earliest time a
-row leaves. New rows are matched with one hash merge on the keys against the other side's
-waiting and new rows, time bounds and residual evaluated over all candidate pairs at once.
+micro-batch. State per bucket: one page (stream/state_view.py) with each side's waiting rows as
+numpy columns (keys, values, time, arrival, whether it matched) and one event-time timer at the
+earliest time a row leaves. New rows are matched with one hash merge on the keys against the
+other side's waiting and new rows, time bounds and residual evaluated over all candidate pairs
+at once.
 """
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from pyspark.sql.streaming import StatefulProcessorHandle
 
 from operators_lib.plan import EMIT_TS, OP, ROWNUM, Cond
 from operators_lib.stream.event_time import (
-    STATE_SCHEMA,
     TIME_MS,
     Block,
     TimedState,
@@ -49,10 +47,10 @@ from operators_lib.stream.event_time import (
     watermark,
 )
 from operators_lib.stream.join import SIDE
+from operators_lib.stream.protocol import markers
 from operators_lib.stream.rows import joint_key_codes
 from operators_lib.stream.window_join import late_markers, pair_test, side_columns
 
-PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
 MATCHED = "tw__matched"
 
 
@@ -77,6 +75,8 @@ class IntervalJoinProcessor(TimedState):
     """Input: the union of both sides' rows (``spec`` columns, the side, the row's time in
     ``tw__t``), grouped by bucket of the equality keys."""
 
+    name = "interval"
+
     def __init__(self, spec: IntervalJoinSpec):
         self.spec = spec
         self.sides = (spec.left, spec.right)
@@ -84,15 +84,12 @@ class IntervalJoinProcessor(TimedState):
         # How long after its time each side's row may still match: l.t - lower, r.t + upper.
         self.keep = (-spec.lower_ms, spec.upper_ms)
 
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.handle = handle
-        self.state = handle.getValueState("interval", STATE_SCHEMA)
-
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)
         page = self._load()
         df = one_frame(rows)
-        df = df[df[ROWNUM] >= 0]  # the end-of-input marker only moves the watermark
+        df = df[markers(df[ROWNUM].to_numpy()).data]  # the end-of-input marker moves the
+        # watermark only
         out = []
         if len(df):
             on_time = df[TIME_MS].to_numpy(dtype=np.int64) > wm
@@ -106,19 +103,14 @@ class IntervalJoinProcessor(TimedState):
 
     # -- state ------------------------------------------------------------------------------
     def _load(self) -> dict:
-        value = self.state.get()
-        return {"version": PAGE_VERSION, "rows": [None, None]} if value is None else \
-            pickle.loads(value[0])
+        return self.state.load() or {"rows": [None, None]}
 
     def _save(self, page: dict, expired: int | None) -> None:
         due = [int(block[TIME_MS].min()) + keep
                for block, keep in zip(page["rows"], self.keep) if block is not None]
         page["timer"] = move_timer(self.handle, page.get("timer"), expired,
                                    min(due) if due else None)
-        if due:
-            self.state.update((pickle.dumps(page, protocol=5),))
-        else:
-            self.state.clear()
+        self.state.save(page if due else None)
 
     # -- the rules (module docstring) -------------------------------------------------------
     def _match(self, page: dict, df: pd.DataFrame) -> pd.DataFrame | None:

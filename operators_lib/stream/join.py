@@ -59,14 +59,13 @@ retraction removes it. Each stored record carries its number of matches (used by
 and SEMI/ANTI).
 
 Runtime: grouped by bucket (a hash of the join key), rows in and out as Arrow
-(stream/packing.py). State per bucket: one page (``PAGE_VERSION``; Arrow tables, no classes
-of ours) with each side's records: key columns, the side's columns, copies, matches, the TTL
-clock of their last write.
+(stream/packing.py). State per bucket: one page (stream/state_view.py: Arrow tables) with each
+side's records: key columns, the side's columns, copies, matches, the TTL clock of their last
+write.
 """
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -74,19 +73,23 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.changelog import ADDS, DELETE, INSERT
-from operators_lib.plan import EMIT_TS, MARKERS, OP, ROWNUM, SWEEP_FIRST, TTL, Cond
+from operators_lib.plan import EMIT_TS, OP, ROWNUM, TTL, Cond
 from operators_lib.stream import packing
 from operators_lib.stream.calc import truth
-from operators_lib.stream.event_time import STATE_SCHEMA
-from operators_lib.stream.rows import NOW, combined_codes, marker_output, sweep_output
+from operators_lib.stream.protocol import Processor, markers
+from operators_lib.stream.rows import (
+    NOW,
+    WRITTEN,
+    combined_codes,
+    marker_output,
+    sweep_output,
+)
 
 SIDE = "tw__side"  # 0 = left input, 1 = right input
 LAYOUTS = ("join_key_contains_unique_key", "input_has_unique_key", "no_unique_key")
-PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
-_COPIES, _MATCHES, WRITTEN = "tw__copies", "tw__matches", "tw__written"
+_COPIES, _MATCHES = "tw__copies", "tw__matches"
 
 
 @dataclass(frozen=True)
@@ -209,9 +212,9 @@ class _Side:
         self.after = after
 
 
-class JoinProcessor(StatefulProcessor):
+class JoinProcessor(Processor):
     name = "join"
-    arrow = True  # rows in and out as Arrow (stream/packing.py)
+    arrow = True
 
     def __init__(self, spec: JoinSpec, key_cols: list[str]):
         self.spec = spec
@@ -224,48 +227,32 @@ class JoinProcessor(StatefulProcessor):
         self.lnames = dict(zip(spec.left.names, spec.left.cols))
         self.rnames = dict(zip(spec.right.names, spec.right.cols))
 
-    def init(self, handle) -> None:
-        self.state = handle.getValueState(self.name, STATE_SCHEMA)
-
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         table = packing.read(rows)
-        rownum = packing.column(table, ROWNUM)
         op = (table.column(OP).to_numpy(zero_copy_only=False) if OP in table.column_names
               else np.full(table.num_rows, INSERT, dtype=object))
-        marker = np.isin(op, MARKERS)
-        sweep = rownum <= SWEEP_FIRST
-        data = (rownum >= 0) & ~marker
+        kinds = markers(packing.column(table, ROWNUM), op)
+        data = kinds.data
         self.schema = pa.schema([*(table.schema.field(c) for c in self.cols),
                                  pa.field(OP, pa.string()), pa.field(EMIT_TS, pa.int64()),
                                  pa.field(ROWNUM, pa.int64())])
         out = []
-        if marker.any():
-            out.append(self._frame(marker_output(table.filter(marker).to_pandas(), self.cols)))
-        if sweep.any():
-            out.append(self._frame(sweep_output(int(rownum[sweep][0]), self.cols)))
+        if kinds.passed.any():
+            out.append(self._frame(marker_output(table.filter(kinds.passed).to_pandas(),
+                                                 self.cols)))
+        swept = kinds.sweep is not None
+        if swept:
+            out.append(self._frame(sweep_output(kinds.sweep, self.cols)))
         now = (int(pc.max(table.column(NOW)).as_py()) if self.spec.ttl_ms
                and NOW in table.column_names and table.num_rows else None)
-        if data.any() or (sweep.any() and now is not None):
-            page = self._load()
-            out += self._step(page, table.filter(data), np.isin(op[data], ADDS), now,
-                              bool(sweep.any()))
-            self._save(page)
+        if data.any() or (swept and now is not None):
+            page = self.state.load() or {"sides": [None, None]}
+            out += self._step(page, table.filter(data), np.isin(op[data], ADDS), now, swept)
+            self.state.save(page if any(t is not None for t in page["sides"]) else None)
         yield from packing.frames(out)
 
     def _frame(self, df: pd.DataFrame) -> pa.Table:
         return pa.Table.from_pandas(df, schema=self.schema, preserve_index=False)
-
-    # -- state ------------------------------------------------------------------------------
-    def _load(self) -> dict:
-        value = self.state.get()
-        return {"version": PAGE_VERSION, "sides": [None, None]} if value is None else \
-            pickle.loads(value[0])
-
-    def _save(self, page: dict) -> None:
-        if any(t is not None for t in page["sides"]):
-            self.state.update((pickle.dumps(page, protocol=5),))
-        else:
-            self.state.clear()
 
     # -- a micro-batch (module docstring) ---------------------------------------------------
     def _step(self, page: dict, data: pa.Table, adds: np.ndarray, now: int | None,

@@ -34,8 +34,8 @@ Changelog rules (Flink's RowTime*PrecedingFunction family):
 Runtime: grouped by bucket (a hash of the partition key, stream/planner.py), so a micro-batch
 costs one Python call per bucket with rows or a due timer, never one per key; rows come in and
 go out as Arrow (stream/packing.py: ``arrow``), the passed-through columns never converted.
-State per bucket: one page (``PAGE_VERSION``; Arrow IPC tables and numpy columns, no classes of
-ours) holding its keys (the key columns, each key's last fired time and, for UNBOUNDED frames,
+State per bucket: one page (stream/state_view.py: Arrow tables and numpy columns) holding its
+keys (the key columns, each key's last fired time and, for UNBOUNDED frames,
 its running accumulators), the rows waiting for the watermark with their fire time and key
 code, and for bounded frames the rows each key's frame still needs (its last n rows / its rows
 within the interval of its last fired time); one event-time timer at the earliest pending fire
@@ -46,7 +46,6 @@ key's first row; running aggregates per key).
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -54,24 +53,21 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql.streaming import StatefulProcessorHandle
 
 from operators_lib.plan import EMIT_TS, END_MS, LATE, ROWNUM, AggCall, Frame
 from operators_lib.stream import packing
 from operators_lib.stream.event_time import (
     NO_WATERMARK,
     PAST_EVERYTHING,
-    STATE_SCHEMA,
     TIME_MS,
     TimedState,
-    ends_input,
     move_timer,
     watermark,
 )
+from operators_lib.stream.protocol import markers
 from operators_lib.stream.rows import page_key_codes
 from operators_lib.stream.window_aggs import as_array, empty_acc, running, windowed
 
-PAGE_VERSION = 2  # the layout of a bucket's page (part of the checkpoint's state)
 _FIRE, _CODE = "tw__fire", "tw__code"
 
 
@@ -91,7 +87,8 @@ def _concat(a: pa.Table | None, b: pa.Table) -> pa.Table:
 
 
 class OverProcessor(TimedState):
-    arrow = True  # rows in and out as Arrow (stream/packing.py)
+    name = "over"
+    arrow = True
 
     def __init__(self, spec: OverSpec):
         self.spec = spec
@@ -99,23 +96,15 @@ class OverProcessor(TimedState):
         self.columns = list(dict.fromkeys([*spec.passthrough, *self.args, ROWNUM, TIME_MS]))
         self.unbounded = spec.frame.preceding is None
 
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.handle = handle
-        self.state = handle.getValueState("over", STATE_SCHEMA)
-
     # -- callbacks -------------------------------------------------------------------------
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)
         page = self._load()
         out = [self._fire(page, wm)]
         table = packing.read(rows)
-        # the end-of-input markers and state sweeps: no row
-        rownum = packing.column(table, ROWNUM)
-        data = rownum >= 0
-        ended = False
-        if not data.all():
-            ended = ends_input(rownum)
-            table = table.filter(data)
+        kinds = markers(packing.column(table, ROWNUM))
+        if not kinds.data.all():  # the end-of-input markers and state sweeps: no row
+            table = table.filter(kinds.data)
         if table.num_rows:
             codes = self._codes(page, table)
             new = table.select(self.columns).append_column(_CODE, pa.array(codes))
@@ -131,7 +120,7 @@ class OverProcessor(TimedState):
                 if new.num_rows:
                     new = new.append_column(_FIRE, pa.array(np.maximum(ts, wm + 1)))
                     page["pending"] = _concat(page["pending"], new)
-        if ended:
+        if kinds.ended:
             out.append(self._fire_at_end(page))
         self._save(page, expired=None)
         yield from packing.frames(out)
@@ -146,32 +135,21 @@ class OverProcessor(TimedState):
 
     # -- state -----------------------------------------------------------------------------
     def _load(self) -> dict:
-        value = self.state.get()
-        if value is None:
-            return {"version": PAGE_VERSION, "keys": None, "last": np.zeros(0, np.int64),
-                    "counts": [np.zeros(0, np.int64) for _ in self.spec.aggs],
-                    "accs": [empty_acc(a, 0) for a in self.spec.aggs],
-                    "pending": None, "history": None, "timer": None}
-        page = pickle.loads(value[0])
-        for part in ("pending", "history"):
-            if page[part] is not None:
-                page[part] = packing.from_ipc(page[part])
-        return page
+        return self.state.load() or {
+            "keys": None, "last": np.zeros(0, np.int64),
+            "counts": [np.zeros(0, np.int64) for _ in self.spec.aggs],
+            "accs": [empty_acc(a, 0) for a in self.spec.aggs],
+            "pending": None, "history": None, "timer": None}
 
     def _save(self, page: dict, expired: int | None) -> None:
-        pending = page["pending"]
-        due = int(packing.column(pending, _FIRE).min()) \
-            if pending is not None and pending.num_rows else None
-        page["timer"] = move_timer(self.handle, page["timer"], expired, due)
-        if page["keys"] is None:  # no key of this bucket yet (an end-of-input marker's call)
-            self.state.clear()
-            return
-        stored = dict(page)
         for part in ("pending", "history"):
-            table = page[part]
-            stored[part] = packing.to_ipc(table.combine_chunks()) if table is not None and \
-                table.num_rows else None
-        self.state.update((pickle.dumps(stored, protocol=5),))
+            if page[part] is not None and not page[part].num_rows:
+                page[part] = None
+        due = int(packing.column(page["pending"], _FIRE).min()) \
+            if page["pending"] is not None else None
+        page["timer"] = move_timer(self.handle, page["timer"], expired, due)
+        # no key of this bucket yet (an end-of-input marker's call): nothing to keep
+        self.state.save(None if page["keys"] is None else page)
 
     def _codes(self, page: dict, table: pa.Table) -> np.ndarray:
         """Each row's key as its index in the page's keys (new keys appended)."""

@@ -17,7 +17,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.errors import VALUE_REFUSED
 from operators_lib.plan import (
@@ -59,6 +58,7 @@ from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, Si
 from operators_lib.stream.lookup_join import lookup_join_stream, static_table
 from operators_lib.stream.over import OverProcessor, OverSpec
 from operators_lib.stream.proctime_temporal_join import ProcTimeTemporalJoinProcessor
+from operators_lib.stream.protocol import Processor
 from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_kind
 from operators_lib.stream.runner import SPARK, SparkRuntime
 from operators_lib.stream.temporal_join import TemporalJoinProcessor, TemporalJoinSpec
@@ -172,7 +172,7 @@ def over_stream(node: Over, df: DataFrame, runtime: SparkRuntime) -> DataFrame:
 
 
 def arrow_transform(runtime: SparkRuntime, df: DataFrame, keys: list[str],
-                    make: Callable[[pa.Schema], StatefulProcessor], out: T.StructType,
+                    make: Callable[[pa.Schema], Processor], out: T.StructType,
                     time_mode: str) -> DataFrame:
     """An Arrow processor (stream/packing.py), made by ``make`` for its output's Arrow
     schema, over ``df`` by bucket of ``keys``; TIME columns cross as microseconds of the day

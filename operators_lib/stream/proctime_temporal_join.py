@@ -15,55 +15,48 @@ Changelog rules (append-only: the left input inserts, every output row is ``+I``
   of the whole input) are not compared (parity ``not_applicable``).
 
 Runtime: grouped by bucket (a hash of the join keys), time mode None: one Python call per
-bucket and micro-batch; state per bucket: one page with the versions as numpy columns.
+bucket and micro-batch; state per bucket: one page (stream/state_view.py) with the versions as
+numpy columns.
 """
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
-from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from operators_lib.plan import ROWNUM
-from operators_lib.stream.event_time import STATE_SCHEMA, TIME_MS, Block, concat, one_frame, take
+from operators_lib.stream.event_time import TIME_MS, Block, concat, one_frame, take
 from operators_lib.stream.join import SIDE
+from operators_lib.stream.protocol import Processor, markers
 from operators_lib.stream.rows import joint_key_codes, key_codes
 from operators_lib.stream.temporal_join import TemporalJoinSpec, keep_passing, pick_rows
 
-PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
 
-
-class ProcTimeTemporalJoinProcessor(StatefulProcessor):
+class ProcTimeTemporalJoinProcessor(Processor):
     """Input: the union of both sides' rows (``spec`` columns, the side, a version's rowtime
     in ``tw__t`` for a deduplicated history), grouped by bucket of the join keys."""
+
+    name = "latest"
 
     def __init__(self, spec: TemporalJoinSpec):
         self.spec = spec
 
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.state = handle.getValueState("latest", STATE_SCHEMA)
-
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         df = one_frame(rows)
-        df = df[df[ROWNUM] >= 0]
+        df = df[markers(df[ROWNUM].to_numpy()).data]
         side = df[SIDE].to_numpy(dtype=np.int64)
-        value = self.state.get()
-        versions = None if value is None else pickle.loads(value[0])["versions"]
+        page = self.state.load()
+        versions = None if page is None else page["versions"]
         new = df[side == 1]
         if len(new):
             versions = self._latest(versions, new)
-            self.state.update((pickle.dumps({"version": PAGE_VERSION, "versions": versions},
-                                            protocol=5),))
+            self.state.save({"versions": versions})
         probes = df[side == 0]
         if len(probes):
             cols = (*self.spec.keys, *self.spec.left, ROWNUM)
             yield self._join({c: probes[c].to_numpy() for c in cols}, versions)
-
-    def close(self) -> None:
-        pass
 
     def _latest(self, versions: Block | None, rows: pd.DataFrame) -> Block:
         """One version per key: the stored ones, then the micro-batch's rows by arrival."""

@@ -11,9 +11,9 @@ So an operator key hashes to a *slot* (``pmod(xxhash64(key), SLOTS)``), a slot t
 the state of all keys of a slot is one value (a page), read and written once per slot and
 micro-batch. A micro-batch thus costs at most BUCKETS calls and 2 x SLOTS state calls per
 operator, however many keys it touches; a key's update rewrites its slot's page (state size /
-SLOTS). In a page each key's value is pickled on its own: a micro-batch unpickles and pickles
-the values of the keys it touches, and only copies the bytes of the others. SLOTS and the
-page's encoding are part of the checkpoint's state layout (stream/layout.py).
+SLOTS). A page is a row per key (stream/state_view.py): the key's columns, then its value's,
+as the processor writes them (``value_columns``). SLOTS and the page's version are part of
+the checkpoint's state layout (stream/layout.py).
 
 A state sweep (``twinflow state compact``, compaction.py) reaches every bucket of every
 changelog operator as one row (plan.SWEEP_FIRST): an operator with a state TTL (join, GROUP
@@ -30,31 +30,30 @@ micro-batch does not depend on how Spark's shuffle interleaved the rows.
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
 from pyspark.sql import types as T
-from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.changelog import ADDS
 from operators_lib.plan import (
     EMIT_TS,
     LATE,
     LATE_WINDOW,
-    MARKERS,
     OP,
     ROWNUM,
     SESSION_SPLIT,
     SWEEP,
-    SWEEP_FIRST,
     TTL_UPSTREAM,
 )
-from operators_lib.stream.event_time import STATE_SCHEMA, one_frame
+from operators_lib.stream.event_time import one_frame
+from operators_lib.stream.protocol import Processor, markers
+from operators_lib.stream.state_view import STATE_SCHEMA, StateView
 from operators_lib.types import FlinkType
 
 NOW = "tw__now"  # the micro-batch's processing time (epoch ms): the state TTL clock
+WRITTEN = "tw__written"  # in state: the TTL clock of a record's last write (join, GROUP BY)
 _SLOT_SCHEMA = T.StructType([T.StructField("slot", T.LongType())])
 
 
@@ -67,6 +66,7 @@ def value_kind(t: FlinkType) -> str:
 
 
 BUCKET, SLOT = "tw__bucket", "tw__slot"
+KEY = "tw__key"  # a slot page's key columns: tw__key0, tw__key1 .. (SlotState)
 # Python calls per stateful operator and micro-batch, at most. Each call costs its state round
 # trips (~0.5-1 ms each on two busy cores): 1,024 buckets cost a 1M-row OVER stream 1.1-2.8 s
 # more than 256, a 20,000-row one 1.5 s (BENCHMARKS.md). 256 buckets still spread over a
@@ -139,46 +139,40 @@ def read_input(frames: Iterable[pd.DataFrame], key_cols: list[str]
     are tuples of the ``key_cols`` values."""
     df = one_frame(frames)
     cols = Columns(df)
+    kinds = markers(df[ROWNUM].to_numpy(),
+                    df[OP].to_numpy(dtype=object) if OP in df.columns else None)
     group = _group_rows if len(df) < _VECTORIZE else _group_arrays
-    by_key, add = group(df, cols, key_cols)
+    by_key, add = group(df, cols, key_cols, np.flatnonzero(kinds.data))
     by_slot: dict[int, dict[tuple, KeyRows]] = {}
     slots = cols[SLOT]
     for k, order in by_key.items():
         by_slot.setdefault(slots[order[0]], {})[k] = KeyRows(cols, order,
                                                             [add[i] for i in order])
-    markers = [i for i, o in enumerate(cols[OP])
-               if o in MARKERS] if OP in cols else []
-    sweeps = df[ROWNUM].to_numpy()
-    sweeps = sweeps[sweeps <= SWEEP_FIRST]
-    return (cols, by_slot, df.iloc[markers] if markers else None,
-            int(sweeps[0]) if len(sweeps) else None)
+    passed = np.flatnonzero(kinds.passed)
+    return cols, by_slot, df.iloc[passed] if len(passed) else None, kinds.sweep
 
 
-def _group_rows(df: pd.DataFrame, cols: Columns, key_cols: list[str]
+def _group_rows(df: pd.DataFrame, cols: Columns, key_cols: list[str], data: np.ndarray
                 ) -> tuple[dict[tuple, list[int]], list[bool]]:
-    """Data rows per key, each in input order (retractions first, then by arrival), and
-    whether each row adds; in Python, cheapest for small buckets."""
+    """The ``data`` rows per key, each in input order (retractions first, then by arrival),
+    and whether each row adds; in Python, cheapest for small buckets."""
     rownum = cols[ROWNUM]
-    ops = cols[OP] if OP in cols else None
-    add = [True] * len(rownum) if ops is None else [o in ADDS for o in ops]
-    data = [i for i, r in enumerate(rownum) if r >= 0 and (ops is None or ops[i] not in MARKERS)]
-    data.sort(key=lambda i: (add[i], rownum[i]))
+    add = [True] * len(rownum) if OP not in cols else [o in ADDS for o in cols[OP]]
+    rows = data.tolist()
+    rows.sort(key=lambda i: (add[i], rownum[i]))
     keys = list(zip(*(cols[c] for c in key_cols)))
     by_key: dict[tuple, list[int]] = {}
-    for i in data:
+    for i in rows:
         by_key.setdefault(keys[i], []).append(i)
     return by_key, add
 
 
-def _group_arrays(df: pd.DataFrame, cols: Columns, key_cols: list[str]
+def _group_arrays(df: pd.DataFrame, cols: Columns, key_cols: list[str], data: np.ndarray
                   ) -> tuple[dict[tuple, list[int]], list[bool]]:
     """``_group_rows`` in numpy: a bucket may hold a million rows."""
     rownum = df[ROWNUM].to_numpy()
-    if OP in df.columns:
-        op = df[OP].to_numpy(dtype=object)
-        data, add = np.flatnonzero((rownum >= 0) & ~np.isin(op, MARKERS)), np.isin(op, ADDS)
-    else:
-        data, add = np.flatnonzero(rownum >= 0), np.ones(len(df), bool)
+    add = np.isin(df[OP].to_numpy(dtype=object), ADDS) if OP in df.columns else \
+        np.ones(len(df), bool)
     codes = key_codes(df, key_cols)[data]
     order = data[np.lexsort((rownum[data], add[data], codes))].tolist()
     bounds = (np.flatnonzero(np.diff(np.sort(codes))) + 1).tolist()
@@ -284,26 +278,33 @@ def clock(cols: Columns, ttl_ms: int | None) -> int | None:
 
 
 class SlotState:
-    """The operator keys' state, one pickled ``{key: pickled value}`` page per slot in a
-    MapState of the bucket: read and written once per slot and micro-batch. Every state call
-    is a round trip to the JVM (~0.1-0.3 ms), so keys share a call per slot, and a bucket
-    without state is asked once (``exists``), not once per slot. A value is unpickled only
-    for a key the micro-batch touches (``load``/``dump``)."""
+    """The operator keys' values, one page per slot in a MapState of the bucket: read and
+    written once per slot and micro-batch. Every state call is a round trip to the JVM
+    (~0.1-0.3 ms), so keys share a call per slot, and a bucket without state is asked once
+    (``exists``), not once per slot. A page is a row per key (stream/state_view.py): the key's
+    columns ``tw__key<i>``, then the value's (the processor's ``value_names``). A key's value
+    is built from its row only when the micro-batch touches the key (``load``/``dump``)."""
 
-    def __init__(self, handle, name: str):
-        self.map = handle.getMapState(name, _SLOT_SCHEMA, STATE_SCHEMA)
+    def __init__(self, handle, processor: ChangelogProcessor):
+        self.map = handle.getMapState(processor.name, _SLOT_SCHEMA, STATE_SCHEMA)
+        self.view = StateView(processor.name)
+        self.processor = processor
         self.empty = True
 
     def open_bucket(self) -> None:
         self.empty = not self.map.exists()
 
     def get(self, slot: int) -> dict:
+        """The slot's page: each key's row (its value's fields)."""
         value = None if self.empty else self.map.getValue((slot,))
-        return {} if value is None else pickle.loads(value[0])
+        return {} if value is None else self._page(value[0])
 
     def put(self, slot: int, page: dict) -> None:
         if page:
-            self.map.updateValue((slot,), (pickle.dumps(page, protocol=5),))
+            columns = {f"{KEY}{i}": list(c) for i, c in enumerate(zip(*page))}
+            columns.update(zip(self.processor.value_names, map(list, zip(*page.values()))))
+            blob = self.view.dumps_rows(columns, self.processor.page_types)
+            self.map.updateValue((slot,), (blob,))
         elif not self.empty:
             self.map.removeKey((slot,))
 
@@ -313,9 +314,9 @@ class SlotState:
         if self.empty:
             return
         for (slot,), (blob,) in list(self.map.iterator()):
-            page, changed = pickle.loads(blob), False
-            for k, packed in list(page.items()):
-                value = self.load(packed)
+            page, changed = self._page(blob), False
+            for k, row in list(page.items()):
+                value = self.load(row)
                 kept = expire(k, value)
                 if kept is None:
                     del page[k]
@@ -325,35 +326,40 @@ class SlotState:
             if changed:
                 self.put(slot, page)
 
-    @staticmethod
-    def load(blob: bytes | None):
-        return None if blob is None else pickle.loads(blob)
+    def load(self, row: tuple | None):
+        return None if row is None else self.processor.value_of(row)
 
-    @staticmethod
-    def dump(value) -> bytes:
-        return pickle.dumps(value, protocol=5)
+    def dump(self, value) -> tuple:
+        return self.processor.value_row(value)
+
+    def _page(self, blob: bytes) -> dict:
+        batch = self.view.loads_rows(blob)
+        n = sum(name.startswith(KEY) for name in batch.column_names)
+        return {row[:n]: row[n:] for row in zip(*(c.to_pylist() for c in batch.columns))}
 
 
-class ChangelogProcessor(StatefulProcessor):
+class ChangelogProcessor(Processor):
     """Base of the changelog operators, grouped by bucket: marker rows pass through to the
     sink, each operator key's data rows (retractions first) and stored value go to
     ``process``, which returns the key's new value (None: nothing to keep)."""
 
-    name: str  # the state variable's name
     cols: list[str]  # output columns
     now: int | None  # the TTL clock of the micro-batch (None without TTL)
+    value_names: list[str]  # a value's fields, its columns in a slot page (SlotState)
+    page_types: dict  # the Arrow type of a slot page's columns, where known
 
     def __init__(self, key_cols: list[str], ttl_ms: int | None):
         self.key_cols = key_cols  # the operator key's columns (planner.grouping_keys)
         self.ttl_ms = ttl_ms
 
     def init(self, handle) -> None:
-        self.state = SlotState(handle, self.name)
+        self.handle = handle
+        self.state = SlotState(handle, self)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        cols, by_slot, markers, sweep = read_input(rows, self.key_cols)
-        if markers is not None:
-            yield marker_output(markers, self.cols)
+        cols, by_slot, passed, sweep = read_input(rows, self.key_cols)
+        if passed is not None:
+            yield marker_output(passed, self.cols)
         if sweep is not None:
             yield sweep_output(sweep, self.cols)
         self.now = clock(cols, self.ttl_ms)
@@ -376,6 +382,14 @@ class ChangelogProcessor(StatefulProcessor):
         if changes.rows:
             yield output(changes, self.cols)
 
+    def value_row(self, value) -> tuple:
+        """A key's value as its fields (``value_names``: Python values Arrow types)."""
+        raise NotImplementedError
+
+    def value_of(self, row: tuple):
+        """The value ``value_row`` gave the fields of."""
+        raise NotImplementedError
+
     def process(self, key: tuple, data: KeyRows, stored, changes: Changes):
         raise NotImplementedError
 
@@ -385,5 +399,3 @@ class ChangelogProcessor(StatefulProcessor):
         expired. Operators with state TTL override it."""
         return stored
 
-    def close(self) -> None:
-        pass

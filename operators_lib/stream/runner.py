@@ -30,7 +30,6 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.streaming import StatefulProcessor
 
 from operators_lib.catalog import TableDef
 from operators_lib.engine.spark import session_conf
@@ -38,6 +37,7 @@ from operators_lib.errors import StateError
 from operators_lib.plan import BATCH, EMIT_TS, END_FIRST, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
 from operators_lib.stream.packing import PACKED, pack, unpacked
+from operators_lib.stream.protocol import Processor
 from operators_lib.stream.rows import BUCKET
 
 # A directory per micro-batch, written by the executors; /3: its parts sorted, with LINE.
@@ -94,14 +94,14 @@ class SparkRuntime:
             df = df.withColumn(_WM, time).withWatermark(_WM, f"{delay} milliseconds").drop(_WM)
         return df
 
-    def apply(self, df: DataFrame, keys: list[str], processor: StatefulProcessor,
+    def apply(self, df: DataFrame, keys: list[str], processor: Processor,
               schema: T.StructType, time_mode: str) -> DataFrame:
         """``processor`` over ``df`` grouped by ``keys`` (time mode "None" or "EventTime");
         grouped by bucket, its rows packed per bucket, and an Arrow processor's output too
         (stream/packing.py)."""
         if keys == [BUCKET]:
             df = pack(df, BUCKET)
-        if getattr(processor, "arrow", False):
+        if processor.arrow:
             return unpacked(df.groupBy(*keys).transformWithStateInPandas(
                 processor, PACKED, "Append", time_mode), schema)
         return df.groupBy(*keys).transformWithStateInPandas(processor, schema, "Append",

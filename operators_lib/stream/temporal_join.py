@@ -20,25 +20,22 @@ Changelog rules (append-only: the left input inserts, every output row is ``+I``
 - The watermark is both inputs' minimum; end of input moves it past every row: all fire.
 
 Runtime: grouped by bucket (a hash of the join keys): one Python call per bucket and
-micro-batch. State per bucket: one page with the waiting left rows and the versions as numpy
-columns, and one event-time timer at the earliest waiting left time (or the earliest time at
-which a version can leave). Firing is one as-of merge (``merge_asof`` by key) of all due left
-rows against all versions of the bucket.
+micro-batch. State per bucket: one page (stream/state_view.py) with the waiting left rows and
+the versions as numpy columns, and one event-time timer at the earliest waiting left time (or
+the earliest time at which a version can leave). Firing is one as-of merge (``merge_asof`` by
+key) of all due left rows against all versions of the bucket.
 """
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from pyspark.sql.streaming import StatefulProcessorHandle
 
 from operators_lib.plan import EMIT_TS, OP, ROWNUM, Cond
 from operators_lib.stream.event_time import (
-    STATE_SCHEMA,
     TIME_MS,
     Block,
     TimedState,
@@ -49,10 +46,9 @@ from operators_lib.stream.event_time import (
     watermark,
 )
 from operators_lib.stream.join import SIDE
+from operators_lib.stream.protocol import markers
 from operators_lib.stream.rows import joint_key_codes, key_codes
 from operators_lib.stream.window_join import late_markers, pair_test, side_columns
-
-PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
 
 
 @dataclass(frozen=True)
@@ -75,18 +71,17 @@ class TemporalJoinProcessor(TimedState):
     """Input: the union of both sides' rows (``spec`` columns, the side, the row's time in
     ``tw__t``), grouped by bucket of the join keys."""
 
+    name = "temporal"
+
     def __init__(self, spec: TemporalJoinSpec):
         self.spec = spec
-
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.handle = handle
-        self.state = handle.getValueState("temporal", STATE_SCHEMA)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         wm = watermark(timerValues)
         page = self._load()
         df = one_frame(rows)
-        df = df[df[ROWNUM] >= 0]  # the end-of-input marker only moves the watermark
+        df = df[markers(df[ROWNUM].to_numpy()).data]  # the end-of-input marker moves the
+        # watermark only
         late = None
         if len(df):
             on_time = df[TIME_MS].to_numpy(dtype=np.int64) > wm
@@ -106,8 +101,7 @@ class TemporalJoinProcessor(TimedState):
 
     # -- state ------------------------------------------------------------------------------
     def _load(self) -> dict:
-        value = self.state.get()
-        return {"version": PAGE_VERSION} if value is None else pickle.loads(value[0])
+        return self.state.load() or {}
 
     def _save(self, page: dict, expired: int | None) -> None:
         due = []
@@ -121,10 +115,7 @@ class TemporalJoinProcessor(TimedState):
                 due.append(int(t[1:][superseded].min()))
         page["timer"] = move_timer(self.handle, page.get("timer"), expired,
                                    min(due) if due else None)
-        if page.get("left") is not None or versions is not None:
-            self.state.update((pickle.dumps(page, protocol=5),))
-        else:
-            self.state.clear()
+        self.state.save(page if page.get("left") is not None or versions is not None else None)
 
     def _add_versions(self, page: dict, rows: pd.DataFrame) -> None:
         """On-time right rows into the page's versions, kept sorted by (key, time) with one

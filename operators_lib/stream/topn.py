@@ -32,10 +32,11 @@ sort before them, so after the micro-batch they can never rank; record by record
 only have entered and left within it (``+I``/``-D`` churn, which the net result of the
 micro-batch does not show). One row per micro-batch is untouched: Flink's changelog exactly.
 
-State per partition (one value in its slot page, rows.SlotState): the ordered rows. An
-append-only or update-fast input keeps only the rows that can still rank (ROW_NUMBER: ``end``
-rows; RANK / DENSE_RANK: ranks <= ``end``); a retracting input keeps every row (a retraction
-may pull a lower row back up), as Flink does.
+State per partition (a row of its slot page, rows.SlotState): the ordered rows, each with its
+place among equal rows (its arrival; the sort key is computed again from the row when read).
+An append-only or update-fast input keeps only the rows that can still rank (ROW_NUMBER:
+``end`` rows; RANK / DENSE_RANK: ranks <= ``end``); a retracting input keeps every row (a
+retraction may pull a lower row back up), as Flink does.
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ import pyarrow as pa
 
 from operators_lib.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from operators_lib.plan import OP, ROWNUM, SortKey
+from operators_lib.stream.protocol import markers
 from operators_lib.stream.rows import ChangelogProcessor, Changes, KeyRows
+from operators_lib.stream.state_view import KIND_TYPES
 
 _CHUNK = 256  # rows per threshold check (_chunks)
 
@@ -84,9 +87,6 @@ class _Desc:
     def __eq__(self, other) -> bool:
         return isinstance(other, _Desc) and self.v == other.v
 
-    def __reduce__(self):
-        return (_Desc, (self.v,))
-
 
 def _sort_value(v, key: SortKey, numeric: bool) -> tuple:
     if v is None:
@@ -103,6 +103,11 @@ class TopNProcessor(ChangelogProcessor):
         super().__init__(key_cols, None)
         self.spec = spec
         self.cols = [*spec.cols, rank_col]
+        # A partition's rows in a slot page: each one's place among equal rows, its columns.
+        self.value_names = ["tie", *(f"c{j}" for j in range(len(spec.cols)))]
+        self.page_types = {"tie": pa.list_(pa.int64()),
+                           **{f"c{j}": pa.list_(KIND_TYPES[kind])
+                              for j, kind in enumerate(spec.kinds) if kind in KIND_TYPES}}
         index = {c: i for i, c in enumerate(spec.cols)}
         self.order = [(index[k.col], k, spec.kinds[index[k.col]] in ("int", "float"))
                       for k in spec.order]
@@ -115,8 +120,16 @@ class TopNProcessor(ChangelogProcessor):
             and len(self.order) == 1 and self.order[0][2]) else None
 
     def _key(self, row: tuple, rownum: int) -> tuple:
-        return (tuple(_sort_value(row[i], k, num) for i, k, num in self.order),
-                self.sign * rownum)
+        return self._sorted(row), self.sign * rownum
+
+    def _sorted(self, row: tuple) -> tuple:
+        return tuple(_sort_value(row[i], k, num) for i, k, num in self.order)
+
+    def value_row(self, entries: list[tuple]) -> tuple:
+        return ([k[1] for k, _ in entries], *map(list, zip(*(row for _, row in entries))))
+
+    def value_of(self, row: tuple) -> list[tuple]:
+        return [((self._sorted(r), tie), r) for tie, r in zip(row[0], zip(*row[1:]))]
 
     def process(self, key: tuple, data: KeyRows, stored, changes: Changes):
         entries: list[tuple] = stored or []  # (sort key, row), in rank order
@@ -312,7 +325,8 @@ def keep_batch_top(batches: Iterator[pa.RecordBatch], partition: list[str],
         ranked = keys.sort_values([*by, "r"], ascending=[*ascending, True], kind="stable")
         top = ranked.groupby(list(keys.columns[:len(partition)]), dropna=False,
                              sort=False).head(end) if partition else ranked.head(end)
-        keep = np.union1d(top.index.to_numpy(), np.flatnonzero(df[ROWNUM].to_numpy() < 0))
+        marker = ~markers(df[ROWNUM].to_numpy()).data
+        keep = np.union1d(top.index.to_numpy(), np.flatnonzero(marker))
         yield batch.take(pa.array(keep))
 
 

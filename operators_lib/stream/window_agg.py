@@ -31,23 +31,22 @@ input (Flink's window aggregate):
   input yields its windows (Flink's bounded streaming job ends without firing them).
 
 Runtime: grouped by bucket (a hash of the key), so a micro-batch costs one Python call per
-bucket with rows or a due timer, never one per key. State per bucket: one page holding the
-pending (row, window) pairs as numpy columns (key values, window start and end, aggregate
-arguments, arrival; SESSION: the rows with their time, windows recomputed as rows arrive, and
-the recently fired sessions) and one event-time timer at the earliest pending ``end - 1``. A
-firing is one sort of the due pairs by (window end, key, window start, arrival) and segment
-reductions (window_aggs.windowed) over all its keys and windows at once.
+bucket with rows or a due timer, never one per key. State per bucket: one page
+(stream/state_view.py) holding the pending (row, window) pairs as numpy columns (key values,
+window start and end, aggregate arguments, arrival; SESSION: the rows with their time, windows
+recomputed as rows arrive, and the recently fired sessions) and one event-time timer at the
+earliest pending ``end - 1``. A firing is one sort of the due pairs by (window end, key, window
+start, arrival) and segment reductions (window_aggs.windowed) over all its keys and windows at
+once.
 """
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from pyspark.sql.streaming import StatefulProcessorHandle
 
 from operators_lib.plan import (
     EMIT_TS,
@@ -62,21 +61,19 @@ from operators_lib.plan import (
 from operators_lib.stream.event_time import (
     NO_WATERMARK,
     PAST_EVERYTHING,
-    STATE_SCHEMA,
     TIME_MS,
     Block,
     TimedState,
     concat,
-    ends_input,
     move_timer,
     one_frame,
     take,
 )
+from operators_lib.stream.protocol import markers
 from operators_lib.stream.rows import key_codes
 from operators_lib.stream.sessions import admit, sessionize
 from operators_lib.stream.window_aggs import as_array, windowed
 
-PAGE_VERSION = 1  # the layout of a bucket's page (part of the checkpoint's state)
 WS, WE, _RN = "tw__ws", "tw__we", ROWNUM
 
 
@@ -127,22 +124,16 @@ class PendingWindows(TimedState):
     row number and what the operator keeps) under one event-time timer at the earliest
     pending window end - 1; the windows due at the watermark fire through ``_output``."""
 
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.handle = handle
-        self.state = handle.getValueState("windows", STATE_SCHEMA)
+    name = "windows"
 
     def _load(self) -> dict:
-        value = self.state.get()
-        return {"version": PAGE_VERSION} if value is None else pickle.loads(value[0])
+        return self.state.load() or {}
 
     def _save(self, page: dict, expired: int | None) -> None:
         pairs = page.get("pairs")
         due = int(pairs[WE].min()) - 1 + self.hold_ms if pairs else None
         page["timer"] = move_timer(self.handle, page.get("timer"), expired, due)
-        if pairs or page.get("fired"):
-            self.state.update((pickle.dumps(page, protocol=5),))
-        else:
-            self.state.clear()
+        self.state.save(page if pairs or page.get("fired") else None)
 
     def _fire(self, page: dict, wm: int) -> pd.DataFrame | None:
         """The windows due at ``wm``, taken out of the page, through ``_output``."""
@@ -184,7 +175,8 @@ class BufferedRows(PendingWindows):
         page = self._load()
         fired = self._fire(page, wm)
         df = one_frame(rows)
-        df = df[df[ROWNUM] >= 0]  # the end-of-input marker only moves the watermark
+        df = df[markers(df[ROWNUM].to_numpy()).data]  # the end-of-input marker moves the
+        # watermark only
         late = None
         if len(df):
             on_time = self._on_time(df, wm)
@@ -215,8 +207,8 @@ class WindowAggProcessor(PendingWindows):
             return
         fired = self._fire(page, wm)  # windows due before these rows arrived
         # The end of input announced in the last part (plan.END_FIRST): no row follows.
-        ended = ends_input(df[ROWNUM].to_numpy())
-        df = df[df[ROWNUM] >= 0]  # the end-of-input markers only move the watermark
+        kinds = markers(df[ROWNUM].to_numpy())
+        df = df[kinds.data]  # the end-of-input markers move the watermark only
         late = None
         # In processing time a row arrives at its own time: it is never late.
         admitted = NO_WATERMARK if self.spec.proctime else wm
@@ -229,19 +221,21 @@ class WindowAggProcessor(PendingWindows):
             late = self._late(df[_RN].to_numpy(), idx, end, on_time)
         # Every window left fires: their ends are past this micro-batch's watermark, so they
         # leave after the windows it fired, as they would in micro-batches of their own.
-        last = self._fire(page, PAST_EVERYTHING) if ended else None
+        last = self._fire(page, PAST_EVERYTHING) if kinds.ended else None
         self._save(page, expired=None)
         yield from (o for o in (fired, late, last) if o is not None)
 
     def _cascaded(self, page: dict, df: pd.DataFrame, wm: int) -> Iterator[pd.DataFrame]:
         """Rows of an upstream window, fired by the watermark this micro-batch brings: in
         Flink they arrive before that watermark, so none is late and they fire with it."""
-        markers = (df[OP] != "+I").to_numpy()  # the upstream's late-row reports travel on
-        passed = self._markers(((df[OP].to_numpy()[markers], df[ROWNUM].to_numpy()[markers],
-                                 df[EMIT_TS].to_numpy()[markers]),))
+        # The upstream's late-row reports travel on (its output: +I rows and markers).
+        kinds = markers(df[ROWNUM].to_numpy(), df[OP].to_numpy())
+        passed = self._markers(((df[OP].to_numpy()[kinds.passed],
+                                 df[ROWNUM].to_numpy()[kinds.passed],
+                                 df[EMIT_TS].to_numpy()[kinds.passed]),))
         if passed is not None:
             yield passed
-        df = df[~markers]
+        df = df[kinds.data]
         splits = None
         if len(df) and self.spec.window.kind == "SESSION":
             splits = self._add_to_sessions(page, df.sort_values(ROWNUM), wm, cascaded=True)
