@@ -3,7 +3,7 @@
 In the spirit of Flink's ``*TestHarness`` and pyspark's ``TwsTester``: the same plan, the same
 stateful processors, the same per-key calls, watermarks and event-time timers as under
 Structured Streaming, but no streaming query. Every stateful processor runs in this process
-over an in-memory state handle (pyspark's own, from ``TwsTester``); the stateless parts of the
+over an in-memory state handle (tests/memory_state.py); the stateless parts of the
 plan run as Spark batch jobs over all micro-batches at once, each row carrying its micro-batch
 id (``plan.BATCH``). A case of 40 micro-batches costs a few Spark jobs instead of 40 micro-batches
 of a real stream (~1 s each).
@@ -41,7 +41,6 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
-from pyspark.sql.streaming.tws_tester import _InMemoryStatefulProcessorHandle
 
 from operators_lib.catalog import TableDef
 from operators_lib.io import offers
@@ -49,6 +48,7 @@ from operators_lib.plan import BATCH, EMIT_TS, END_FIRST, ROWNUM, SEQ
 from operators_lib.scan import staged_schema
 from operators_lib.stream import packing
 from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun, batch_dir
+from tests.memory_state import MemoryHandle
 
 _FILE = "tw__file"
 _CLOCK = 1_700_000_000_000  # the processing time the harness reports (no processor reads it)
@@ -175,19 +175,19 @@ def feed(processor: StatefulProcessor, keys: list[str],
     docstring). Rows given as Arrow reach each key as pyspark converts them, one key's rows
     at a time (an integer column with a NULL among them arrives as float64). Returns each
     micro-batch's output rows in emission order."""
-    handle = _InMemoryStatefulProcessorHandle(time_mode)
+    handle = MemoryHandle(time_mode)
     processor.init(handle)
     arrow = getattr(processor, "arrow", False)  # rows in and out packed (stream/packing.py)
     out = []
     for rows, wm in batches:
-        handle.setWatermark(wm)
+        handle.watermark = wm
         values = TimerValues(_CLOCK, wm)
         frames: list[pd.DataFrame] = []
         if rows is not None and len(rows):
             index = rows.select(keys).to_pandas() if isinstance(rows, pa.Table) else rows
             for key, group in index.groupby(keys, sort=True, dropna=False):
                 key = key if isinstance(key, tuple) else (key,)
-                handle.setGroupingKey(key)
+                handle.key = key
                 if arrow:  # packed, as the stream packs an Arrow processor's rows
                     group = packing.frame(rows.take(group.index.to_numpy()) if isinstance(
                         rows, pa.Table) else pa.Table.from_pandas(group, preserve_index=False))
@@ -196,13 +196,9 @@ def feed(processor: StatefulProcessor, keys: list[str],
                 frames += processor.handleInputRows(
                     key, iter([group.reset_index(drop=True)]), values)
         if time_mode == "EventTime":
-            timers = handle._timers
-            due = sorted((t, key) for key in list(timers.getAllKeysWithTimers())
-                         for t in timers.listTimers(key) if t <= wm)
-            for t, key in due:
-                handle.setGroupingKey(key)
+            for t, key in handle.due():
+                handle.key = key
                 frames += processor.handleExpiredTimer(key, values, ExpiredTimerInfo(t))
-                timers.deleteTimer(key, t)
         if arrow:
             frames = [packing.unpack(f) for f in frames]
         # As objects: a marker frame's all-NULL columns must not decide a column's type.

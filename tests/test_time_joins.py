@@ -86,7 +86,7 @@ def test_outer_row_is_padded_once_no_match_can_arrive_and_state_is_cleaned():
     assert out[0]["r0"].tolist() == [0] and out[2]["r0"].tolist() == [2]
     assert out[4]["r0"].isna().all() and out[4]["l0"].tolist() == [1]
     assert out[1]["tw__ts"].tolist() == [22]  # the late row's table
-    proc.handle.setGroupingKey(("a",))
+    proc.handle.key = ("a",)
     assert proc.state.get() is None  # nothing left in state
 
 
@@ -99,7 +99,7 @@ def test_state_stays_bounded_by_the_interval():
     for i in range(1, len(batches) + 1):
         proc = IntervalJoinProcessor(_SPEC)
         feed(proc, ["k0"], batches[:i], "EventTime")
-        proc.handle.setGroupingKey(("a",))
+        proc.handle.key = ("a",)
         page = proc._load()
         sizes.append(sum(len(b[TIME_MS]) for b in page["rows"] if b is not None))
     assert max(sizes) <= 3, sizes
@@ -180,7 +180,7 @@ def test_temporal_join_picks_the_version_valid_at_the_left_rows_time():
         [("LATE", None, None), ("LATE", None, None)],
         [("+I", 2, 2), ("+I", 3, 3)]], [_picked(f) for f in out]
     assert sorted(out[2]["tw__ts"].tolist()) == [11, 22]
-    proc.handle.setGroupingKey(("a",))
+    proc.handle.key = ("a",)
     page = proc._load()
     assert page.get("left") is None and page["versions"]["r0"].tolist() == [3]  # the newest
 
@@ -204,7 +204,7 @@ def test_temporal_state_keeps_one_version_behind_the_watermark_per_key():
     for i in range(5, len(batches) + 1, 5):
         proc = TemporalJoinProcessor(_TEMPORAL)
         feed(proc, ["k0"], batches[:i], "EventTime")
-        proc.handle.setGroupingKey(("a",))
+        proc.handle.key = ("a",)
         page = proc._load()
         sizes.append(sum(len(page[s][TIME_MS]) for s in ("left", "versions")
                          if page.get(s) is not None))
