@@ -1,7 +1,7 @@
 """Interval joins (stream/interval_join.py) and event-time temporal joins
-(stream/temporal_join.py): the case corpora against real Flink, the operators' rules through
-the harness (rows and watermarks in, changelog out), Structured Streaming restarts, and what
-is refused.
+(stream/temporal_join.py): the case corpora against real Flink (at the level of the plan,
+tests/planlevel.py), the operators' rules through the harness (rows and watermarks in,
+changelog out), Structured Streaming restarts, late rows in a run, and what is refused.
 
 Flink's two sources race, so its changelog order is not reproducible: each case compares the
 finals (stream and batch) with Flink's and checks what both joins guarantee: every changelog
@@ -28,6 +28,7 @@ from operators_lib.stream.join import SIDE
 from operators_lib.stream.temporal_join import TemporalJoinProcessor, TemporalJoinSpec
 from tests.caselib import all_cases, assert_final, assert_resumes, read_csv
 from tests.harness import HarnessRuntime, feed
+from tests.planlevel import run_case
 
 CASES = all_cases("interval") + all_cases("temporal")
 
@@ -40,13 +41,12 @@ BATCHED = ["interval/left_padded_later", "interval/full_residual_strict", "tempo
 @pytest.mark.parametrize("case, rows_per_batch", [(c, 1) for c in CASES] + [
     (c, 3) for c in CASES if c.id in BATCHED], ids=lambda x: getattr(x, "id", f"{x}_rows"))
 def test_finals_equal_flink_and_output_is_append_only(spark, tmp_path, case, rows_per_batch):
-    result = case.run(spark, tmp_path, "both", rows_per_batch=rows_per_batch, harness=True)
-    assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "equal", result.report["parity"]
-    assert result.report["stream"]["micro_batches_this_run"] >= 3
-    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
-    assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
-    ops = {row[0] for row in read_csv(tmp_path / "changelog.csv")[1:]}
+    run = run_case(spark, case, tmp_path, rows_per_batch=rows_per_batch)
+    assert run.parity() == "equal"
+    assert run.micro_batches >= 3
+    assert_final(case, run, "stream.csv", "stream_final.csv")
+    assert_final(case, run, "batch.csv", "batch_final.csv")
+    ops = {op for _, op, _ in run.changes}
     assert ops == {"+I"}, ops
 
 
