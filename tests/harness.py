@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,9 +45,12 @@ from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValu
 
 from operators_lib.catalog import TableDef
 from operators_lib.io import offers
-from operators_lib.plan import BATCH, EMIT_TS, END_FIRST, ROWNUM, SEQ
+from operators_lib.plan import BATCH, EMIT_TS, END_FIRST, OP, ROWNUM, SEQ, SWEEP_FIRST
 from operators_lib.scan import staged_schema
 from operators_lib.stream import packing
+from operators_lib.stream.event_time import TIME_MS
+from operators_lib.stream.join import SIDE
+from operators_lib.stream.rows import BUCKET, NOW, SLOT, key_names
 from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun, batch_dir
 from tests.memory_state import MemoryHandle
 
@@ -206,3 +210,89 @@ def feed(processor: StatefulProcessor, keys: list[str],
         out.append(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())
     processor.close()
     return out
+
+
+# -- rows for the processors' unit tests -------------------------------------------------
+# A processor's input as the stream planner shapes it (stream/planner.py): the data columns,
+# the row kind, the arrival number and what the operator needs (its key's grouping columns,
+# state slot and bucket, event time, join side, TTL clock), built here, not by hand.
+Values = list | pd.Series | int | str | None  # a column's values, or one value for every row
+_PER_ROW = (list, pd.Series)
+
+
+def key_columns(n: int = 1) -> list[str]:
+    """The grouping columns of an operator key of ``n`` columns (rows.key_names)."""
+    return [c for i in range(n) for c in key_names(i)]
+
+
+def changes(ops: str | list[str] | None, first: int = 0, *, key: list | None = None,
+            times: list[int] | None = None, slot: Values = 0, bucket: Values = None,
+            side: Values = None, now: int | None = None, **cols: Values) -> pd.DataFrame:
+    """Rows of kinds ``ops`` (one for all, one per row, or None: an append-only input's rows,
+    without the column, as a scan gives them), arrival numbers from ``first``:
+    the data ``cols``; ``key``: each row's operator key (a value, or a tuple of values per key
+    column; None a NULL) as its grouping columns, with its state ``slot`` and ``bucket``;
+    ``times``: event times (ms); ``side``: a join input's side (0 left, 1 right); ``now``: the
+    TTL clock (ms). A changelog operator groups by the key columns (``key_columns``), an
+    event-time one by data columns."""
+    n = next(len(v) for v in (ops, key, times, *cols.values()) if isinstance(v, _PER_ROW))
+    frame = pd.DataFrame({c: pd.Series(v).reset_index(drop=True) if isinstance(v, _PER_ROW)
+                          else [v] * n for c, v in cols.items()}, index=range(n))
+    if ops is not None:
+        frame[OP] = ops
+    frame[ROWNUM] = np.arange(first, first + n, dtype=np.int64)
+    if times is not None:
+        frame[TIME_MS] = np.array(times, dtype=np.int64)
+    if key is not None:
+        keys = [k if isinstance(k, tuple) else (k,) for k in key]
+        for i, values in enumerate(zip(*keys)):
+            null, value = key_names(i)
+            default = _default(v for v in values if v is not None)
+            frame[null] = [v is None for v in values]
+            frame[value] = [default if v is None else v for v in values]
+        frame[SLOT] = slot
+    for column, value in ((BUCKET, bucket), (SIDE, side), (NOW, now)):
+        if value is not None:
+            frame[column] = value
+    return frame
+
+
+def rows(first: int = 0, **kw) -> pd.DataFrame:
+    """An append-only input's rows (no row kind): ``changes``'s arguments."""
+    return changes(None, first, **kw)
+
+
+def insert(first: int = 0, **kw) -> pd.DataFrame:
+    """Added rows (+I): ``changes``'s arguments."""
+    n = next(len(v) for v in kw.values() if isinstance(v, _PER_ROW))
+    return changes(["+I"] * n, first, **kw)
+
+
+def retract(first: int = 0, op: str = "-D", **kw) -> pd.DataFrame:
+    """Retracted rows (``op``: -D or -U) of rows added before: ``changes``'s arguments."""
+    n = next(len(v) for v in kw.values() if isinstance(v, _PER_ROW))
+    return changes([op] * n, first, **kw)
+
+
+def sweep(now: int, bucket: int = 0, keys: int = 1, **cols: None) -> pd.DataFrame:
+    """What a bucket receives of a state sweep (plan.SWEEP_FIRST; ingest.write_sweep): its one
+    row, every column NULL (``cols``: the data columns), at TTL clock ``now``."""
+    return changes("+I", SWEEP_FIRST - bucket, key=[(None,) * keys], now=now,
+                   **{c: [v] for c, v in cols.items()})
+
+
+def end_of_input(keys: int = 1, **cols: None) -> pd.DataFrame:
+    """The end-of-input marker (ingest.write_eof: ``tw__rownum`` -1, every column NULL) as an
+    operator keyed by ``keys`` columns receives it."""
+    return changes("+I", -1, key=[(None,) * keys], **{c: [v] for c, v in cols.items()})
+
+
+def watermark(ms: int) -> tuple[None, int]:
+    """A micro-batch without rows that only moves the watermark to ``ms`` (``feed``)."""
+    return None, ms
+
+
+def _default(values) -> object:
+    """A NULL key value's stand-in, as planner._default gives it for the column's type."""
+    first = next(iter(values), 0)
+    return "" if isinstance(first, str) else False if isinstance(first, bool) else 0

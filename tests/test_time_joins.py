@@ -17,17 +17,16 @@ import pandas as pd
 import pytest
 
 from operators_lib.errors import SqlError
-from operators_lib.plan import OP, ROWNUM, Calc, Join, find
+from operators_lib.plan import EMIT_TS, OP, ROWNUM, Calc, Join, find
 from operators_lib.runs.pipeline import RunConfig, run
 from operators_lib.sql import load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream import calc
 from operators_lib.stream.event_time import TIME_MS
 from operators_lib.stream.interval_join import IntervalJoinProcessor, IntervalJoinSpec
-from operators_lib.stream.join import SIDE
 from operators_lib.stream.temporal_join import TemporalJoinProcessor, TemporalJoinSpec
 from tests.caselib import all_cases, assert_final, assert_resumes, read_csv
-from tests.harness import HarnessRuntime, feed
+from tests.harness import HarnessRuntime, feed, insert
 from tests.planlevel import run_case
 
 CASES = all_cases("interval") + all_cases("temporal")
@@ -62,12 +61,10 @@ _SPEC = IntervalJoinSpec("LEFT", ("k0",), ("l0", "l1"), ("r0", "r1"), 0, 10,
 
 def _rows(side: int, key: str | None, times: list[int], first: int) -> pd.DataFrame:
     """Rows of one side (``l0``/``r0``: their row numbers, ``l1``/``r1``: the key)."""
-    n = len(times)
     mine, theirs = (["l0", "l1"], ["r0", "r1"]) if side == 0 else (["r0", "r1"], ["l0", "l1"])
-    df = pd.DataFrame({"k0": [key] * n, mine[0]: np.arange(first, first + n),
-                       mine[1]: [key] * n, theirs[0]: [None] * n, theirs[1]: [None] * n})
-    return df.assign(**{SIDE: side, TIME_MS: np.array(times, np.int64),
-                        ROWNUM: np.arange(first, first + n), OP: "+I"})
+    return insert(first, times=times, side=side, k0=key, **{
+        mine[0]: list(range(first, first + len(times))), mine[1]: key, theirs[0]: None,
+        theirs[1]: None})
 
 
 def test_outer_row_is_padded_once_no_match_can_arrive_and_state_is_cleaned():
@@ -85,7 +82,7 @@ def test_outer_row_is_padded_once_no_match_can_arrive_and_state_is_cleaned():
     assert got == [[("+I", 0)], [("LATE", 1)], [("+I", 2)], [], [("+I", 1)]], got
     assert out[0]["r0"].tolist() == [0] and out[2]["r0"].tolist() == [2]
     assert out[4]["r0"].isna().all() and out[4]["l0"].tolist() == [1]
-    assert out[1]["tw__ts"].tolist() == [22]  # the late row's table
+    assert out[1][EMIT_TS].tolist() == [22]  # the late row's table
     proc.handle.key = ("a",)
     assert proc.state.get() is None  # nothing left in state
 
@@ -179,7 +176,7 @@ def test_temporal_join_picks_the_version_valid_at_the_left_rows_time():
         [], [("+I", 0, None), ("+I", 1, 0)],
         [("LATE", None, None), ("LATE", None, None)],
         [("+I", 2, 2), ("+I", 3, 3)]], [_picked(f) for f in out]
-    assert sorted(out[2]["tw__ts"].tolist()) == [11, 22]
+    assert sorted(out[2][EMIT_TS].tolist()) == [11, 22]
     proc.handle.key = ("a",)
     page = proc._load()
     assert page.get("left") is None and page["versions"]["r0"].tolist() == [3]  # the newest
