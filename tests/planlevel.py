@@ -61,7 +61,7 @@ from operators_lib.sql.script import script_of
 from operators_lib.state import lifecycle
 from operators_lib.state.queries import plan_query
 from operators_lib.stream.runner import changelog_files
-from tests.caselib import Case, as_multiset, typed
+from tests.caselib import Case, typed
 from tests.harness import HarnessRuntime
 
 Row = tuple[str, ...]
@@ -120,8 +120,9 @@ class PlanRun:
         return "not_applicable" if self.session_splits else "failed"
 
     def _same(self, batch: list[Row]) -> bool:
+        """Equal as multisets of typed rows (-0.0 as 0.0, as the parity job compares)."""
         types = [self.types[c] for c in self.columns]
-        return as_multiset(typed(batch, types)) == as_multiset(typed(self.stream, types))
+        return Counter(typed(batch, types)) == Counter(typed(self.stream, types))
 
 
 class Tables:
