@@ -4,6 +4,8 @@ A case holds ddl.sql, query.sql, one <table>.csv per table and expected/ (writte
 tests/oracle/regen_expected.py from real Flink): changelog.csv, stream_final.csv, batch_final.csv.
 Values are compared by type: floating point at 12 significant digits (Flink retracts from running
 sums, Spark recomputes frames: the last bits differ), NULL as Flink's 'NULL' or an empty field.
+Our side of a comparison is a ``twinflow run``'s output directory or a plan-level run's results
+(tests/planlevel.py), read alike (``output_rows``).
 """
 
 from __future__ import annotations
@@ -13,11 +15,15 @@ import json
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from operators_lib.runs.pipeline import Result, RunConfig, run
 from operators_lib.stream.runner import SPARK
 from tests.changelogs import canonical_nan
 from tests.harness import HarnessRuntime
+
+if TYPE_CHECKING:
+    from tests.planlevel import PlanRun
 
 CASES = Path(__file__).parent / "cases"
 
@@ -66,7 +72,14 @@ def read_csv(path: Path) -> list[list[str]]:
         return [row for row in csv.reader(fh) if row]
 
 
-def column_types(out: Path) -> dict[str, str]:
+def output_rows(out: Path | PlanRun, name: str) -> list[list[str]]:
+    """An output file's header and rows."""
+    return read_csv(out / name) if isinstance(out, Path) else out.rows(name)
+
+
+def column_types(out: Path | PlanRun) -> dict[str, str]:
+    if not isinstance(out, Path):
+        return out.types
     report = json.loads((out / "report.json").read_text())
     return {c["name"]: c["type"] for c in report["columns"]}
 
@@ -84,32 +97,37 @@ def _value(text: str, type_name: str):
     return text
 
 
+def typed(rows, types: list[str]) -> list[tuple]:
+    """Rows of text typed by their columns' types (``_value``)."""
+    return [tuple(_value(v, t) for v, t in zip(r, types)) for r in rows]
+
+
 def normalize(rows: list[list[str]], types: dict[str, str]) -> tuple[list[str], list[tuple]]:
     """(header, typed rows); an ``op`` column is kept as text."""
     header, body = rows[0], rows[1:]
-    kinds = [types.get(h, "STRING") for h in header]
-    return header, [tuple(_value(v, k) for v, k in zip(r, kinds)) for r in body]
+    return header, typed(body, [types.get(h, "STRING") for h in header])
 
 
-def typed_pair(case: Case, out: Path, ours: str, flink: str) -> tuple[list[tuple], list[tuple]]:
+def typed_pair(case: Case, out: Path | PlanRun, ours: str, flink: str
+               ) -> tuple[list[tuple], list[tuple]]:
     """Our output file and Flink's expected one, typed by our result's column types."""
     types = column_types(out)
-    h1, a = normalize(read_csv(out / ours), types)
+    h1, a = normalize(output_rows(out, ours), types)
     h2, b = normalize(case.expected(flink), types)
     assert h1 == h2, f"{case.id}: columns {h1} != Flink's {h2}"
     return a, b
 
 
-def assert_final(case: Case, out: Path, ours: str, flink: str) -> None:
+def assert_final(case: Case, out: Path | PlanRun, ours: str, flink: str) -> None:
     a, b = typed_pair(case, out, ours, flink)
     assert as_multiset(a) == as_multiset(b), f"{case.id}: {ours} differs from Flink's {flink}"
 
 
-def assert_changelog(case: Case, out: Path) -> None:
+def assert_changelog(case: Case, out: Path | PlanRun) -> None:
     """Our changelog is Flink's, row by row (up to the order of ties, ``canonical_changelog``
     with the case's ``changelog_ties``)."""
     a, b = typed_pair(case, out, "changelog.csv", "changelog.csv")
-    header = read_csv(out / "changelog.csv")[0]
+    header = output_rows(out, "changelog.csv")[0]
     ties = case.meta.get("changelog_ties")
     assert canonical_changelog(header, a, ties) == canonical_changelog(header, b, ties), \
         f"{case.id}: changelog.csv differs from Flink's changelog.csv"

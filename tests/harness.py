@@ -3,7 +3,7 @@
 In the spirit of Flink's ``*TestHarness`` and pyspark's ``TwsTester``: the same plan, the same
 stateful processors, the same per-key calls, watermarks and event-time timers as under
 Structured Streaming, but no streaming query. Every stateful processor runs in this process
-over an in-memory state handle (pyspark's own, from ``TwsTester``); the stateless parts of the
+over an in-memory state handle (tests/memory_state.py); the stateless parts of the
 plan run as Spark batch jobs over all micro-batches at once, each row carrying its micro-batch
 id (``plan.BATCH``). A case of 40 micro-batches costs a few Spark jobs instead of 40 micro-batches
 of a real stream (~1 s each).
@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -41,14 +42,17 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
-from pyspark.sql.streaming.tws_tester import _InMemoryStatefulProcessorHandle
 
 from operators_lib.catalog import TableDef
 from operators_lib.io import offers
-from operators_lib.plan import BATCH, EMIT_TS, END_FIRST, ROWNUM, SEQ
+from operators_lib.plan import BATCH, EMIT_TS, END_FIRST, OP, ROWNUM, SEQ, SWEEP_FIRST
 from operators_lib.scan import staged_schema
 from operators_lib.stream import packing
+from operators_lib.stream.event_time import TIME_MS
+from operators_lib.stream.join import SIDE
+from operators_lib.stream.rows import BUCKET, NOW, SLOT, key_names
 from operators_lib.stream.runner import END_OF_INPUT_US, StreamRun, batch_dir
+from tests.memory_state import MemoryHandle
 
 _FILE = "tw__file"
 _CLOCK = 1_700_000_000_000  # the processing time the harness reports (no processor reads it)
@@ -175,19 +179,19 @@ def feed(processor: StatefulProcessor, keys: list[str],
     docstring). Rows given as Arrow reach each key as pyspark converts them, one key's rows
     at a time (an integer column with a NULL among them arrives as float64). Returns each
     micro-batch's output rows in emission order."""
-    handle = _InMemoryStatefulProcessorHandle(time_mode)
+    handle = MemoryHandle(time_mode)
     processor.init(handle)
     arrow = getattr(processor, "arrow", False)  # rows in and out packed (stream/packing.py)
     out = []
     for rows, wm in batches:
-        handle.setWatermark(wm)
+        handle.watermark = wm
         values = TimerValues(_CLOCK, wm)
         frames: list[pd.DataFrame] = []
         if rows is not None and len(rows):
             index = rows.select(keys).to_pandas() if isinstance(rows, pa.Table) else rows
             for key, group in index.groupby(keys, sort=True, dropna=False):
                 key = key if isinstance(key, tuple) else (key,)
-                handle.setGroupingKey(key)
+                handle.key = key
                 if arrow:  # packed, as the stream packs an Arrow processor's rows
                     group = packing.frame(rows.take(group.index.to_numpy()) if isinstance(
                         rows, pa.Table) else pa.Table.from_pandas(group, preserve_index=False))
@@ -196,13 +200,9 @@ def feed(processor: StatefulProcessor, keys: list[str],
                 frames += processor.handleInputRows(
                     key, iter([group.reset_index(drop=True)]), values)
         if time_mode == "EventTime":
-            timers = handle._timers
-            due = sorted((t, key) for key in list(timers.getAllKeysWithTimers())
-                         for t in timers.listTimers(key) if t <= wm)
-            for t, key in due:
-                handle.setGroupingKey(key)
+            for t, key in handle.due():
+                handle.key = key
                 frames += processor.handleExpiredTimer(key, values, ExpiredTimerInfo(t))
-                timers.deleteTimer(key, t)
         if arrow:
             frames = [packing.unpack(f) for f in frames]
         # As objects: a marker frame's all-NULL columns must not decide a column's type.
@@ -210,3 +210,89 @@ def feed(processor: StatefulProcessor, keys: list[str],
         out.append(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())
     processor.close()
     return out
+
+
+# -- rows for the processors' unit tests -------------------------------------------------
+# A processor's input as the stream planner shapes it (stream/planner.py): the data columns,
+# the row kind, the arrival number and what the operator needs (its key's grouping columns,
+# state slot and bucket, event time, join side, TTL clock), built here, not by hand.
+Values = list | pd.Series | int | str | None  # a column's values, or one value for every row
+_PER_ROW = (list, pd.Series)
+
+
+def key_columns(n: int = 1) -> list[str]:
+    """The grouping columns of an operator key of ``n`` columns (rows.key_names)."""
+    return [c for i in range(n) for c in key_names(i)]
+
+
+def changes(ops: str | list[str] | None, first: int = 0, *, key: list | None = None,
+            times: list[int] | None = None, slot: Values = 0, bucket: Values = None,
+            side: Values = None, now: int | None = None, **cols: Values) -> pd.DataFrame:
+    """Rows of kinds ``ops`` (one for all, one per row, or None: an append-only input's rows,
+    without the column, as a scan gives them), arrival numbers from ``first``:
+    the data ``cols``; ``key``: each row's operator key (a value, or a tuple of values per key
+    column; None a NULL) as its grouping columns, with its state ``slot`` and ``bucket``;
+    ``times``: event times (ms); ``side``: a join input's side (0 left, 1 right); ``now``: the
+    TTL clock (ms). A changelog operator groups by the key columns (``key_columns``), an
+    event-time one by data columns."""
+    n = next(len(v) for v in (ops, key, times, *cols.values()) if isinstance(v, _PER_ROW))
+    frame = pd.DataFrame({c: pd.Series(v).reset_index(drop=True) if isinstance(v, _PER_ROW)
+                          else [v] * n for c, v in cols.items()}, index=range(n))
+    if ops is not None:
+        frame[OP] = ops
+    frame[ROWNUM] = np.arange(first, first + n, dtype=np.int64)
+    if times is not None:
+        frame[TIME_MS] = np.array(times, dtype=np.int64)
+    if key is not None:
+        keys = [k if isinstance(k, tuple) else (k,) for k in key]
+        for i, values in enumerate(zip(*keys)):
+            null, value = key_names(i)
+            default = _default(v for v in values if v is not None)
+            frame[null] = [v is None for v in values]
+            frame[value] = [default if v is None else v for v in values]
+        frame[SLOT] = slot
+    for column, value in ((BUCKET, bucket), (SIDE, side), (NOW, now)):
+        if value is not None:
+            frame[column] = value
+    return frame
+
+
+def rows(first: int = 0, **kw) -> pd.DataFrame:
+    """An append-only input's rows (no row kind): ``changes``'s arguments."""
+    return changes(None, first, **kw)
+
+
+def insert(first: int = 0, **kw) -> pd.DataFrame:
+    """Added rows (+I): ``changes``'s arguments."""
+    n = next(len(v) for v in kw.values() if isinstance(v, _PER_ROW))
+    return changes(["+I"] * n, first, **kw)
+
+
+def retract(first: int = 0, op: str = "-D", **kw) -> pd.DataFrame:
+    """Retracted rows (``op``: -D or -U) of rows added before: ``changes``'s arguments."""
+    n = next(len(v) for v in kw.values() if isinstance(v, _PER_ROW))
+    return changes([op] * n, first, **kw)
+
+
+def sweep(now: int, bucket: int = 0, keys: int = 1, **cols: None) -> pd.DataFrame:
+    """What a bucket receives of a state sweep (plan.SWEEP_FIRST; ingest.write_sweep): its one
+    row, every column NULL (``cols``: the data columns), at TTL clock ``now``."""
+    return changes("+I", SWEEP_FIRST - bucket, key=[(None,) * keys], now=now,
+                   **{c: [v] for c, v in cols.items()})
+
+
+def end_of_input(keys: int = 1, **cols: None) -> pd.DataFrame:
+    """The end-of-input marker (ingest.write_eof: ``tw__rownum`` -1, every column NULL) as an
+    operator keyed by ``keys`` columns receives it."""
+    return changes("+I", -1, key=[(None,) * keys], **{c: [v] for c, v in cols.items()})
+
+
+def watermark(ms: int) -> tuple[None, int]:
+    """A micro-batch without rows that only moves the watermark to ``ms`` (``feed``)."""
+    return None, ms
+
+
+def _default(values) -> object:
+    """A NULL key value's stand-in, as planner._default gives it for the column's type."""
+    first = next(iter(values), 0)
+    return "" if isinstance(first, str) else False if isinstance(first, bool) else 0

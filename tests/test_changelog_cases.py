@@ -9,21 +9,23 @@ case.json (single-input queries) must also reproduce Flink's changelog row for r
 input row per micro-batch; cases marked ``"changelog": "per_set"`` (grouping sets) must
 reproduce it within each grouping set (rows with one value of ``set_column``): twinflow's
 UNION of one aggregate per set orders an input row's retractions before the sets' new rows,
-where Flink's Expand emits set by set. Every case runs on the operator harness
-(tests/harness.py); one case restarts a Structured Streaming query from its checkpoint.
+where Flink's Expand emits set by set. Every case runs at the level of its plan
+(tests/planlevel.py: stream on the operator harness, parity as a run's rules give it); one case
+restarts a Structured Streaming query from its checkpoint, and real runs show the parity
+verdicts and an updating result written without a merge job.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from itertools import groupby
 
-import pyarrow.parquet as pq
 import pytest
 
 from operators_lib.changelog import ADDS
-from operators_lib.plan import OP
 from operators_lib.stream.runner import changelog_files
-from tests.caselib import all_cases, assert_final, assert_resumes, read_csv, typed_pair
+from tests.caselib import all_cases, assert_final, assert_resumes, typed_pair
+from tests.planlevel import PlanRun, run_case
 
 # values/: NaN and ±Infinity through a projection and a GROUP BY (operators_lib/sql/nonfinite.py)
 CASES = (all_cases("join") + all_cases("group") + all_cases("semi_anti") + all_cases("values")
@@ -31,45 +33,41 @@ CASES = (all_cases("join") + all_cases("group") + all_cases("semi_anti") + all_c
 RESTART = ["join/join_retracting_view"]
 
 
-def _assert_churn_free(out) -> None:
+def _assert_churn_free(run: PlanRun) -> None:
     """No micro-batch both adds and retracts the same row (the net change is emitted)."""
-    for f in sorted((out / "_state" / "changelog").glob("batch-*.parquet")):
-        batch = pq.read_table(f).to_pandas()
-        cols = [c for c in batch.columns if not c.startswith("tw__")]
+    for batch, changes in groupby(run.changes, key=lambda c: c[0]):
         added, retracted = Counter(), Counter()
-        for op, row in zip(batch[OP], batch[cols].astype(str).itertuples(index=False, name=None)):
+        for _, op, row in changes:
             (added if op in ADDS else retracted)[row] += 1
         both = set(added) & set(retracted)
         # A group aggregate may legitimately -U one row and +U it back only if it changed;
         # an identical row on both sides of one micro-batch is churn.
-        assert not both, f"{f.name}: rows added and retracted in one micro-batch: {both}"
+        assert not both, f"micro-batch {batch}: rows added and retracted in it: {both}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_finals_equal_flink_and_changelog_is_well_formed(spark, tmp_path, case):
+    """Well-formed: the changelog applied (PlanRun.stream) never retracts a row not held."""
     exact = case.meta.get("changelog") == "exact"
-    result = case.run(spark, tmp_path, "both", rows_per_batch=1 if exact else 2, harness=True)
-    assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == case.meta.get("parity", "equal"), \
-        result.report["parity"]
-    assert result.report["stream"]["micro_batches_this_run"] >= 3
-    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
-    assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
-    _assert_churn_free(tmp_path)
+    run = run_case(spark, case, tmp_path, rows_per_batch=1 if exact else 2)
+    assert run.parity() == case.meta.get("parity", "equal")
+    assert run.micro_batches >= 3
+    assert_final(case, run, "stream.csv", "stream_final.csv")
+    assert_final(case, run, "batch.csv", "batch_final.csv")
+    _assert_churn_free(run)
     if case.id in ("join/no_equi_key", "semi_anti/not_in_with_null"):
-        assert "single partition" in result.report["warnings"][0]
+        assert "single partition" in run.warnings[0]
     if exact:
-        ours, flink = typed_pair(case, tmp_path, "changelog.csv", "changelog.csv")
+        ours, flink = typed_pair(case, run, "changelog.csv", "changelog.csv")
         assert ours == flink, f"{case.id}: changelog differs from Flink's"
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.meta.get("changelog") == "per_set"],
                          ids=lambda c: c.id)
 def test_grouping_sets_changelog_per_set_is_flinks(spark, tmp_path, case):
-    result = case.run(spark, tmp_path, "stream", rows_per_batch=1, harness=True)
-    assert result.exit_code == 0, result.message
-    ours, flink = typed_pair(case, tmp_path, "changelog.csv", "changelog.csv")
-    i = read_csv(tmp_path / "changelog.csv")[0].index(case.meta["set_column"])
+    run = run_case(spark, case, tmp_path, rows_per_batch=1, mode="stream")
+    ours, flink = typed_pair(case, run, "changelog.csv", "changelog.csv")
+    i = run.rows("changelog.csv")[0].index(case.meta["set_column"])
     assert sorted(ours, key=str) == sorted(flink, key=str)
     for s in {r[i] for r in flink}:
         assert [r for r in ours if r[i] == s] == [r for r in flink if r[i] == s], \
@@ -95,6 +93,19 @@ def test_an_updating_result_nothing_retracted_is_the_changelogs_added_rows(spark
     changes = (tmp_path / "changelog.csv").read_text().splitlines()[1:]
     assert changes and all(line.startswith("+I,") for line in changes)
     assert (tmp_path / "stream.csv").read_text().splitlines()[1:] == [c[3:] for c in changes]
+    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.id == "group/global_aggregate_no_rows"],
+                         ids=lambda c: c.id)
+def test_a_global_aggregate_of_no_rows_is_explained_by_empty_input_in_a_run(spark, tmp_path,
+                                                                           case):
+    """The verdict PlanRun.parity gives it, from a run's parity job."""
+    result = case.run(spark, tmp_path, "both", rows_per_batch=1, harness=True)
+    assert result.exit_code == 0, result.message
+    assert result.report["parity"]["verdict"] == "explained_by_empty_input", \
+        result.report["parity"]
+    assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
     assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
 
 

@@ -24,7 +24,7 @@ from operators_lib.stream.event_time import TIME_MS
 from operators_lib.stream.over import OverProcessor, OverSpec
 from operators_lib.types import FlinkType
 from tests.caselib import all_cases
-from tests.harness import feed
+from tests.harness import feed, rows, watermark
 
 SAME_AS_SPARK = {"over/late_bounded_vs_unbounded": 1, "topn/dedup_keep_first": 3,
                  "topn/leaderboard_sum": 8, "join/join_retracting_view": 3}
@@ -70,10 +70,7 @@ _KEYS = ["k"]
 
 
 def _rows(k: str, times: list[int], first_rownum: int, values: list[int] | None = None):
-    n = len(times)
-    return pd.DataFrame({"k": [k] * n, "v": values or list(range(n)),
-                         TIME_MS: np.array(times, dtype=np.int64),
-                         ROWNUM: np.arange(first_rownum, first_rownum + n, dtype=np.int64)})
+    return rows(first_rownum, times=times, k=k, v=values or list(range(len(times))))
 
 
 def _over(preceding: int | None) -> OverProcessor:
@@ -94,7 +91,7 @@ def test_over_emits_when_the_watermark_passes_and_drops_late_rows():
         (_rows("a", [10, 30], 0, [1, 4]), 0),  # no watermark yet: both wait
         (_rows("a", [20], 2, [2]), 15),        # 10 fires; 20 is on time (> watermark 15)
         (_rows("a", [12], 3), 25),             # 20 fires; 12 <= 25 is late
-        (None, 40),                            # 30 fires
+        watermark(40),                         # 30 fires
     ], "EventTime")
     assert [_ops(f) for f in out] == [[], [("+I", 0)], [("+I", 2), ("LATE", 3)], [("+I", 1)]]
     fired = pd.concat([f[f[OP] == "+I"] for f in out if len(f)])
@@ -104,8 +101,8 @@ def test_over_emits_when_the_watermark_passes_and_drops_late_rows():
 def test_over_fires_only_after_the_watermark_advances_past_arrival():
     # Flink fires a row's timer on a watermark *advance*: a row at or behind the watermark of
     # its arrival that a bounded frame still accepts waits for the next advance.
-    out = feed(_over(2), _KEYS, [(_rows("a", [50], 0), 0), (None, 60),
-                                 (_rows("a", [55], 1), 60), (None, 60), (None, 61)],
+    out = feed(_over(2), _KEYS, [(_rows("a", [50], 0), 0), watermark(60),
+                                 (_rows("a", [55], 1), 60), watermark(60), watermark(61)],
                "EventTime")
     assert [_ops(f) for f in out] == [[], [("+I", 0)], [], [], [("+I", 1)]]
 
@@ -115,7 +112,7 @@ def test_dedup_keep_first_waits_for_the_watermark_and_emits_once():
                         (OP, pa.string()), (EMIT_TS, pa.int64()), (ROWNUM, pa.int64())])
     proc = FirstRowProcessor(("k", "v"), ("k",), "rank", False, schema)
     out = feed(proc, _KEYS, [(_rows("a", [20, 10], 0), 0), (_rows("a", [5, 30], 2), 30),
-                             (None, 40)], "EventTime")
+                             watermark(40)], "EventTime")
     # Row 1 (t=10) is the earliest; it fires once the watermark (30) passes it, after the
     # micro-batch's rows: t=5 is behind the watermark (late), t=30 a duplicate of a key that
     # has not fired yet but is later than the waiting row.
@@ -127,7 +124,7 @@ def test_dedup_keep_first_waits_for_the_watermark_and_emits_once():
 def _random_batches(rng: np.random.Generator, keys: int, batches: int):
     """Micro-batches of rows of ``keys`` keys in one bucket (times out of order, ties), each
     with the watermark in force (0: none yet), and the rows as dicts in arrival order."""
-    out, rows, rownum, wm = [], [], 0, 0
+    out, dicts, rownum, wm = [], [], 0, 0
     for _ in range(batches):
         n = int(rng.integers(0, 12))
         k = rng.integers(0, keys, n)
@@ -136,13 +133,14 @@ def _random_batches(rng: np.random.Generator, keys: int, batches: int):
         batch = [{"k": f"k{a}", "b": 0, "v": int(c), TIME_MS: int(b), ROWNUM: rownum + i}
                  for i, (a, b, c) in enumerate(zip(k, t, v))]
         rownum += n
-        rows.append(batch)
-        out.append((pd.DataFrame(batch, columns=["k", "b", "v", TIME_MS, ROWNUM])
-                     if batch else None, wm))
+        dicts.append(batch)
+        out.append((rows(rownum - n, times=[r[TIME_MS] for r in batch],
+                         k=[r["k"] for r in batch], b=0, v=[r["v"] for r in batch])
+                    if batch else None, wm))
         wm = max(wm, int(rng.integers(wm, wm + 120)))
-    out.append((None, 10**6))
-    rows.append([])
-    return out, rows
+    out.append(watermark(10**6))
+    dicts.append([])
+    return out, dicts
 
 
 def _emitted(frames) -> list[set]:

@@ -236,6 +236,31 @@ def test_pieces_and_files_are_numbered_in_file_then_line_order(spark, tmp_path, 
         range(len(expected)))
 
 
+def test_parsed_and_staged_in_this_process_as_by_the_executors(spark, tmp_path):
+    """``spark`` None (the tests' plan-level runs, tests/planlevel.py): the same task functions
+    run in this process; pieces, rejected rows and staged parts (end markers included) are
+    the executors'."""
+    src = tmp_path / "in"
+    src.mkdir()
+    for f, n in (("a.csv", 30), ("b.csv", 4)):
+        (src / f).write_bytes(HEADER + b"".join(
+            b"x,nan?,1,2024-01-01,2024-01-01 00:00:01\n" if i % 5 == 2 else
+            b"%s%d,%d.5,NaN,2024-01-01,2024-01-01 00:00:%02d\n" % (f[:1].encode(), i, i, i)
+            for i in range(n)))
+    out = {}
+    for where, session in (("spark", spark), ("local", None)):
+        parsed = ingest.parse(session, {"t": (TABLE, ingest.input_files(src))},
+                              tmp_path / where / "parsed", piece_bytes=200)
+        ingest.write_rejected(parsed, tmp_path / where / "rejected.csv")
+        files = ingest.stage(session, parsed, "t", tmp_path / where / "staged", 7,
+                             end_markers=3)
+        out[where] = (parsed.pieces, parsed.digest(), parsed.nonfinite(),
+                      (tmp_path / where / "rejected.csv").read_text().replace(where, ""),
+                      [f.name for f in files],
+                      [repr(pq.read_table(f).to_pylist()) for f in files])  # NaN == NaN
+    assert len(out["local"][0]) > 3 and out["local"] == out["spark"]
+
+
 def test_the_driver_does_no_row_work(spark, tmp_path):
     """200,000 rows (~9 MB of CSV) are parsed and staged while the driver's Python allocates
     less than 1 MB at its peak (tracemalloc traces this process only): the rows live in the

@@ -14,12 +14,12 @@ import pandas as pd
 import pytest
 
 from operators_lib.changelog import ADDS
-from operators_lib.plan import OP, ROWNUM, Cond
+from operators_lib.plan import OP, Cond
 from operators_lib.stream.join import LAYOUTS, JoinProcessor, JoinSpec, SideSpec
-from operators_lib.stream.rows import BUCKET, SLOT
-from tests.harness import feed
+from operators_lib.stream.rows import BUCKET
+from tests.harness import changes, feed, key_columns
 
-KEYS = ["tw__kn0", "tw__kv0"]
+KEYS = key_columns(1)
 COLS = ("l0", "l1", "l2", "r0", "r1", "r2")
 # rows are (a, k, v): a unique id or a small value, the join key k (None: NULL), a value v
 CONDITIONS = {"none": (None, lambda lr, rr: True),
@@ -55,13 +55,11 @@ def _changelog(rng: random.Random, layout: int, batches: int) -> list[list[tuple
 
 
 def _frame(rows: list[tuple], first: int) -> pd.DataFrame:
-    records = []
-    for i, (s, op, (a, k, v)) in enumerate(rows):
-        values = (a, k, v, None, None, None) if s == 0 else (None, None, None, a, k, v)
-        records.append({**dict(zip(COLS, values)), "tw__side": s, OP: op, ROWNUM: first + i,
-                        "tw__kn0": k is None, "tw__kv0": 0 if k is None else k, SLOT: 0,
-                        BUCKET: 0})
-    df = pd.DataFrame(records)
+    values = [(a, k, v, None, None, None) if s == 0 else (None, None, None, a, k, v)
+              for s, _, (a, k, v) in rows]
+    df = changes([op for _, op, _ in rows], first, key=[k for _, _, (_, k, _) in rows],
+                 bucket=0, side=[s for s, _, _ in rows],
+                 **{c: list(column) for c, column in zip(COLS, zip(*values))})
     return df.astype({c: "Int64" for c in COLS})
 
 

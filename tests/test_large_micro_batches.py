@@ -14,21 +14,19 @@ import pytest
 from pyspark.sql.streaming.tws_tester import TwsTester
 
 from operators_lib.plan import OP, ROWNUM, SortKey
-from operators_lib.stream.rows import SLOT
 from operators_lib.stream.topn import TopNProcessor, TopNSpec
 from tests.changelogs import materialize
+from tests.harness import changes, end_of_input, insert, key_columns
 
-KEYS = ["tw__kn0", "tw__kv0"]
+KEYS = key_columns(1)
 
 
 def _input(rows: int, partitions: int, seed: int) -> pd.DataFrame:
     rng = random.Random(seed)
     part = [rng.randrange(partitions) for _ in range(rows)]
-    return pd.DataFrame({
-        "c0": [f"shop-{i}" for i in range(rows)],
-        "c1": [None if rng.random() < 0.05 else float(rng.randrange(200)) for _ in range(rows)],
-        ROWNUM: np.arange(rows, dtype=np.int64), "tw__kn0": False, "tw__kv0": part,
-        SLOT: [p * 7 for p in part]})
+    return insert(key=part, slot=[p * 7 for p in part], c0=[f"shop-{i}" for i in range(rows)],
+                  c1=[None if rng.random() < 0.05 else float(rng.randrange(200))
+                      for _ in range(rows)])
 
 
 def _run(spec: TopNSpec, frames: list[pd.DataFrame]) -> list[tuple]:
@@ -48,14 +46,14 @@ def test_large_micro_batch_equals_record_by_record(desc, nulls_first, end, rank_
     whole = _run(spec, [df])
     one_by_one = _run(spec, [df.iloc[[i]] for i in range(len(df))])
     # per partition (one micro-batch emits partition after partition)
-    part = dict(zip(df["c0"], df["tw__kv0"]))
+    part = dict(zip(df["c0"], df[KEYS[1]]))
     for p in range(3):
         assert [r for r in whole if part[r[1]] == p] == [r for r in one_by_one
                                                          if part[r[1]] == p]
     final = materialize(pd.DataFrame(whole, columns=[OP, "c0", "c1", "rank"]), OP,
                         ["c0", "c1"])
     expected = []
-    for _, g in df.groupby("tw__kv0"):
+    for _, g in df.groupby(KEYS[1]):
         nulls = g["c1"].isna()
         score = -g["c1"] if desc else g["c1"]
         score = score.where(~nulls, -np.inf if nulls_first else np.inf)
@@ -81,9 +79,8 @@ def test_large_bucket_with_retractions_groups_like_small_ones():
     rows = [(rng.randrange(40), rng.randrange(100)) for _ in range(6000)]
 
     def frame(ops: list[str], part: list[tuple], first: int) -> pd.DataFrame:
-        return pd.DataFrame({"g0": [g for g, _ in part], "a0": [v for _, v in part], OP: ops,
-                             ROWNUM: np.arange(first, first + len(part)), "tw__kn0": False,
-                             "tw__kv0": [g for g, _ in part], SLOT: [g for g, _ in part]})
+        groups = [g for g, _ in part]
+        return changes(ops, first, key=groups, slot=groups, g0=groups, a0=[v for _, v in part])
 
     gone, new = rows[::2], [(rng.randrange(40), rng.randrange(100)) for _ in range(3000)]
     out = [tester.testInPandas(0, frame(["+I"] * 6000, rows, 0)),
@@ -106,13 +103,12 @@ def test_batch_prefilter_keeps_what_can_rank():
 
     from operators_lib.stream.topn import keep_batch_top
 
-    marker = pd.DataFrame({"c0": ["eof"], "c1": [np.nan], ROWNUM: [-1], "tw__kn0": [True],
-                           "tw__kv0": [0], SLOT: [0]})  # the end-of-input marker
+    marker = end_of_input(c0=None, c1=np.nan)
     df = pd.concat([_input(6000, 3, seed=9), marker], ignore_index=True)
     key = SortKey("c1", True, False)
     batches = [pa.RecordBatch.from_pandas(df.iloc[i:i + 2500], preserve_index=False)
                for i in range(0, len(df), 2500)]
-    kept = pa.Table.from_batches(list(keep_batch_top(iter(batches), ["tw__kv0"], [key], 10)))
+    kept = pa.Table.from_batches(list(keep_batch_top(iter(batches), [KEYS[1]], [key], 10)))
     kept = kept.to_pandas()
     assert len(kept) <= 3 * 10 * len(batches) + 1 and (kept[ROWNUM] == -1).sum() == 1
     assert list(kept[ROWNUM]) == sorted(kept[ROWNUM], key=lambda r: (r < 0, r))

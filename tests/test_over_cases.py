@@ -1,11 +1,11 @@
 """The OVER case corpus, each case run as Flink would run it, expected results from real Flink.
 
-Per case, on the operator harness (tests/harness.py): a per-row stream (a watermark after every
-row, Flink's oracle setting), whose changelog and stream final must equal Flink's; a stream of
-several micro-batches in ``both`` mode, whose batch final must equal Flink's and whose parity
-must hold. On Structured
-Streaming: processing-time cases per row (the harness has no processing time; parity does not
-apply to them), and a case stopped after k micro-batches and resumed from its checkpoint, whose
+Per case, at the level of its plan (tests/planlevel.py: stream on the operator harness): a
+per-row stream (a watermark after every row, Flink's oracle setting), whose changelog and stream
+final must equal Flink's; a stream of several micro-batches in both modes, whose batch final
+must equal Flink's and whose parity must hold. On Structured Streaming, through ``twinflow run``:
+processing-time cases per row (the harness has no processing time; parity does not apply to
+them), and a case stopped after k micro-batches and resumed from its checkpoint, whose
 changelog must equal Flink's uninterrupted one.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from tests.caselib import all_cases, assert_changelog, assert_final, read_csv
+from tests.planlevel import run_case
 
 CASES = all_cases("over")
 RESTART = ["over/late_bounded_vs_unbounded"]
@@ -28,31 +29,31 @@ def test_per_row_stream_equals_flink(spark, tmp_path, case):
     """Batch mode and parity are the several-micro-batch test's (batch does not depend on the
     micro-batches); a processing-time case runs on Spark in both modes (parity: not
     applicable)."""
-    harness = _harness(case)
-    result = case.run(spark, tmp_path, "stream" if harness else "both", rows_per_batch=1,
-                      harness=harness)
+    n_late = len(read_csv(case.dir / "expected" / "batch_final.csv")) - len(
+        read_csv(case.dir / "expected" / "stream_final.csv"))
+    if _harness(case):
+        run = run_case(spark, case, tmp_path, rows_per_batch=1, mode="stream")
+        assert_changelog(case, run)
+        assert_final(case, run, "stream.csv", "stream_final.csv")
+        assert run.late_rows == n_late  # OVER emits one row per on-time input row
+        return
+    result = case.run(spark, tmp_path, "both", rows_per_batch=1)
     assert result.exit_code == 0, result.message
     assert_changelog(case, tmp_path)
     assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
-    report = result.report
-    n_late = len(read_csv(case.dir / "expected" / "batch_final.csv")) - len(
-        read_csv(case.dir / "expected" / "stream_final.csv"))
-    assert report["late_rows"] == n_late  # OVER emits one row per on-time input row
-    if not harness:
-        assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
-        assert report["parity"]["verdict"] == "not_applicable", report["parity"]
+    assert result.report["late_rows"] == n_late
+    assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
+    assert result.report["parity"]["verdict"] == "not_applicable", result.report["parity"]
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if _harness(c)], ids=lambda c: c.id)
 def test_several_micro_batches_parity(spark, tmp_path, case):
-    result = case.run(spark, tmp_path, "both", rows_per_batch=3, harness=True)
-    assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == (
-        "explained_by_late_rows" if result.report["late_rows"] else "equal")
-    assert result.report["stream"]["micro_batches_this_run"] >= 3
-    assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
-    if result.report["late_rows"] == 0:
-        assert_final(case, tmp_path, "stream.csv", "batch_final.csv")
+    run = run_case(spark, case, tmp_path, rows_per_batch=3)
+    assert run.parity() == ("explained_by_late_rows" if run.late_rows else "equal")
+    assert run.micro_batches >= 3
+    assert_final(case, run, "batch.csv", "batch_final.csv")
+    if run.late_rows == 0:
+        assert_final(case, run, "stream.csv", "batch_final.csv")
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in RESTART], ids=lambda c: c.id)
@@ -78,13 +79,14 @@ def test_restart_from_checkpoint_gives_the_same_changelog(spark, tmp_path, case)
     assert_changelog(case, tmp_path)
 
 
-def test_over_by_a_column_that_is_no_time_attribute_runs_in_batch_mode_only(spark, tmp_path):
+@pytest.mark.parametrize("case", all_cases("over_batch"), ids=lambda c: c.id)
+def test_over_by_a_column_that_is_no_time_attribute_runs_in_batch_mode_only(spark, tmp_path,
+                                                                            case):
     """Flink's batch mode answers OVER ordered by a numeric column (RANGE in its units); its
     streaming mode refuses it, and so does twinflow's stream mode (exit 2); ``both`` runs the
     batch only, parity not applicable."""
     from operators_lib.errors import InputError
 
-    case = all_cases("over_batch")[0]
     result = case.run(spark, tmp_path / "both", "both")
     assert result.exit_code == 0, result.message
     assert result.report["parity"]["verdict"] == "not_applicable"

@@ -6,7 +6,7 @@ crash or a different answer is not, unless it is a known one listed in fuzz_open
 finding (then it must still fail: a mended one is unlisted).
 
 Each round is one test: its tables are staged once and its queries run in this process
-(tests/oracle/inprocess.py), a fraction of a second each.
+(tests/planlevel.py), a fraction of a second each.
 """
 
 from __future__ import annotations

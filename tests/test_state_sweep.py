@@ -4,7 +4,6 @@ in state out. (tests/test_compaction.py runs it on Spark.)"""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql.streaming.tws_tester import TwsTester
@@ -12,29 +11,19 @@ from pyspark.sql.streaming.tws_tester import TwsTester
 from operators_lib.plan import OP, ROWNUM, SWEEP, SWEEP_FIRST, TTL, AggCall
 from operators_lib.stream import packing
 from operators_lib.stream.group_agg import AggSpec, GroupAggProcessor
-from operators_lib.stream.join import LAYOUTS, JoinProcessor, JoinSpec, SideSpec
-from operators_lib.stream.rows import KEY, NOW, SLOT
+from operators_lib.stream.join import LAYOUTS, SIDE, JoinProcessor, JoinSpec, SideSpec
+from operators_lib.stream.rows import KEY
 from operators_lib.stream.state_view import StateView
 from operators_lib.types import FlinkType
+from tests.harness import insert, key_columns, sweep
 
 TTL_MS = 5_000
-KEYS = ["tw__kn0", "tw__kv0"]
+KEYS = key_columns(1)
 BIGINT = FlinkType("BIGINT")
 
 
 def _rows(groups: list[int], now: int, first: int = 0, **cols) -> pd.DataFrame:
-    n = len(groups)
-    return pd.DataFrame({**cols, OP: ["+I"] * n, ROWNUM: np.arange(first, first + n),
-                         NOW: now, "tw__kn0": False, "tw__kv0": groups,
-                         SLOT: [g % 7 for g in groups]})
-
-
-def _sweep(now: int, bucket: int = 0, extra: dict | None = None) -> pd.DataFrame:
-    """What a bucket receives of a sweep: its one row, every column NULL."""
-    frame = pd.DataFrame({c: [None] for c in (extra or {})})
-    frame[OP], frame[ROWNUM], frame[NOW] = "+I", SWEEP_FIRST - bucket, now
-    frame["tw__kn0"], frame["tw__kv0"], frame[SLOT] = False, 0, 0
-    return frame
+    return insert(first, key=groups, slot=[g % 7 for g in groups], now=now, **cols)
 
 
 def _keys(tester: TwsTester, name: str) -> set:
@@ -50,7 +39,7 @@ def test_sweep_drops_idle_groups_and_reports_them():
     tester.testInPandas(0, _rows([1, 2, 3], 1_000, g0=[1, 2, 3]))
     tester.testInPandas(0, _rows([3], 4_000, first=3, g0=[3]))
     assert _keys(tester, "group") == {(False, 1), (False, 2), (False, 3)}
-    out = tester.testInPandas(0, _sweep(8_000, extra={"g0": None}))
+    out = tester.testInPandas(0, sweep(8_000, g0=None))
     # Groups 1 and 2 were written at 1 s, idle 7 s > 5 s; group 3 was written at 4 s.
     ttl = out[out[OP] == TTL]
     assert sorted(ttl["g0"]) == [1, 2]
@@ -69,7 +58,7 @@ def test_sweep_without_ttl_passes_on_and_keeps_everything():
                    ("o0",))
     tester = TwsTester(GroupAggProcessor(spec, KEYS))
     tester.testInPandas(0, _rows([1, 2], 1_000, g0=[1, 2]))
-    out = tester.testInPandas(0, _sweep(10**9, extra={"g0": None}))
+    out = tester.testInPandas(0, sweep(10**9, g0=None))
     assert out[OP].tolist() == [SWEEP]
     assert _keys(tester, "group") == {(False, 1), (False, 2)}
 
@@ -88,11 +77,11 @@ def test_sweep_expires_join_records_side_by_side():
                     TTL_MS)
     tester = TwsTester(JoinProcessor(spec, KEYS))
     ints = pd.Series([None, None], dtype="Int64")
-    _packed(tester, _rows([1, 2], 1_000, l0=[10, 20], r0=ints, tw__side=[0, 0]))
-    _packed(tester, _rows([2], 5_500, first=2, l0=ints[:1], r0=[7], tw__side=[1]))
-    sweep = _sweep(8_000, extra={"l0": None, "r0": None})
-    sweep["l0"], sweep["r0"], sweep["tw__side"] = ints[:1], ints[:1], 0  # typed, as in a run
-    out = _packed(tester, sweep)
+    _packed(tester, _rows([1, 2], 1_000, l0=[10, 20], r0=ints, side=[0, 0]))
+    _packed(tester, _rows([2], 5_500, first=2, l0=ints[:1], r0=[7], side=[1]))
+    marker = sweep(8_000, l0=None, r0=None)
+    marker["l0"], marker["r0"], marker[SIDE] = ints[:1], ints[:1], 0  # typed, as in a run
+    out = _packed(tester, marker)
     ttl = out[out[OP] == TTL]
     assert len(ttl) == 2  # key 1 (its only record) and key 2 (its left record)
     passed = out[out[OP] == SWEEP]
@@ -100,4 +89,4 @@ def test_sweep_expires_join_records_side_by_side():
     page = StateView("join").loads(tester.peekValueState("join", 0)[0])
     left, right = page["sides"]
     assert left is None and right.column("r0").to_pylist() == [7]
-    assert right.column("tw__kv0").to_pylist() == [2]
+    assert right.column(KEYS[1]).to_pylist() == [2]

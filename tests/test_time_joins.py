@@ -1,7 +1,7 @@
 """Interval joins (stream/interval_join.py) and event-time temporal joins
-(stream/temporal_join.py): the case corpora against real Flink, the operators' rules through
-the harness (rows and watermarks in, changelog out), Structured Streaming restarts, and what
-is refused.
+(stream/temporal_join.py): the case corpora against real Flink (at the level of the plan,
+tests/planlevel.py), the operators' rules through the harness (rows and watermarks in,
+changelog out), Structured Streaming restarts, late rows in a run, and what is refused.
 
 Flink's two sources race, so its changelog order is not reproducible: each case compares the
 finals (stream and batch) with Flink's and checks what both joins guarantee: every changelog
@@ -17,17 +17,17 @@ import pandas as pd
 import pytest
 
 from operators_lib.errors import SqlError
-from operators_lib.plan import OP, ROWNUM, Calc, Join, find
+from operators_lib.plan import EMIT_TS, OP, ROWNUM, Calc, Join, find
 from operators_lib.runs.pipeline import RunConfig, run
 from operators_lib.sql import load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream import calc
 from operators_lib.stream.event_time import TIME_MS
 from operators_lib.stream.interval_join import IntervalJoinProcessor, IntervalJoinSpec
-from operators_lib.stream.join import SIDE
 from operators_lib.stream.temporal_join import TemporalJoinProcessor, TemporalJoinSpec
 from tests.caselib import all_cases, assert_final, assert_resumes, read_csv
-from tests.harness import HarnessRuntime, feed
+from tests.harness import HarnessRuntime, feed, insert
+from tests.planlevel import run_case
 
 CASES = all_cases("interval") + all_cases("temporal")
 
@@ -40,13 +40,12 @@ BATCHED = ["interval/left_padded_later", "interval/full_residual_strict", "tempo
 @pytest.mark.parametrize("case, rows_per_batch", [(c, 1) for c in CASES] + [
     (c, 3) for c in CASES if c.id in BATCHED], ids=lambda x: getattr(x, "id", f"{x}_rows"))
 def test_finals_equal_flink_and_output_is_append_only(spark, tmp_path, case, rows_per_batch):
-    result = case.run(spark, tmp_path, "both", rows_per_batch=rows_per_batch, harness=True)
-    assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "equal", result.report["parity"]
-    assert result.report["stream"]["micro_batches_this_run"] >= 3
-    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
-    assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
-    ops = {row[0] for row in read_csv(tmp_path / "changelog.csv")[1:]}
+    run = run_case(spark, case, tmp_path, rows_per_batch=rows_per_batch)
+    assert run.parity() == "equal"
+    assert run.micro_batches >= 3
+    assert_final(case, run, "stream.csv", "stream_final.csv")
+    assert_final(case, run, "batch.csv", "batch_final.csv")
+    ops = {op for _, op, _ in run.changes}
     assert ops == {"+I"}, ops
 
 
@@ -62,12 +61,10 @@ _SPEC = IntervalJoinSpec("LEFT", ("k0",), ("l0", "l1"), ("r0", "r1"), 0, 10,
 
 def _rows(side: int, key: str | None, times: list[int], first: int) -> pd.DataFrame:
     """Rows of one side (``l0``/``r0``: their row numbers, ``l1``/``r1``: the key)."""
-    n = len(times)
     mine, theirs = (["l0", "l1"], ["r0", "r1"]) if side == 0 else (["r0", "r1"], ["l0", "l1"])
-    df = pd.DataFrame({"k0": [key] * n, mine[0]: np.arange(first, first + n),
-                       mine[1]: [key] * n, theirs[0]: [None] * n, theirs[1]: [None] * n})
-    return df.assign(**{SIDE: side, TIME_MS: np.array(times, np.int64),
-                        ROWNUM: np.arange(first, first + n), OP: "+I"})
+    return insert(first, times=times, side=side, k0=key, **{
+        mine[0]: list(range(first, first + len(times))), mine[1]: key, theirs[0]: None,
+        theirs[1]: None})
 
 
 def test_outer_row_is_padded_once_no_match_can_arrive_and_state_is_cleaned():
@@ -85,8 +82,8 @@ def test_outer_row_is_padded_once_no_match_can_arrive_and_state_is_cleaned():
     assert got == [[("+I", 0)], [("LATE", 1)], [("+I", 2)], [], [("+I", 1)]], got
     assert out[0]["r0"].tolist() == [0] and out[2]["r0"].tolist() == [2]
     assert out[4]["r0"].isna().all() and out[4]["l0"].tolist() == [1]
-    assert out[1]["tw__ts"].tolist() == [22]  # the late row's table
-    proc.handle.setGroupingKey(("a",))
+    assert out[1][EMIT_TS].tolist() == [22]  # the late row's table
+    proc.handle.key = ("a",)
     assert proc.state.load() is None  # nothing left in state
 
 
@@ -99,7 +96,7 @@ def test_state_stays_bounded_by_the_interval():
     for i in range(1, len(batches) + 1):
         proc = IntervalJoinProcessor(_SPEC)
         feed(proc, ["k0"], batches[:i], "EventTime")
-        proc.handle.setGroupingKey(("a",))
+        proc.handle.key = ("a",)
         page = proc._load()
         sizes.append(sum(len(b[TIME_MS]) for b in page["rows"] if b is not None))
     assert max(sizes) <= 3, sizes
@@ -179,8 +176,8 @@ def test_temporal_join_picks_the_version_valid_at_the_left_rows_time():
         [], [("+I", 0, None), ("+I", 1, 0)],
         [("LATE", None, None), ("LATE", None, None)],
         [("+I", 2, 2), ("+I", 3, 3)]], [_picked(f) for f in out]
-    assert sorted(out[2]["tw__ts"].tolist()) == [11, 22]
-    proc.handle.setGroupingKey(("a",))
+    assert sorted(out[2][EMIT_TS].tolist()) == [11, 22]
+    proc.handle.key = ("a",)
     page = proc._load()
     assert page.get("left") is None and page["versions"]["r0"].tolist() == [3]  # the newest
 
@@ -204,7 +201,7 @@ def test_temporal_state_keeps_one_version_behind_the_watermark_per_key():
     for i in range(5, len(batches) + 1, 5):
         proc = TemporalJoinProcessor(_TEMPORAL)
         feed(proc, ["k0"], batches[:i], "EventTime")
-        proc.handle.setGroupingKey(("a",))
+        proc.handle.key = ("a",)
         page = proc._load()
         sizes.append(sum(len(page[s][TIME_MS]) for s in ("left", "versions")
                          if page.get(s) is not None))

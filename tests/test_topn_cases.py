@@ -6,8 +6,9 @@ the others run several rows per micro-batch and compare the finals. Where Flink'
 breaks ORDER BY ties differently from its stream (``"batch_ties": "arrival"``), twinflow's batch
 must equal Flink's stream result: both modes rank ties by arrival. RANK/DENSE_RANK cases have
 no Flink changelog (Flink 2.3's streaming mode rejects them): their stream result must equal
-Flink's batch result. Every case runs on the operator harness (tests/harness.py); one case
-restarts a Structured Streaming query from its checkpoint.
+Flink's batch result. Every case runs at the level of its plan (tests/planlevel.py: stream on
+the operator harness, parity as a run's rules give it); one case restarts a Structured
+Streaming query from its checkpoint (a run's parity explained by late rows).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from tests.caselib import (
     read_csv,
     typed_pair,
 )
+from tests.planlevel import run_case
 
 CASES = all_cases("topn")
 RESTART = ["topn/dedup_keep_first"]
@@ -30,21 +32,19 @@ RESTART = ["topn/dedup_keep_first"]
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_topn_equals_flink(spark, tmp_path, case):
     exact = case.meta.get("changelog") == "exact"
-    result = case.run(spark, tmp_path, "both", rows_per_batch=1 if exact else 3, harness=True)
-    assert result.exit_code == 0, result.message
-    expected_parity = case.meta.get("parity", "equal")  # keep-first dedup drops late rows
-    assert result.report["parity"]["verdict"] == expected_parity, result.report["parity"]
-    assert result.report["stream"]["micro_batches_this_run"] >= 3
-    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
+    run = run_case(spark, case, tmp_path, rows_per_batch=1 if exact else 3)
+    assert run.parity() == case.meta.get("parity", "equal")  # keep-first dedup drops late rows
+    assert run.micro_batches >= 3
+    assert_final(case, run, "stream.csv", "stream_final.csv")
     if case.meta.get("batch_ties") == "arrival":
         # Flink's batch mode breaks ORDER BY ties in no defined order (here it differs from
         # its own stream); twinflow's batch ranks ties by arrival, as the stream does.
-        assert_final(case, tmp_path, "batch.csv", "stream_final.csv")
-        assert len(read_csv(tmp_path / "batch.csv")) == len(case.expected("batch_final.csv"))
+        assert_final(case, run, "batch.csv", "stream_final.csv")
+        assert len(run.rows("batch.csv")) == len(case.expected("batch_final.csv"))
     else:
-        assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
+        assert_final(case, run, "batch.csv", "batch_final.csv")
     if exact:
-        ours, flink = typed_pair(case, tmp_path, "changelog.csv", "changelog.csv")
+        ours, flink = typed_pair(case, run, "changelog.csv", "changelog.csv")
         assert ours == flink, f"{case.id}: changelog differs from Flink's"
 
 
@@ -68,9 +68,8 @@ SPLIT = ["topn/grouped_rownum", "topn/leaderboard_sum", "topn/rank_ties"]
 def test_split_topn_equals_flink(spark, tmp_path, case):
     """Hotspot splitting (--topn-split): the two-level TopN gives Flink's single-level result
     in both modes, with parity."""
-    result = case.run(spark, tmp_path, "both", rows_per_batch=3, topn_split=4, harness=True)
-    assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "equal"
-    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
-    assert_final(case, tmp_path, "batch.csv", "stream_final.csv" if case.meta.get(
+    run = run_case(spark, case, tmp_path, rows_per_batch=3, topn_split=4)
+    assert run.parity() == "equal"
+    assert_final(case, run, "stream.csv", "stream_final.csv")
+    assert_final(case, run, "batch.csv", "stream_final.csv" if case.meta.get(
         "batch_ties") == "arrival" else "batch_final.csv")

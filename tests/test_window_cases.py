@@ -1,12 +1,13 @@
 """The time-window case corpus (group windows and window TVFs), expected results from real Flink.
 
-Per case, on the operator harness: a per-row stream (a watermark after every row, Flink's oracle
-setting), whose changelog and stream final must equal Flink's, with the late rows Flink's rule
-gives (a row is late for a window that had fired when it arrived), or a window TVF's rows (each
-row once per window, at once); a stream of several micro-batches in ``both`` mode, whose batch
-final must equal Flink's, in parity. On Structured Streaming: a case stopped
-and resumed from its checkpoint gives Flink's changelog. And what is not implemented yet is
-refused by name (exit 2).
+Per case, at the level of its plan (tests/planlevel.py: stream on the operator harness): a
+per-row stream (a watermark after every row, Flink's oracle setting), whose changelog and stream
+final must equal Flink's, with the late rows Flink's rule gives (a row is late for a window that
+had fired when it arrived), or a window TVF's rows (each row once per window, at once); a stream
+of several micro-batches in both modes, whose batch final must equal Flink's, in parity. Through
+``twinflow run``: on Structured Streaming, a case stopped and resumed from its checkpoint gives
+Flink's changelog, a window join and processing-time windows run; the parity verdicts of late
+rows and of split sessions. And what is not implemented yet is refused by name (exit 2).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from operators_lib.errors import InputError, SqlError
 from operators_lib.runs.pipeline import RunConfig, run
 from tests.caselib import all_cases, assert_changelog, assert_final, read_csv
 from tests.harness import HarnessRuntime
+from tests.planlevel import PlanRun, run_case
 
 # Processing-time cases are no oracle cases (test_processing_time_window_*).
 CASES = [c for c in all_cases("windows") if not c.meta.get("proctime")]
@@ -30,46 +32,43 @@ def _two_sources(case) -> bool:
     return "two sources" in case.meta.get("final_only", "")
 
 
+def _late(run: PlanRun) -> bool:
+    return bool(run.late_rows or run.late_windows)
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_per_row_stream_equals_flink(spark, tmp_path, case):
     """Batch mode and parity are the several-micro-batch test's (batch does not depend on the
     micro-batches), except for two-source cases, which run per row only."""
     both = _two_sources(case)
-    result = case.run(spark, tmp_path, "both" if both else "stream", rows_per_batch=1,
-                      harness=True)
-    assert result.exit_code == 0, result.message
+    run = run_case(spark, case, tmp_path, rows_per_batch=1, mode="both" if both else "stream")
     # No changelog.csv: Flink's streaming mode refuses the query; "final_only": two sources.
     if (case.dir / "expected" / "changelog.csv").exists() and "final_only" not in case.meta:
-        assert_changelog(case, tmp_path)
-    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
-    report = result.report
+        assert_changelog(case, run)
+    assert_final(case, run, "stream.csv", "stream_final.csv")
     if "late_rows" in case.meta:
-        assert report["late_rows"] == case.meta["late_rows"]
-        assert report["stream"]["late_row_windows"] == case.meta["late_row_windows"]
-        assert report["stream"]["session_splits"] == case.meta.get("session_splits", 0)
+        assert run.late_rows == case.meta["late_rows"]
+        assert len(run.late_windows) == case.meta["late_row_windows"]
+        assert run.session_splits == case.meta.get("session_splits", 0)
     if both:
-        assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
-        late = report["late_rows"] or report["stream"]["late_row_windows"]
-        assert report["parity"]["verdict"] == ("explained_by_late_rows" if late else "equal")
+        assert_final(case, run, "batch.csv", "batch_final.csv")
+        assert run.parity() == ("explained_by_late_rows" if _late(run) else "equal")
 
 
 # Two-source cases (window joins) run per row only: their several-micro-batch runs add time,
 # not coverage (test_two_source_window_join_reports_late_rows_of_their_table has one).
 @pytest.mark.parametrize("case", [c for c in CASES if not _two_sources(c)], ids=lambda c: c.id)
 def test_several_micro_batches_parity(spark, tmp_path, case):
-    result = case.run(spark, tmp_path, "both", rows_per_batch=4, harness=True)
-    assert result.exit_code == 0, result.message
-    report = result.report
-    late = report["late_rows"] or report["stream"]["late_row_windows"]
+    run = run_case(spark, case, tmp_path, rows_per_batch=4)
     # Late rows that change nothing (a deduplication keeping the last row) leave parity equal.
-    assert report["parity"]["verdict"] in (
-        ("not_applicable",) if report["stream"]["session_splits"] else
-        ("explained_by_late_rows", "equal") if late else ("equal",))
+    assert run.parity() in (
+        ("not_applicable",) if run.session_splits else
+        ("explained_by_late_rows", "equal") if _late(run) else ("equal",))
     # two micro-batches of rows at least, and the end
-    assert report["stream"]["micro_batches_this_run"] >= 3
-    assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
-    if not late and not report["stream"]["session_splits"]:
-        assert_final(case, tmp_path, "stream.csv", "batch_final.csv")
+    assert run.micro_batches >= 3
+    assert_final(case, run, "batch.csv", "batch_final.csv")
+    if not _late(run) and not run.session_splits:
+        assert_final(case, run, "stream.csv", "batch_final.csv")
 
 
 def test_session_rows_of_one_micro_batch_merge_in_arrival_order(spark, tmp_path):
@@ -79,10 +78,10 @@ def test_session_rows_of_one_micro_batch_merge_in_arrival_order(spark, tmp_path)
     in the same micro-batch (a@22 before a@26: late), but with one before it (b@26, b@22), and
     in a chain (c@16 by c@20 from state, then c@11 by c@16 of the same micro-batch)."""
     case = next(c for c in CASES if c.id == "windows/session_arrival_order")
-    result = case.run(spark, tmp_path, "both", rows_per_batch=2, harness=True)
-    assert result.exit_code == 0, result.message
-    assert result.report["late_rows"] == 1
-    assert_changelog(case, tmp_path)
+    run = run_case(spark, case, tmp_path, rows_per_batch=2)
+    assert run.late_rows == 1
+    assert run.parity() != "failed"  # a run would exit 1
+    assert_changelog(case, run)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in RESTART], ids=lambda c: c.id)
@@ -109,6 +108,19 @@ def test_window_join_on_spark_equals_flink(spark, tmp_path):
     assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c.id == "windows/session_group_window"],
+                         ids=lambda c: c.id)
+def test_split_sessions_make_parity_not_applicable_in_a_run(spark, tmp_path, case):
+    """The verdict PlanRun.parity gives a stream that split sessions, from a run's parity."""
+    result = case.run(spark, tmp_path, "both", rows_per_batch=1, harness=True)
+    assert result.exit_code == 0, result.message
+    assert result.report["stream"]["session_splits"] == case.meta["session_splits"]
+    assert result.report["parity"]["verdict"] == "not_applicable", result.report["parity"]
+    assert result.report["parity"]["session_splits"] == case.meta["session_splits"]
+    assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
+    assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
+
+
 def test_the_users_spark_settings_change_no_result(spark, tmp_path):
     """Spark's settings are the user's (operators_lib/engine/spark.py). Without adaptive execution a
     micro-batch keeps its shuffle partitions, so a task may see a window's markers and no row
@@ -123,12 +135,15 @@ def test_the_users_spark_settings_change_no_result(spark, tmp_path):
     assert result.report["parity"]["verdict"] in ("equal", "explained_by_late_rows")
 
 
-def test_processing_time_window_seed_query_on_spark(spark, tmp_path):
+PROCTIME = [c for c in all_cases("windows") if c.meta.get("proctime")]
+
+
+@pytest.mark.parametrize("case", PROCTIME, ids=lambda c: c.id)
+def test_processing_time_window_seed_query_on_spark(spark, tmp_path, case):
     """Seed 004's processing-time TUMBLE on Structured Streaming, several micro-batches: each
     row counted once in the window of its arrival (windows on minute boundaries, none before
     the run started, none late), every window fired by end of input, batch not run, parity
     not applicable. The counts per window depend on the clock; their sums per user do not."""
-    case = next(c for c in all_cases("windows") if c.id == "windows/seed_proctime")
     started = datetime.now(UTC).replace(tzinfo=None, second=0, microsecond=0)
     result = case.run(spark, tmp_path, "both", rows_per_batch=40)
     assert result.exit_code == 0, result.message
@@ -150,9 +165,9 @@ def test_processing_time_window_seed_query_on_spark(spark, tmp_path):
     assert {r[0] for r in read_csv(tmp_path / "changelog.csv")[1:]} == {"+I"}
 
 
-def test_processing_time_windows_are_refused_in_batch_mode(spark, tmp_path):
+@pytest.mark.parametrize("case", PROCTIME, ids=lambda c: c.id)
+def test_processing_time_windows_are_refused_in_batch_mode(spark, tmp_path, case):
     """Batch mode has no processing time (Flink's refuses it too)."""
-    case = next(c for c in all_cases("windows") if c.id == "windows/seed_proctime")
     with pytest.raises(InputError) as e:
         case.run(spark, tmp_path, "batch")
     assert e.value.exit_code == 2 and "processing-time window" in str(e.value)

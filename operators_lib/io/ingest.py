@@ -164,11 +164,12 @@ def input_files(path: Path) -> list[Path]:
     return [path]
 
 
-def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], work: Path,
-          piece_bytes: int = PIECE_BYTES) -> Parsed:
+def parse(spark: SparkSession | None, inputs: dict[str, tuple[TableDef, list[Path]]],
+          work: Path, piece_bytes: int = PIECE_BYTES) -> Parsed:
     """Parse the CSV files of each table (lower-case name -> (table, files in order)) on the
     executors into ``work``, in pieces of about ``piece_bytes``. A header that does not match
-    its table raises InputError first."""
+    its table raises InputError first. ``spark`` None: the tasks run in this process
+    (``_in_process``)."""
     files = {key: [InputFile(key, i, p, read_header(table, p)) for i, p in enumerate(paths)]
              for key, (table, paths) in inputs.items()}
     tables = {key: table for key, (table, _) in inputs.items()}
@@ -195,7 +196,7 @@ def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], w
                     yield pa.RecordBatch.from_pylist([{"at": at, "scan": json.dumps(
                         scan_at(at, piece_bytes))}], _SCANS)
 
-        if sum(e - s for _, s, e in spread) <= DRIVER_SCAN_BYTES:
+        if spark is None or sum(e - s for _, s, e in spread) <= DRIVER_SCAN_BYTES:
             found = [(at, scan_at(at, _DRIVER_CHUNK)) for at in range(len(spread))]
         else:
             found = [(r["at"], csv_split.Scan(*json.loads(r["scan"]))) for r in _tasks(
@@ -224,8 +225,13 @@ def parse(spark: SparkSession, inputs: dict[str, tuple[TableDef, list[Path]]], w
                     "digest": hashlib.sha256(data).hexdigest(),
                     "bad": rejected_csv(table.name, str(f.path), bad)}], _PARSED)
 
-    _tasks(spark, len(pieces)).mapInArrow(parse_pieces, from_arrow_schema(_PARSED)) \
-        .write.parquet(str(work / "pieces"))
+    if spark is None:
+        (work / "pieces").mkdir(parents=True)
+        pq.write_table(_in_process(len(pieces), parse_pieces, _PARSED),
+                       work / "pieces" / "part-00000.parquet")
+    else:
+        _tasks(spark, len(pieces)).mapInArrow(parse_pieces, from_arrow_schema(_PARSED)) \
+            .write.parquet(str(work / "pieces"))
     counts = pq.read_table(work / "pieces", columns=["table", "file", "piece", "rows",
                                                      "rejected", "nonfinite", "digest"]
                            ).to_pylist()
@@ -263,15 +269,15 @@ def write_rejected(parsed: Parsed, path: Path, more: Path | None = None) -> int:
     return sum(p.rejected for p in bad) + extra
 
 
-def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per_batch: int,
-          first_rownum: int = 0, first_part: int = 0, file_batches: bool = False,
-          end_markers: int = 0) -> list[Path]:
+def stage(spark: SparkSession | None, parsed: Parsed, key: str, out_dir: Path,
+          rows_per_batch: int, first_rownum: int = 0, first_part: int = 0,
+          file_batches: bool = False, end_markers: int = 0) -> list[Path]:
     """Write table ``key``'s parsed rows as micro-batch files of ``rows_per_batch`` rows,
     numbered from ``first_rownum`` (files from ``first_part``); returns the files in order.
     ``file_batches``: each input file starts a micro-batch (a scheduled run's landed files are
     read one after the other, the watermark moving between them), else they run on.
     ``end_markers``: the last file also announces the end of input to that many buckets
-    (plan.END_FIRST)."""
+    (plan.END_FIRST). ``spark`` None: the tasks run in this process (``_in_process``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     pieces = [p for p in parsed.pieces if p.table == key and p.rows]
     if not pieces:
@@ -319,7 +325,8 @@ def stage(spark: SparkSession, parsed: Parsed, key: str, out_dir: Path, rows_per
                 yield pa.RecordBatch.from_pylist([{"part": k}], _WRITTEN)
 
     # One task per part: no shuffle, and the rows never enter a JVM (pyarrow writes them).
-    written = _tasks(spark, parts).mapInArrow(write_parts, from_arrow_schema(_WRITTEN)).count()
+    written = (_in_process(parts, write_parts, _WRITTEN).num_rows if spark is None else
+               _tasks(spark, parts).mapInArrow(write_parts, from_arrow_schema(_WRITTEN)).count())
     if written != parts:
         raise RuntimeError(f"staging {key}: {written} of {parts} parts written")
     files = []
@@ -384,6 +391,14 @@ def _tasks(spark: SparkSession, n: int):
     """A DataFrame of the numbers 0..n-1 spread over up to 4 tasks per core: the work items a
     function looks up by number (the driver ships their descriptions, never data)."""
     return spark.range(0, n, 1, max(1, min(n, 4 * spark.sparkContext.defaultParallelism)))
+
+
+def _in_process(n: int, tasks, schema: pa.Schema) -> pa.Table:
+    """What ``_tasks(spark, n).mapInArrow(tasks, schema)`` computes, computed by this process:
+    the same functions over the same work items, the same files written, and no Spark job
+    (the tests' runs of a case's few rows, tests/planlevel.py)."""
+    return pa.Table.from_batches(list(tasks(iter([pa.record_batch(
+        [pa.array(range(n), pa.int64())], names=["id"])]))), schema)
 
 
 def _rows_file(work: str, table: str, file: int, piece: int) -> str:

@@ -489,6 +489,16 @@ def late_source(plan: Node) -> TableDef | None:
     return None
 
 
+def late_tags(plan: Node, tables: dict[str, TableDef]) -> dict[int, str]:
+    """In a query over several tables, the table (its key) each tag of a late row's marker
+    names (its ``EMIT_TS``: plan.late_tag; 0: ``late_source``'s)."""
+    tags = {late_tag(t.name): k for k, t in tables.items()}
+    source = late_source(plan)
+    if source is not None:
+        tags[0] = source.name.lower()
+    return tags
+
+
 def _late_rows(log: DataFrame, plan: Node, tables: dict[str, TableDef]) -> dict[str, DataFrame]:
     """The late rows of each table that has some (their ``ROWNUM``; a self-join reports a late
     row once per side). A query over several tables drops late rows in window operators only,
@@ -497,10 +507,7 @@ def _late_rows(log: DataFrame, plan: Node, tables: dict[str, TableDef]) -> dict[
     late = log.where(F.col(OP) == LATE)
     if len(tables) == 1:
         return {k: late.select(ROWNUM) for k in tables}
-    source = late_source(plan)
-    tags = {late_tag(t.name): k for k, t in tables.items()}
-    if source is not None:
-        tags[0] = source.name.lower()
+    tags = late_tags(plan, tables)
     seen = {r[EMIT_TS] for r in late.select(EMIT_TS).distinct().collect()}  # a tag per table
     if seen - set(tags):
         raise RuntimeError(f"late rows (tags {seen - set(tags)}) that name no table")  # a bug

@@ -99,12 +99,13 @@ def discard_unstaged(state: Path) -> None:
                 f.unlink()
 
 
-def stage(spark: SparkSession, parsed: ingest.Parsed, state: Path, rows_per_batch: int,
+def stage(spark: SparkSession | None, parsed: ingest.Parsed, state: Path, rows_per_batch: int,
           file_batches: bool, ends: bool = False) -> dict[str, list[Path]]:
     """Stage the parsed input after what the manifest records, as micro-batch files of
     ``rows_per_batch`` rows (``file_batches``: each input file starts one); the manifest, saved
     last, records them. ``ends``: this is the whole input, and its last part announces its end
-    to every bucket (plan.ends_in_last_part). Returns each table's new files."""
+    to every bucket (plan.ends_in_last_part); ``spark`` None: without Spark (ingest.stage).
+    Returns each table's new files."""
     record = manifest(state)
     added = {}
     for key in parsed.tables:

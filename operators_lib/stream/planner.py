@@ -59,7 +59,7 @@ from operators_lib.stream.lookup_join import lookup_join_stream, static_table
 from operators_lib.stream.over import OverProcessor, OverSpec
 from operators_lib.stream.proctime_temporal_join import ProcTimeTemporalJoinProcessor
 from operators_lib.stream.protocol import Processor
-from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, value_kind
+from operators_lib.stream.rows import BUCKET, BUCKETS, NOW, SLOT, SLOTS, key_names, value_kind
 from operators_lib.stream.runner import SPARK, SparkRuntime
 from operators_lib.stream.temporal_join import TemporalJoinProcessor, TemporalJoinSpec
 from operators_lib.stream.topn import TopNProcessor, TopNSpec, keep_batch_top
@@ -269,10 +269,10 @@ def grouping_keys(df: DataFrame, cols: list[str]) -> tuple[DataFrame, list[str]]
         return df.withColumn(_GLOBAL, F.lit(0)), [_GLOBAL]
     extra, names = [], []
     for i, c in enumerate(cols):
-        col = F.col(quote(c))
-        extra += [col.isNull().alias(f"tw__kn{i}"),
-                  F.coalesce(col, _default(df.schema[c].dataType)).alias(f"tw__kv{i}")]
-        names += [f"tw__kn{i}", f"tw__kv{i}"]
+        col, (null, value) = F.col(quote(c)), key_names(i)
+        extra += [col.isNull().alias(null),
+                  F.coalesce(col, _default(df.schema[c].dataType)).alias(value)]
+        names += [null, value]
     return df.select("*", *extra), names
 
 

@@ -67,6 +67,14 @@ def value_kind(t: FlinkType) -> str:
 
 BUCKET, SLOT = "tw__bucket", "tw__slot"
 KEY = "tw__key"  # a slot page's key columns: tw__key0, tw__key1 .. (SlotState)
+
+
+def key_names(i: int) -> tuple[str, str]:
+    """The grouping columns of an operator key's ``i``-th column (planner.grouping_keys): its
+    NULL flag, and its value with NULL replaced by a default."""
+    return f"tw__kn{i}", f"tw__kv{i}"
+
+
 # Python calls per stateful operator and micro-batch, at most. Each call costs its state round
 # trips (~0.5-1 ms each on two busy cores): 1,024 buckets cost a 1M-row OVER stream 1.1-2.8 s
 # more than 256, a 20,000-row one 1.5 s (BENCHMARKS.md). 256 buckets still spread over a

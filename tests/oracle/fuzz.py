@@ -1,5 +1,6 @@
 """The SQL fuzzer's rounds: random tables and queries (sqlgen.py), Flink's answers (the oracle,
-one JVM per round), twinflow's in both modes (inprocess.py), and the verdicts.
+one JVM per round), twinflow's in both modes (tests/planlevel.py: the tables staged once,
+each query planned and run in this process), and the verdicts.
 
 Verdicts, per query:
   equal     both of twinflow's results are Flink's (its streaming final, or its batch final
@@ -25,14 +26,16 @@ from __future__ import annotations
 
 import json
 import random
+import traceback
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.caselib import _value, as_multiset
-from tests.oracle.inprocess import Outcome, Tables
+from operators_lib.errors import DataError, TwinflowError, classify
+from tests.caselib import as_multiset, typed
 from tests.oracle.regen_expected import blocks, oracle
 from tests.oracle.sqlgen import DDL, Gen, Query, random_tables
+from tests.planlevel import Tables
 
 FAILURES = ("different", "crash")
 OPEN = {q["sql"]: q["finding"]
@@ -50,6 +53,34 @@ class Answer:
 
     def to_json(self) -> dict:
         return {"stream": self.stream, "batch": self.batch, "error": self.error}
+
+
+@dataclass
+class Outcome:
+    """twinflow's answer to a query: ``refused`` (exit 2: unsupported or invalid SQL, named),
+    ``fails`` on the data (exit 2, as Flink's job), ``crash`` (any other exception: exit 3
+    in a real run; a changelog that retracts a row it does not hold is one) or ``ran``, with
+    both modes' rows as Flink prints values."""
+
+    kind: str
+    message: str = ""
+    batch: list[tuple[str, ...]] = field(default_factory=list)
+    stream: list[tuple[str, ...]] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)
+
+
+def outcome(tables: Tables, query: str) -> Outcome:
+    try:
+        run = tables.run(query)
+    except TwinflowError as e:
+        return Outcome("refused", str(e))
+    except Exception as e:  # noqa: BLE001 - a crash is a finding
+        known = classify(e)  # as in a real run (spark.engine_failures)
+        if isinstance(known, DataError):
+            return Outcome("fails", str(known))
+        return Outcome("crash", traceback.format_exc(limit=-3))
+    return Outcome("ran", "", sorted(run.batch), sorted(run.stream),
+                   [run.types[c] for c in run.columns])
 
 
 @dataclass
@@ -140,15 +171,15 @@ def judge(outcome: Outcome, answer: Answer) -> Verdict:
     if outcome.kind == "crash":
         return Verdict("crash", outcome.message[-1500:])
 
-    def typed(rows: list) -> list[tuple]:
-        return as_multiset([tuple(_value(v, t) for v, t in zip(r, outcome.types)) for r in rows])
+    def multiset(rows: list) -> list[tuple]:
+        return as_multiset(typed(rows, outcome.types))
 
-    refs = [typed(r) for r in (answer.stream, answer.batch) if r is not None]
-    if (len(refs) == 2 and refs[0] == refs[1] == typed(outcome.batch) and len(refs[0]) == 1
+    refs = [multiset(r) for r in (answer.stream, answer.batch) if r is not None]
+    if (len(refs) == 2 and refs[0] == refs[1] == multiset(outcome.batch) and len(refs[0]) == 1
             and not outcome.stream):
         return Verdict("folded", "Flink's planner folded the WHERE to an empty input")
     for mode, ours in (("stream", outcome.stream), ("batch", outcome.batch)):
-        mine = typed(ours)
+        mine = multiset(ours)
         if not any(mine == ref for ref in refs):
             ref = refs[0]
             only_ours = [r for r in mine if r not in ref][:3]
@@ -170,7 +201,7 @@ def run_round(spark, rnd: Round, work: Path) -> list[Verdict]:
         data[name] = work / f"{name}.csv"
     tables = Tables(spark, rnd.ddl, data, ROWS_PER_BATCH, work / "twinflow")
     try:
-        return [known(q, judge(tables.run(q), a)) for q, a in zip(rnd.queries, rnd.answers)]
+        return [known(q, judge(outcome(tables, q), a)) for q, a in zip(rnd.queries, rnd.answers)]
     finally:
         tables.close()
 
