@@ -293,10 +293,6 @@ def key(node: exp.Expression) -> str:
     return node.sql(dialect="spark")
 
 
-def field_map(fields) -> dict[str, Field]:
-    return {f.name: f for f in fields}
-
-
 def referenced(node: exp.Expression) -> set[str]:
     """Plan fields referenced by a resolved expression."""
     return {c.name for c in node.find_all(exp.Column)}
