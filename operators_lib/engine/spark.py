@@ -63,6 +63,10 @@ DEFAULTS = {
     "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
     "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # PySpark's call-site capture: ~5 JVM round trips for every DataFrame function called while
+    # a plan is built (half of the driver's round trips when planning; twinflow's errors name
+    # the query's line themselves).
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
     # Checkpoint files through Hadoop's FileSystem API, not FileContext: FileContext's rename
     # asks for each path's link status, which Hadoop's local file system (without its native
     # library) gets from a `readlink` process: ~60 processes a micro-batch, ~900 of the ~1,400
