@@ -258,7 +258,7 @@ def state_line(r: dict) -> str:
 
 def bench_twinflow(paths: dict[str, Path], skip_layouts: bool) -> dict:
     from operators_lib.plan import Join, find
-    from operators_lib.stream.planner import join_layout
+    from operators_lib.stream.join_stream import join_layout
 
     bench = Bench(paths)
     results: dict = {}

@@ -293,6 +293,6 @@ def watermark(ms: int) -> tuple[None, int]:
 
 
 def _default(values) -> object:
-    """A NULL key value's stand-in, as planner._default gives it for the column's type."""
+    """A NULL key value's stand-in, as keying.key_default gives it for the column's type."""
     first = next(iter(values), 0)
     return "" if isinstance(first, str) else False if isinstance(first, bool) else 0

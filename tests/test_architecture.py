@@ -13,7 +13,7 @@ import grimp
 REPO = Path(__file__).resolve().parents[1]
 MAX_LINES = 600
 # Modules still over MAX_LINES, each split by issue 45's next increment (one lifecycle).
-OVER_MAX = {"runs/incremental.py", "runs/pipeline.py", "stream/planner.py"}
+OVER_MAX = {"runs/incremental.py", "runs/pipeline.py"}
 
 
 def test_layers_contract_is_kept():

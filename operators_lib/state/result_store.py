@@ -31,7 +31,7 @@ from pyspark.sql import types as T
 from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import StateError
 from operators_lib.plan import BATCH, MARKERS, OP, PLACE, SEQ, TTL_KEY, Node, append_only
-from operators_lib.stream.planner import CHANGELOG_FIELDS
+from operators_lib.stream.keying import CHANGELOG_FIELDS
 from operators_lib.stream.runner import changelog_files, changelog_frame, last_commit
 
 COUNT = "tw__count"

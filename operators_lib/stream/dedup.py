@@ -16,7 +16,7 @@ Changelog rules (Flink 2.3's output, tests/cases/topn/dedup_keep_first):
 
 Keep-last and processing-time deduplication emit at once and run as a TopN (stream/topn.py).
 
-Runtime: grouped by bucket (a hash of the key, stream/planner.py), rows in and out as Arrow
+Runtime: grouped by bucket (a hash of the key, stream/keying.py), rows in and out as Arrow
 (stream/packing.py), so a micro-batch costs one Python call per bucket with rows or a due
 timer. State per bucket: one page (stream/state_view.py: numpy columns and an Arrow table)
 holding its keys (the key columns and whether each has fired) and the row waiting for each
@@ -48,7 +48,7 @@ class FirstRowProcessor(TimedState):
     def __init__(self, cols: tuple[str, ...], keys: tuple[str, ...], rank_col: str,
                  rank_output: bool, schema: pa.Schema):
         self.cols = cols  # input columns, copied to the output
-        self.keys = keys  # the key's columns (planner.grouping_keys: never NULL)
+        self.keys = keys  # the key's columns (keying.grouping_keys: never NULL)
         self.rank_col = rank_col
         self.rank_value = 1 if rank_output else None
         self.schema = schema  # the output's Arrow schema: cols, rank, changelog columns

@@ -218,7 +218,7 @@ class JoinProcessor(Processor):
 
     def __init__(self, spec: JoinSpec, key_cols: list[str]):
         self.spec = spec
-        # planner.grouping_keys: (NULL flag, value) pairs
+        # keying.grouping_keys: (NULL flag, value) pairs
         self.flags, self.values = key_cols[0::2], key_cols[1::2]
         self.sides = (spec.left, spec.right)
         self.cols = list(spec.left.cols if spec.semi_anti else spec.left.cols + spec.right.cols)

@@ -31,7 +31,7 @@ Changelog rules (Flink's RowTime*PrecedingFunction family):
   rows); its time is the micro-batch's processing time, so a RANGE frame treats the rows of one
   micro-batch as peers.
 
-Runtime: grouped by bucket (a hash of the partition key, stream/planner.py), so a micro-batch
+Runtime: grouped by bucket (a hash of the partition key, stream/keying.py), so a micro-batch
 costs one Python call per bucket with rows or a due timer, never one per key; rows come in and
 go out as Arrow (stream/packing.py: ``arrow``), the passed-through columns never converted.
 State per bucket: one page (stream/state_view.py: Arrow tables and numpy columns) holding its
@@ -77,7 +77,7 @@ class OverSpec:
     aggs: tuple[AggCall, ...]
     passthrough: tuple[str, ...]  # input columns copied to the output
     out_types: tuple[str, ...]  # kernel result dtype per aggregate ("Int64", "float64", "object")
-    keys: tuple[str, ...]  # the partition key's columns (planner.grouping_keys: never NULL)
+    keys: tuple[str, ...]  # the partition key's columns (keying.grouping_keys: never NULL)
     schema: pa.Schema  # the output's Arrow schema: passthrough, aggregates, changelog columns
     proctime: bool = False  # ORDER BY a processing-time attribute
 

@@ -70,7 +70,7 @@ KEY = "tw__key"  # a slot page's key columns: tw__key0, tw__key1 .. (SlotState)
 
 
 def key_names(i: int) -> tuple[str, str]:
-    """The grouping columns of an operator key's ``i``-th column (planner.grouping_keys): its
+    """The grouping columns of an operator key's ``i``-th column (keying.grouping_keys): its
     NULL flag, and its value with NULL replaced by a default."""
     return f"tw__kn{i}", f"tw__kv{i}"
 
@@ -357,7 +357,7 @@ class ChangelogProcessor(Processor):
     page_types: dict  # the Arrow type of a slot page's columns, where known
 
     def __init__(self, key_cols: list[str], ttl_ms: int | None):
-        self.key_cols = key_cols  # the operator key's columns (planner.grouping_keys)
+        self.key_cols = key_cols  # the operator key's columns (keying.grouping_keys)
         self.ttl_ms = ttl_ms
 
     def init(self, handle) -> None:

@@ -19,7 +19,7 @@ RetractableTopNFunction), so that one input row per micro-batch gives Flink's ch
   micro-batch), then additions are applied in arrival order.
 - Update-fast (Flink's UpdatableTopNFunction), for ROW_NUMBER over an input with a unique key
   whose ORDER BY keys only move up the ranking (COUNT or MAX under DESC, MIN under ASC, of an
-  aggregate over append-only input; planner.update_fast): ``-U`` input rows are skipped, and an
+  aggregate over append-only input; rank_stream.update_fast): ``-U`` input rows are skipped, and an
   update replaces its row in place. A row that was ranked stays ranked: ``-U`` old / ``+U`` new
   (without the rank number too); one that enters pushes the last row out: ``-D`` it, ``+I``
   the new one; with the rank number, changed positions as above.

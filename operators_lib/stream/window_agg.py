@@ -114,7 +114,7 @@ def assign(window: TimeWindow, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
 
 
 def _text(ms: np.ndarray) -> np.ndarray:
-    """Epoch milliseconds as the processors' timestamp text (planner.transform_with_state)."""
+    """Epoch milliseconds as the processors' timestamp text (keying.transform_with_state)."""
     return np.char.replace(np.datetime_as_string(ms.astype("datetime64[ms]"), unit="us"),
                            "T", " ").astype(object)
 
