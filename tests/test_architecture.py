@@ -87,3 +87,14 @@ def test_modules_are_small_and_few_at_the_top():
     assert over == OVER_MAX, f"no longer over {MAX_LINES} lines: {sorted(OVER_MAX - over)}"
     top = [p.name for p in package.glob("*.py")]
     assert len(top) <= 12, sorted(top)
+
+
+def test_the_list_of_checks_is_current():
+    """tests/CHECKS.txt lists every test id and every corpus case's test: a moved, renamed or
+    dropped check shows in its diff (regenerate: PYTHONPATH=. python tests/list_checks.py)."""
+    from tests.list_checks import render
+
+    now = render()
+    assert "cases in no test id: none" in now, now.splitlines()[2]
+    assert (REPO / "tests" / "CHECKS.txt").read_text() == now, (
+        "tests/CHECKS.txt is stale: PYTHONPATH=. python tests/list_checks.py")
