@@ -97,7 +97,8 @@ def _typed_literal(node: exp.Expression) -> exp.Expression:
 
 def parse(text: str) -> exp.Expression:
     """Parse Flink SQL (a query or an expression)."""
-    return parse_one(text, read=READ).transform(_map_constructor).transform(_symmetric)
+    return parse_one(text, read=READ).transform(_map_constructor).transform(_symmetric
+                                                                           ).transform(_overlaps)
 
 
 parse_expression = parse
@@ -127,6 +128,27 @@ def _symmetric(node: exp.Expression) -> exp.Expression:
         return plain
     swapped = exp.Between(this=x.copy(), low=high.copy(), high=low.copy())
     return exp.Paren(this=exp.Or(this=plain, expression=swapped))
+
+
+def _overlaps(node: exp.Expression) -> exp.Expression:
+    """``(a, b) OVERLAPS (c, d)`` as Calcite (Flink) expands it: an interval second element is
+    an end point ``a + b``; each pair sorted (``CASE WHEN a <= b THEN a ELSE b END`` its start,
+    so a NULL end point makes the other the start), then ``e0 >= s1 AND e1 >= s0``."""
+    if not isinstance(node, exp.Overlaps) or not all(
+            isinstance(p, exp.Tuple) and len(p.expressions) == 2
+            for p in (node.this, node.expression)):
+        return node
+
+    def pair(p: exp.Tuple) -> tuple[exp.Expression, exp.Expression]:
+        a, b = p.expressions
+        b = exp.Add(this=a.copy(), expression=b.copy()) if isinstance(b, exp.Interval) else b
+        ordered = exp.LTE(this=a.copy(), expression=b.copy())
+        return (exp.Case(ifs=[exp.If(this=ordered, true=a.copy())], default=b.copy()),
+                exp.Case(ifs=[exp.If(this=ordered.copy(), true=b.copy())], default=a.copy()))
+
+    (s0, e0), (s1, e1) = pair(node.this), pair(node.expression)
+    return exp.Paren(this=exp.And(this=exp.GTE(this=e0, expression=s1),
+                                  expression=exp.GTE(this=e1, expression=s0)))
 
 
 def line_of(node: exp.Expression) -> int | None:

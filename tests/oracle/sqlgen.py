@@ -373,7 +373,10 @@ class Gen:
             return f"CASE WHEN {e('BOOLEAN')} THEN {e()} ELSE {e()} END"
         if choice == 6:
             self.use("expr.COALESCE")
-            return f"COALESCE({e()}, {self.literal('STRING')})"
+            end = self.pick([self.literal("STRING"), "CURRENT_DATABASE()"])
+            if end == "CURRENT_DATABASE()":
+                self.use("expr.CURRENT_DATABASE")
+            return f"COALESCE({e()}, {end})"
         if choice == 7:
             self.use("expr.CONCAT_WS")
             return f"CONCAT_WS('-', {e()}, {e()})"
@@ -397,8 +400,15 @@ class Gen:
             return f"{e()} IS {self.pick(['', 'NOT '])}DISTINCT FROM {e()}"
         if choice == 10:
             func = self.pick(["REGEXP", "IS_ALPHA", "IS_DIGIT", "IS_DECIMAL", "SIMILAR TO",
-                              "ARRAY_CONTAINS", "JSON_EXISTS", "IS JSON"])
+                              "ARRAY_CONTAINS", "JSON_EXISTS", "IS JSON", "OVERLAPS"])
             self.use(f"expr.{func}")
+            if func == "OVERLAPS":
+                ts = self.cols(scope, "TIMESTAMP") or [self.literal("TIMESTAMP")]
+                end = lambda: self.pick(  # noqa: E731
+                    [*ts, self.literal("TIMESTAMP"), "INTERVAL '2' SECOND",
+                     "INTERVAL '-1' SECOND"])
+                return f"({self.pick(ts)}, {end()}) OVERLAPS ({self.literal('TIMESTAMP')}, " \
+                       f"{end()})"
             if func == "JSON_EXISTS":
                 on_error = self.pick(["", " TRUE ON ERROR", " UNKNOWN ON ERROR"])
                 return (f"JSON_EXISTS({self._json_doc(scope, depth)}, {self._json_path()}"
@@ -538,10 +548,15 @@ class Gen:
             form = self.pick(["ROLLUP", "CUBE", "GROUPING SETS"])
             self.use(f"group.{form.split()[-1].lower()}")
             listed = ", ".join(group)
+            again = self.pick(["", f", ({group[0]})", ", ()"])  # a set listed twice
             group = [f"ROLLUP ({listed})" if form == "ROLLUP" else f"CUBE ({listed})"
-                     if form == "CUBE" else f"GROUPING SETS (({listed}), ({group[0]}), ())"]
+                     if form == "CUBE" else f"GROUPING SETS (({listed}), ({group[0]}), (){again})"]
             items.append(f"{self.pick(['GROUPING', 'GROUPING_ID'])}({listed}) AS gid")
             out["gid"] = "BIGINT"
+            if again or self.rng.random() < 0.3:
+                self.use("expr.GROUP_ID")
+                items.append("GROUP_ID() AS gno")
+                out["gno"] = "BIGINT"
         having = []
         if self.rng.random() < 0.35:
             self.use("clause.having")
