@@ -242,6 +242,12 @@ class Gen:
         if self.rng.random() < 0.5:
             self.use("expr.arith")
             return f"({e()} {self.pick(['+', '-'])} {self.expr(scope, 'INT', depth)})"
+        ts = self.cols(scope, "TIMESTAMP")
+        if ts and self.rng.random() < 0.2:  # text it reads: of a timestamp, in the format
+            self.use("expr.UNIX_TIMESTAMP")
+            fmt = self.pick(["yyyy-MM-dd HH:mm:ss", "yyyyMMddHHmm", "HH:mm:ss' on 'dd/MM/yyyy"])
+            fmt = fmt.replace("'", "''")
+            return f"UNIX_TIMESTAMP(DATE_FORMAT({ts[0]}, '{fmt}'), '{fmt}')"
         self.use("expr.cast")
         return f"CAST({self.expr(scope, 'INT', depth)} AS BIGINT)"
 
