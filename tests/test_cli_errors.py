@@ -94,6 +94,12 @@ def _fails(spark, capsys, args, *needles) -> str:
     ("SELECT k, ts > TIMESTAMP '2024-01-01 00:00:00' AS x FROM t", ["TIMESTAMP literal"]),
     ("SELECT k, UNIX_TIMESTAMP() AS x FROM t", ["UNIX_TIMESTAMP() is not supported (not "
                                                 "deterministic"]),
+    ("SELECT k, JSON_OBJECTAGG(KEY k VALUE v) AS o FROM t GROUP BY k",
+     ["JSON_OBJECTAGG is not supported yet"]),
+    ("SELECT k, JSON_ARRAYAGG(v) OVER (PARTITION BY k ORDER BY ts) AS a FROM t",
+     ["JSON_ARRAYAGG() OVER is not supported"]),
+    ("SELECT JSON_ARRAYAGG(k, v) AS a FROM t", ["JSON_ARRAYAGG takes one value"]),
+    ("SELECT k, CURRENT_WATERMARK(ts) AS w FROM t", ["CURRENT_WATERMARK is not supported"]),
     ("SELECT k, UNIX_TIMESTAMP(k, 'yyyy-MM-dd EEE') AS x FROM t",
      ["UNIX_TIMESTAMP with the format 'yyyy-MM-dd EEE' is not supported"]),
     # Collections and time types (sql/functions/, sql/context.py, plan.nested_keys):

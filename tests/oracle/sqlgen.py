@@ -471,6 +471,11 @@ class Gen:
                           "STAT", "FIRST_VALUE", "LAST_VALUE", "LISTAGG"])
         if func == "STAT":
             func = self.pick(list(STATISTICAL))
+        if func == "LISTAGG" and self.rng.random() < 0.3:  # Flink parses no FILTER after it
+            self.use("agg.JSON_ARRAYAGG")
+            arg = self.expr(scope, self.pick(["INT", "STRING", "DOUBLE", "DECIMAL"]), 1)
+            on_null = self.pick(["", " NULL ON NULL", " ABSENT ON NULL"])
+            return f"JSON_ARRAYAGG({arg}{on_null})", "STRING"
         kind = self.pick(["INT", "INT", "BIGINT", "DOUBLE", "DECIMAL"])
         if func in ("MIN", "MAX", "COUNT", "FIRST_VALUE", "LAST_VALUE", "LISTAGG") and (
                 func == "LISTAGG" or self.rng.random() < 0.3):
