@@ -127,6 +127,7 @@ def test_union_forms_not_supported_are_refused(spark, tmp_path, query, needle):
     ("SELECT k, COUNT(*) FROM a GROUP BY TUMBLE(ts, INTERVAL '1' MINUTE), ROLLUP (k)",
      "in a window aggregate are not supported"),
     ("SELECT k, GROUP_ID(k) FROM a GROUP BY k", "GROUP_ID takes no arguments, got 1"),
+    ("SELECT k, GROUP_ID() FROM a", "GROUP_ID is only allowed in an aggregation (GROUP BY)"),
 ])
 def test_grouping_forms_not_supported_are_refused(spark, tmp_path, query, needle):
     _assert_refused(spark, tmp_path, query, needle)
