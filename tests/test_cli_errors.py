@@ -99,6 +99,8 @@ def _fails(spark, capsys, args, *needles) -> str:
     ("SELECT k, JSON_ARRAYAGG(v) OVER (PARTITION BY k ORDER BY ts) AS a FROM t",
      ["JSON_ARRAYAGG() OVER is not supported"]),
     ("SELECT JSON_ARRAYAGG(k, v) AS a FROM t", ["JSON_ARRAYAGG takes one value"]),
+    ("SELECT k, JSON_ARRAYAGG(v) AS a FROM t GROUP BY k, SESSION(ts, INTERVAL '2' SECOND)",
+     ["JSON_ARRAYAGG in a SESSION window is not supported"]),  # Flink: no plan for it either
     ("SELECT k, CURRENT_WATERMARK(ts) AS w FROM t", ["CURRENT_WATERMARK is not supported"]),
     ("SELECT k, UNIX_TIMESTAMP(k, 'yyyy-MM-dd EEE') AS x FROM t",
      ["UNIX_TIMESTAMP with the format 'yyyy-MM-dd EEE' is not supported"]),

@@ -88,6 +88,7 @@ class Flink(Spark):
 
 READ = Flink
 TYPED_LITERAL = "flink_typed_literal"
+WRITTEN_AS = "flink_written_as"  # the name a rewritten aggregate was written with, for messages
 
 
 def _typed_literal(node: exp.Expression) -> exp.Expression:
@@ -158,6 +159,7 @@ def _arrayagg(node: exp.Expression) -> exp.Expression:
     rewritten = parse_one(_ARRAYAGG[on_null], read=READ).transform(
         lambda n: values[0].copy() if isinstance(n, exp.Column) and n.name == "x" else n)
     rewritten.meta.update(node.meta or {})
+    rewritten.find(exp.AnonymousAggFunc).meta[WRITTEN_AS] = "JSON_ARRAYAGG"
     return rewritten
 
 
