@@ -98,9 +98,10 @@ def _typed_literal(node: exp.Expression) -> exp.Expression:
 
 def parse(text: str) -> exp.Expression:
     """Parse Flink SQL (a query or an expression)."""
-    return parse_one(text, read=READ).transform(_map_constructor).transform(_symmetric
-                                                                           ).transform(_overlaps
-                                                                           ).transform(_arrayagg)
+    node = parse_one(text, read=READ)
+    for rewrite in (_map_constructor, _symmetric, _overlaps, _arrayagg):
+        node = node.transform(rewrite)
+    return node
 
 
 parse_expression = parse
