@@ -21,7 +21,9 @@ sets in Calcite's order (``_calcite_order``: a set before its subsets, else by i
 grouping expressions, each numbered by its first appearance in GROUP BY); the UNION's inputs
 come in that order, but a retraction (-U) keeps the arrival of the row it retracts, so within
 one input row twinflow emits the sets' retractions first. A set listed twice is Flink's
-separate branch after the others (same rows; only the finals are comparable then).
+separate branch after the others (only the finals are comparable then): Calcite makes a level
+of sets of each copy number (GROUP_ID), and where a level has one set, Flink groups it by every
+grouping expression (none NULL) while its GROUPING(..) is the set's.
 
 GROUPING() and GROUP_ID() in a GROUP BY without sets are 0. Refused: grouping sets in a
 window aggregate (a group window or a window TVF), GROUPING SETS of the empty set only (a plain
@@ -83,9 +85,14 @@ def plan_grouping_sets(ctx: Ctx, child: Node, scope: Scope, items, group: exp.Gr
     key_scope = scope + Scope(tuple(Col(None, n, n) for n in names))
     key_group = exp.Group(expressions=[exp.column(n, quoted=True) for n in names])
     branches = []
-    for ids, copy in _calcite_order(sets):
+    order = _calcite_order(sets)
+    for ids, copy in order:
         members = set(ids)
-        values = [s if i in members else f"CAST(NULL AS {t.spark().simpleString()})"
+        # Flink plans the copies of a level with one set as a GROUP BY of every grouping
+        # expression (none NULL), its GROUPING(..) still the set's (measured on Flink 2.3)
+        alone = [c for _, c in order].count(copy) == 1
+        keyed = set(range(len(exprs))) if alone else members
+        values = [s if i in keyed else f"CAST(NULL AS {t.spark().simpleString()})"
                   for i, (s, t) in enumerate(zip(sqls, types))]
         pre = Project(child, tuple((f.name, quote(f.name)) for f in child.fields) + tuple(
             zip(names, values)), child.fields + tuple(Field(n, t) for n, t in zip(names, types)))
