@@ -137,7 +137,8 @@ def test_union_forms_not_supported_are_refused(spark, tmp_path, query, needle):
     ("SELECT COUNT(*) FROM a GROUP BY GROUPING SETS ((), ())", "of the empty set only"),
     ("SELECT k, COUNT(*) FROM a GROUP BY TUMBLE(ts, INTERVAL '1' MINUTE), ROLLUP (k)",
      "in a window aggregate are not supported"),
-    ("SELECT k, GROUP_ID() FROM a GROUP BY k", "GROUP_ID"),
+    ("SELECT k, GROUP_ID(k) FROM a GROUP BY k", "GROUP_ID takes no arguments, got 1"),
+    ("SELECT k, GROUP_ID() FROM a", "GROUP_ID is only allowed in an aggregation (GROUP BY)"),
 ])
 def test_grouping_forms_not_supported_are_refused(spark, tmp_path, query, needle):
     _assert_refused(spark, tmp_path, query, needle)

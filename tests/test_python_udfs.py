@@ -155,7 +155,7 @@ def test_a_result_not_of_the_declared_type_fails_the_run(spark, case_dir, query,
      "FROM bid, LATERAL TABLE(letters(name)) AS T(c, i)", LETTERS,
      "an OVER window over a table function's rows"),
     ("SELECT auction, LISTAGG(c) AS cs FROM bid, LATERAL TABLE(letters(name)) AS T(c, i) "
-     "GROUP BY auction", LETTERS, "FIRST_VALUE, LAST_VALUE or LISTAGG over a table"),
+     "GROUP BY auction", LETTERS, "FIRST_VALUE, LAST_VALUE, LISTAGG or JSON_ARRAYAGG over a table"),
     ("SELECT upper(name) AS h FROM bid", "CREATE FUNCTION upper AS 'udfs.initials' "
      "LANGUAGE PYTHON;\n", "a built-in function has this name"),
 ])

@@ -24,6 +24,7 @@ from operators_lib.plan import (
     quote,
 )
 from operators_lib.sql.context import Ctx, Scope, key
+from operators_lib.sql.dialect import WRITTEN_AS
 from operators_lib.sql.over import (
     AGGREGATES,
     M2,
@@ -249,6 +250,7 @@ def _ordered_in_window(ctx: Ctx, window: tuple | None, name: str, func: exp.Expr
     kind = window[1].kind
     if kind != "TUMBLE":
         what = "a window aggregate's result" if kind == "GIVEN" else f"a {kind} window"
+        name = (func.meta or {}).get(WRITTEN_AS, name)
         raise ctx.err(f"{name} in {what} is not supported (in a TUMBLE window or a GROUP BY "
                       "it is)", func)
 

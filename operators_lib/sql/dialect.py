@@ -88,6 +88,7 @@ class Flink(Spark):
 
 READ = Flink
 TYPED_LITERAL = "flink_typed_literal"
+WRITTEN_AS = "flink_written_as"  # the name a rewritten aggregate was written with, for messages
 
 
 def _typed_literal(node: exp.Expression) -> exp.Expression:
@@ -97,7 +98,10 @@ def _typed_literal(node: exp.Expression) -> exp.Expression:
 
 def parse(text: str) -> exp.Expression:
     """Parse Flink SQL (a query or an expression)."""
-    return parse_one(text, read=READ).transform(_map_constructor).transform(_symmetric)
+    node = parse_one(text, read=READ)
+    for rewrite in (_map_constructor, _symmetric, _overlaps, _arrayagg):
+        node = node.transform(rewrite)
+    return node
 
 
 parse_expression = parse
@@ -127,6 +131,58 @@ def _symmetric(node: exp.Expression) -> exp.Expression:
         return plain
     swapped = exp.Between(this=x.copy(), low=high.copy(), high=low.copy())
     return exp.Paren(this=exp.Or(this=plain, expression=swapped))
+
+
+# JSON_ARRAYAGG(x [ABSENT | NULL ON NULL]) as Flink 2.3 computes it: a list of each row's value
+# as JSON text (the element JSON_ARRAY writes for it; NULL skipped, or the text null), in arrival
+# order, a retraction removing the earliest equal one, joined into an array ('[]' for none):
+# LISTAGG's list, in both modes (measured: streaming with retractions, batch, window TVFs).
+_ARRAYAGG = {
+    "ABSENT ON NULL": "CONCAT('[', COALESCE(LISTAGG(CASE WHEN x IS NOT NULL THEN SUBSTRING("
+                      "JSON_ARRAY(x) FROM 2 FOR CHAR_LENGTH(JSON_ARRAY(x)) - 2) END, ','), ''), "
+                      "']')",
+    "NULL ON NULL": "CONCAT('[', COALESCE(LISTAGG(SUBSTRING(JSON_ARRAY(x NULL ON NULL) FROM 2 "
+                    "FOR CHAR_LENGTH(JSON_ARRAY(x NULL ON NULL)) - 2), ','), ''), ']')",
+}
+
+
+def _arrayagg(node: exp.Expression) -> exp.Expression:
+    """``JSON_ARRAYAGG(x ..)``: the LISTAGG expression of ``_ARRAYAGG``; other forms stay the
+    call, which the checks refuse (sql/check.py)."""
+    if not (isinstance(node, exp.Anonymous) and node.name.upper() == "JSON_ARRAYAGG"
+            and not isinstance(node.parent, exp.Window)):
+        return node
+    args = node.expressions
+    on_null = args[-1].name if args and isinstance(args[-1], exp.Var) else "ABSENT ON NULL"
+    values = [a for a in args if not isinstance(a, exp.Var)]
+    if len(values) != 1:
+        return node
+    rewritten = parse_one(_ARRAYAGG[on_null], read=READ).transform(
+        lambda n: values[0].copy() if isinstance(n, exp.Column) and n.name == "x" else n)
+    rewritten.meta.update(node.meta or {})
+    rewritten.find(exp.AnonymousAggFunc).meta[WRITTEN_AS] = "JSON_ARRAYAGG"
+    return rewritten
+
+
+def _overlaps(node: exp.Expression) -> exp.Expression:
+    """``(a, b) OVERLAPS (c, d)`` as Calcite (Flink) expands it: an interval second element is
+    an end point ``a + b``; each pair sorted (``CASE WHEN a <= b THEN a ELSE b END`` its start,
+    so a NULL end point makes the other the start), then ``e0 >= s1 AND e1 >= s0``."""
+    if not isinstance(node, exp.Overlaps) or not all(
+            isinstance(p, exp.Tuple) and len(p.expressions) == 2
+            for p in (node.this, node.expression)):
+        return node
+
+    def pair(p: exp.Tuple) -> tuple[exp.Expression, exp.Expression]:
+        a, b = p.expressions
+        b = exp.Add(this=a.copy(), expression=b.copy()) if isinstance(b, exp.Interval) else b
+        ordered = exp.LTE(this=a.copy(), expression=b.copy())
+        return (exp.Case(ifs=[exp.If(this=ordered, true=a.copy())], default=b.copy()),
+                exp.Case(ifs=[exp.If(this=ordered.copy(), true=b.copy())], default=a.copy()))
+
+    (s0, e0), (s1, e1) = pair(node.this), pair(node.expression)
+    return exp.Paren(this=exp.And(this=exp.GTE(this=e0, expression=s1),
+                                  expression=exp.GTE(this=e1, expression=s0)))
 
 
 def line_of(node: exp.Expression) -> int | None:

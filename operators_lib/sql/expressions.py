@@ -39,6 +39,8 @@ def _spark(node: exp.Expression, env: Env) -> exp.Expression:
     if call is not None:
         name, args = call
         function = FUNCTIONS.get(name) or env.functions.get(name)
+        if name in ("GROUPING", "GROUPING_ID", "GROUP_ID"):  # sql/grouping_sets.py's constants
+            raise Unsupported(f"{name} is only allowed in an aggregation (GROUP BY)", node)
         if function is None:  # check() refuses these first; the renderer never guesses
             raise Unsupported(f"unknown or unsupported function {name}", node)
         sql = tuple(to_spark(a, env) for a in args)

@@ -8,7 +8,8 @@ input with hidden key columns ``tw__gk*``, one per grouping expression, NULL whe
 lacks it (``_branch``). Every branch groups by all the hidden keys, so the empty set is a keyed
 group too: an empty input gives no row in either mode, as in Flink (a plain aggregate without
 GROUP BY gives one in batch mode). In each branch GROUPING(x, ..) and GROUPING_ID(x, ..) are
-BIGINT constants (a bit per argument, 1 where the set lacks it, first argument highest), and a
+BIGINT constants (a bit per argument, 1 where the set lacks it, first argument highest),
+GROUP_ID() the BIGINT count of the set's earlier copies (0 unless it is listed again), and a
 grouping expression outside an aggregate call reads its hidden key (NULL when rolled up; a NULL
 key of the data stays a group of its own: GROUPING tells the two apart). Aggregates read the
 original columns.
@@ -20,12 +21,14 @@ sets in Calcite's order (``_calcite_order``: a set before its subsets, else by i
 grouping expressions, each numbered by its first appearance in GROUP BY); the UNION's inputs
 come in that order, but a retraction (-U) keeps the arrival of the row it retracts, so within
 one input row twinflow emits the sets' retractions first. A set listed twice is Flink's
-separate branch after the others (same rows; only the finals are comparable then).
+separate branch after the others (only the finals are comparable then): Calcite makes a level
+of sets of each copy number (GROUP_ID), and where a level has one set, Flink groups it by every
+grouping expression (none NULL) while its GROUPING(..) is the set's.
 
-GROUPING() in a GROUP BY without sets is 0. Refused: grouping sets in a window aggregate (a
-group window or a window TVF), GROUPING SETS of the empty set only (a plain aggregate: write
-it without GROUP BY), GROUPING of an expression that is not grouped (Flink's error) or inside
-an aggregate, and GROUP_ID().
+GROUPING() and GROUP_ID() in a GROUP BY without sets are 0. Refused: grouping sets in a
+window aggregate (a group window or a window TVF), GROUPING SETS of the empty set only (a plain
+aggregate: write it without GROUP BY), GROUPING of an expression that is not grouped (Flink's
+error) or inside an aggregate.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from operators_lib.sql.set_ops import aligned
 from operators_lib.sql.windows import GROUP_WINDOWS, tvf_below
 
 _SETS = (exp.GroupingSets, exp.Rollup, exp.Cube)
-_FUNCTIONS = ("GROUPING", "GROUPING_ID")
+_FUNCTIONS = ("GROUPING", "GROUPING_ID", "GROUP_ID")
 
 
 def _is_grouping_call(n: exp.Expression) -> bool:
@@ -82,15 +85,21 @@ def plan_grouping_sets(ctx: Ctx, child: Node, scope: Scope, items, group: exp.Gr
     key_scope = scope + Scope(tuple(Col(None, n, n) for n in names))
     key_group = exp.Group(expressions=[exp.column(n, quoted=True) for n in names])
     branches = []
-    for ids in _calcite_order(sets):
+    order = _calcite_order(sets)
+    for ids, copy in order:
         members = set(ids)
-        values = [s if i in members else f"CAST(NULL AS {t.spark().simpleString()})"
+        # Flink plans the copies of a level with one set as a GROUP BY of every grouping
+        # expression (none NULL), its GROUPING(..) still the set's (measured on Flink 2.3)
+        alone = [c for _, c in order].count(copy) == 1
+        keyed = set(range(len(exprs))) if alone else members
+        values = [s if i in keyed else f"CAST(NULL AS {t.spark().simpleString()})"
                   for i, (s, t) in enumerate(zip(sqls, types))]
         pre = Project(child, tuple((f.name, quote(f.name)) for f in child.fields) + tuple(
             zip(names, values)), child.fields + tuple(Field(n, t) for n, t in zip(names, types)))
         branches.append(plan_aggregate(
-            ctx, pre, key_scope, [(n, _in_set(ctx, e, keys, members, names)) for n, e in items],
-            key_group, None, project, resolved_having=_in_set(ctx, cond, keys, members, names)))
+            ctx, pre, key_scope,
+            [(n, _in_set(ctx, e, keys, members, names, copy)) for n, e in items], key_group,
+            None, project, resolved_having=_in_set(ctx, cond, keys, members, names, copy)))
     if len(branches) == 1:
         return branches[0]
     fields, projected = aligned(ctx, branches, group, "GROUPING SETS")
@@ -133,10 +142,11 @@ def _expand(ctx: Ctx, scope: Scope, grouped: list[exp.Expression], exprs: list
     return [sum(c, []) for c in product(*[sets_of(g) for g in grouped])] or [[]]
 
 
-def _calcite_order(sets: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+def _calcite_order(sets: list[tuple[int, ...]]) -> list[tuple[tuple[int, ...], int]]:
     """The distinct sets in the order of Calcite's ImmutableBitSet.COMPARATOR (a set before
     its subsets, else by the lowest differing index, a set that runs out first first), then
-    each repeated set again (Flink's separate branch for it)."""
+    each repeated set again (Flink's separate branch for it); each with its GROUP_ID (the
+    number of its copies before it)."""
     def cmp(x: frozenset, y: frozenset) -> int:
         if x == y:
             return 0
@@ -152,17 +162,20 @@ def _calcite_order(sets: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
     repeated = [frozenset(s) for s in sets]
     for s in distinct:
         repeated.remove(s)
-    return [tuple(sorted(s)) for s in ordered + repeated]
+    copies = [1 + repeated[:i].count(s) for i, s in enumerate(repeated)]
+    return [(tuple(sorted(s)), copy)
+            for s, copy in zip(ordered + repeated, [0] * len(ordered) + copies)]
 
 
 def _in_set(ctx: Ctx, node: exp.Expression | None, keys: dict[str, int], members: set[int],
-            names: list[str] | None) -> exp.Expression | None:
-    """``node`` (resolved) as one set's branch computes it: GROUPING(..) its constant; with
-    ``names``, a grouping expression outside aggregate calls its hidden key column."""
+            names: list[str] | None, copy: int = 0) -> exp.Expression | None:
+    """``node`` (resolved) as one set's branch computes it: GROUPING(..) its constant, GROUP_ID()
+    ``copy``; with ``names``, a grouping expression outside aggregate calls its hidden key
+    column."""
     if node is None:
         return None
     if _is_grouping_call(node):
-        value = 0
+        value = copy if node.name.upper() == "GROUP_ID" else 0
         for arg in node.expressions:
             i = keys.get(key(arg))
             if i is None:
@@ -180,8 +193,8 @@ def _in_set(ctx: Ctx, node: exp.Expression | None, keys: dict[str, int], members
     node = node.copy()
     for arg, value in list(node.args.items()):
         if isinstance(value, exp.Expression):
-            node.set(arg, _in_set(ctx, value, keys, members, names))
+            node.set(arg, _in_set(ctx, value, keys, members, names, copy))
         elif isinstance(value, list):
-            node.set(arg, [_in_set(ctx, v, keys, members, names)
+            node.set(arg, [_in_set(ctx, v, keys, members, names, copy)
                            if isinstance(v, exp.Expression) else v for v in value])
     return node

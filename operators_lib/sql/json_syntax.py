@@ -1,9 +1,10 @@
-"""Flink's JSON function syntax for sqlglot: JSON_VALUE, JSON_QUERY, JSON_EXISTS, JSON_OBJECT and
-JSON_ARRAY with their clauses, in Flink's order. Each call stays a plain call (``exp.Anonymous``,
-sql/dialect.py) whose arguments are its expressions, each clause an ``exp.Var`` naming it
-(``RETURNING INT``, ``DEFAULT ON EMPTY`` followed by the default's expression, ``WITH
-CONDITIONAL ARRAY WRAPPER``, ``ABSENT ON NULL``): the catalog (sql/functions/json_*.py) decides
-what they mean, and refuses what it does not reproduce.
+"""Flink's JSON function syntax for sqlglot: JSON_VALUE, JSON_QUERY, JSON_EXISTS, JSON_OBJECT,
+JSON_ARRAY, JSON_OBJECTAGG and JSON_ARRAYAGG with their clauses, in Flink's order. Each call
+stays a plain call (``exp.Anonymous``, sql/dialect.py) whose arguments are its expressions, each
+clause an ``exp.Var`` naming it (``RETURNING INT``, ``DEFAULT ON EMPTY`` followed by the
+default's expression, ``WITH CONDITIONAL ARRAY WRAPPER``, ``ABSENT ON NULL``): the catalog
+(sql/functions/json_*.py) decides what they mean, and refuses what it does not reproduce
+(JSON_ARRAYAGG: rewritten to LISTAGG by sql/dialect.py).
 """
 
 from __future__ import annotations
@@ -116,4 +117,6 @@ FUNCTION_PARSERS = {
     "JSON_EXISTS": _json_exists,
     "JSON_OBJECT": _constructor("JSON_OBJECT", _key_value),
     "JSON_ARRAY": _constructor("JSON_ARRAY", lambda p: [p._parse_assignment()]),
+    "JSON_OBJECTAGG": _constructor("JSON_OBJECTAGG", _key_value),
+    "JSON_ARRAYAGG": _constructor("JSON_ARRAYAGG", lambda p: [p._parse_assignment()]),
 }

@@ -5,8 +5,9 @@ does not reproduce, or Flink does not define at all.
   orders them as the function yields them; in twinflow they tie (one arrival number). An OVER
   window, a TopN or deduplication, or FIRST_VALUE / LAST_VALUE / LISTAGG over them is refused.
 - The rows of two scans (a join, a UNION of two inputs, a self-join): their order in Flink
-  depends on how its sources interleave, run to run. FIRST_VALUE / LAST_VALUE / LISTAGG over
-  them has no one answer: refused (window aggregates refuse them there too, sql/aggregate.py).
+  depends on how its sources interleave, run to run. FIRST_VALUE / LAST_VALUE / LISTAGG (and
+  JSON_ARRAYAGG, a LISTAGG: sql/dialect.py) over them has no one answer: refused (window
+  aggregates refuse them there too, sql/aggregate.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def refuse_ordered(ctx: Ctx, plan: Node, where: exp.Expression) -> None:
                   if any(a.func in ORDERED for a in n.aggs)]
     ordered: list[tuple[str, Node]] = [("an OVER window", n) for n in find(plan, Over)] + [
         ("a TopN or deduplication", n) for n in find(plan, Rank)] + [
-        ("FIRST_VALUE, LAST_VALUE or LISTAGG", n) for n in aggregates]
+        ("FIRST_VALUE, LAST_VALUE, LISTAGG or JSON_ARRAYAGG", n) for n in aggregates]
     for what, node in ordered:
         if find(node, Correlate):
             raise ctx.err(f"{what} over a table function's rows (LATERAL TABLE) is not "
@@ -31,6 +32,6 @@ def refuse_ordered(ctx: Ctx, plan: Node, where: exp.Expression) -> None:
                           "does not", where)
     for node in aggregates:
         if len(scans(node.child)) > 1:
-            raise ctx.err("FIRST_VALUE, LAST_VALUE or LISTAGG over the rows of a join or a "
-                          "UNION is not supported: Flink's order of those rows depends on how "
-                          "its inputs interleave", where)
+            raise ctx.err("FIRST_VALUE, LAST_VALUE, LISTAGG or JSON_ARRAYAGG over the rows of a "
+                          "join or a UNION is not supported: Flink's order of those rows depends "
+                          "on how its inputs interleave", where)

@@ -242,6 +242,12 @@ class Gen:
         if self.rng.random() < 0.5:
             self.use("expr.arith")
             return f"({e()} {self.pick(['+', '-'])} {self.expr(scope, 'INT', depth)})"
+        ts = self.cols(scope, "TIMESTAMP")
+        if ts and self.rng.random() < 0.2:  # text it reads: of a timestamp, in the format
+            self.use("expr.UNIX_TIMESTAMP")
+            fmt = self.pick(["yyyy-MM-dd HH:mm:ss", "yyyyMMddHHmm", "HH:mm:ss' on 'dd/MM/yyyy"])
+            fmt = fmt.replace("'", "''")
+            return f"UNIX_TIMESTAMP(DATE_FORMAT({ts[0]}, '{fmt}'), '{fmt}')"
         self.use("expr.cast")
         return f"CAST({self.expr(scope, 'INT', depth)} AS BIGINT)"
 
@@ -373,7 +379,10 @@ class Gen:
             return f"CASE WHEN {e('BOOLEAN')} THEN {e()} ELSE {e()} END"
         if choice == 6:
             self.use("expr.COALESCE")
-            return f"COALESCE({e()}, {self.literal('STRING')})"
+            end = self.pick([self.literal("STRING"), "CURRENT_DATABASE()"])
+            if end == "CURRENT_DATABASE()":
+                self.use("expr.CURRENT_DATABASE")
+            return f"COALESCE({e()}, {end})"
         if choice == 7:
             self.use("expr.CONCAT_WS")
             return f"CONCAT_WS('-', {e()}, {e()})"
@@ -397,8 +406,15 @@ class Gen:
             return f"{e()} IS {self.pick(['', 'NOT '])}DISTINCT FROM {e()}"
         if choice == 10:
             func = self.pick(["REGEXP", "IS_ALPHA", "IS_DIGIT", "IS_DECIMAL", "SIMILAR TO",
-                              "ARRAY_CONTAINS", "JSON_EXISTS", "IS JSON"])
+                              "ARRAY_CONTAINS", "JSON_EXISTS", "IS JSON", "OVERLAPS"])
             self.use(f"expr.{func}")
+            if func == "OVERLAPS":
+                ts = self.cols(scope, "TIMESTAMP") or [self.literal("TIMESTAMP")]
+                end = lambda: self.pick(  # noqa: E731
+                    [*ts, self.literal("TIMESTAMP"), "INTERVAL '2' SECOND",
+                     "INTERVAL '-1' SECOND"])
+                return f"({self.pick(ts)}, {end()}) OVERLAPS ({self.literal('TIMESTAMP')}, " \
+                       f"{end()})"
             if func == "JSON_EXISTS":
                 on_error = self.pick(["", " TRUE ON ERROR", " UNKNOWN ON ERROR"])
                 return (f"JSON_EXISTS({self._json_doc(scope, depth)}, {self._json_path()}"
@@ -455,6 +471,11 @@ class Gen:
                           "STAT", "FIRST_VALUE", "LAST_VALUE", "LISTAGG"])
         if func == "STAT":
             func = self.pick(list(STATISTICAL))
+        if func == "LISTAGG" and self.rng.random() < 0.3:  # Flink parses no FILTER after it
+            self.use("agg.JSON_ARRAYAGG")
+            arg = self.expr(scope, self.pick(["INT", "STRING", "DOUBLE", "DECIMAL"]), 1)
+            on_null = self.pick(["", " NULL ON NULL", " ABSENT ON NULL"])
+            return f"JSON_ARRAYAGG({arg}{on_null})", "STRING"
         kind = self.pick(["INT", "INT", "BIGINT", "DOUBLE", "DECIMAL"])
         if func in ("MIN", "MAX", "COUNT", "FIRST_VALUE", "LAST_VALUE", "LISTAGG") and (
                 func == "LISTAGG" or self.rng.random() < 0.3):
@@ -538,10 +559,15 @@ class Gen:
             form = self.pick(["ROLLUP", "CUBE", "GROUPING SETS"])
             self.use(f"group.{form.split()[-1].lower()}")
             listed = ", ".join(group)
+            again = self.pick(["", f", ({group[0]})", ", ()"])  # a set listed twice
             group = [f"ROLLUP ({listed})" if form == "ROLLUP" else f"CUBE ({listed})"
-                     if form == "CUBE" else f"GROUPING SETS (({listed}), ({group[0]}), ())"]
+                     if form == "CUBE" else f"GROUPING SETS (({listed}), ({group[0]}), (){again})"]
             items.append(f"{self.pick(['GROUPING', 'GROUPING_ID'])}({listed}) AS gid")
             out["gid"] = "BIGINT"
+            if again or self.rng.random() < 0.3:
+                self.use("expr.GROUP_ID")
+                items.append("GROUP_ID() AS gno")
+                out["gno"] = "BIGINT"
         having = []
         if self.rng.random() < 0.35:
             self.use("clause.having")

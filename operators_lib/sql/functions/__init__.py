@@ -3,10 +3,10 @@ semantics. A function not in ``FUNCTIONS`` is refused (exit 2) with its name and
 
 Adding a function is one ``Function`` row in its family's module (strings, patterns, codes,
 numbers, temporal, nested, arrays, conversions, json_query, json_build, printf, hashmaps,
-timezones; conditionals here) plus a column in an oracle case under ``tests/cases/functions/``
-(expected results from real Flink). A renderer gets the call's arguments as Flink nodes and as
-Spark SQL text, can ask for an argument's Flink type, and raises ``Unsupported`` for an argument
-form whose Flink semantics it does not reproduce.
+timezones; conditionals and CURRENT_DATABASE here) plus a column in an oracle case under
+``tests/cases/functions/`` (expected results from real Flink). A renderer gets the call's
+arguments as Flink nodes and as Spark SQL text, can ask for an argument's Flink type, and raises
+``Unsupported`` for an argument form whose Flink semantics it does not reproduce.
 Semantics checked against Flink 2.3 (tests/cases/functions/*): see the notes on each renderer.
 """
 
@@ -81,6 +81,8 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     Function("IF", 3, 3, _if),
     Function("NULLIF", 2, 2, _fmt("nullif({0}, {1})")),
     Function("IFNULL", 2, 2, _ifnull),
+    # the catalog: twinflow's tables live in Flink's default catalog and database
+    Function("CURRENT_DATABASE", 0, 0, lambda c: "'default_database'"),
     *conversions.FUNCTIONS, *strings.FUNCTIONS, *patterns.FUNCTIONS, *codes.FUNCTIONS,
     *numbers.FUNCTIONS, *temporal.FUNCTIONS, *nested.FUNCTIONS, *arrays.FUNCTIONS,
     *json_query.FUNCTIONS, *json_build.FUNCTIONS,

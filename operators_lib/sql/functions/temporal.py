@@ -74,19 +74,34 @@ def _to_timestamp(c: Call) -> str:
     return f"(CASE WHEN {s} RLIKE '{_TS_SHAPE}' THEN coalesce({value}, {fail}) END)"
 
 
+# UNIX_TIMESTAMP(s[, format]): Flink reads s with a lenient java.text.SimpleDateFormat (format
+# 'yyyy-MM-dd HH:mm:ss' by default) in the session time zone (UTC in both twinflow and the Flink
+# reference): numbers of any width rolling over, text after the format ignored, the Julian
+# calendar before 1582-10-15, Long.MIN_VALUE for text it cannot read. Text that Spark's strict
+# parse of the fields yyyy MM dd HH mm ss reads, Java reads alike (measured on Flink 2.3), so
+# twinflow takes formats of those fields (each once) between separators or 'quoted text', and
+# fails the run on text Spark cannot read or outside 1582-10-15 .. 9999-12-31 (_UNIX_RANGE).
+_UNIX_FIELDS = ("yyyy", "MM", "dd", "HH", "mm", "ss")
+
+
 def _unix_timestamp(c: Call) -> str:
-    """Seconds since the epoch of 'yyyy-MM-dd HH:mm:ss' text in the session time zone (UTC in
-    both twinflow and the Flink reference). Flink gives Long.MIN_VALUE for text it cannot read
-    and reads some other shapes leniently; twinflow fails the run on any other text."""
-    if len(c.args) != 1:
-        raise c.reject("UNIX_TIMESTAMP() (the current time) and UNIX_TIMESTAMP(s, format) are "
-                       "not supported; UNIX_TIMESTAMP(s) reads 'yyyy-MM-dd HH:mm:ss'")
+    if not c.args:
+        raise c.reject("UNIX_TIMESTAMP() is not supported (not deterministic: the current time)")
     c.require(0, _string, "a string")
+    fmt = c.string(1, "format") if len(c.args) == 2 else "yyyy-MM-dd HH:mm:ss"
+    fields = [m.group() for m in re.finditer(r"'[^']+'|([A-Za-z])\1*|'", fmt)
+              if m.group() == "'" or not m.group().startswith("'")]
+    if any(f not in _UNIX_FIELDS for f in fields) or len(set(fields)) != len(fields):
+        raise c.reject(f"UNIX_TIMESTAMP with the format '{fmt}' is not supported (supported: "
+                       f"the fields {' '.join(_UNIX_FIELDS)}, each once, between separators or "
+                       "'quoted text')")
     s = c.sql[0]
-    fail = value_refused(f"concat('UNIX_TIMESTAMP of \"', {s}, '\" (twinflow reads only "
-                         "yyyy-MM-dd HH:mm:ss)')", "BIGINT")
-    return (f"(CASE WHEN {s} IS NOT NULL THEN coalesce(unix_timestamp(try_to_timestamp({s}, "
-            f"'yyyy-MM-dd HH:mm:ss')), {fail}) END)")
+    seconds = f"unix_timestamp(try_to_timestamp({s}, {_spark_string(fmt)}))"
+    fail = value_refused(f"concat('UNIX_TIMESTAMP of \"', {s}, '\" (twinflow reads only text of "
+                         f"the format ', {_spark_string(fmt)}, ', 1582-10-15 .. 9999-12-31)')",
+                         "BIGINT")
+    return (f"(CASE WHEN {s} IS NOT NULL THEN (CASE WHEN {seconds} BETWEEN {_UNIX_RANGE[0]} AND "
+            f"{_UNIX_RANGE[1]} THEN {seconds} ELSE {fail} END) END)")
 
 
 # FROM_UNIXTIME: Flink formats with the Julian calendar before 1582-10-15 (Spark: proleptic

@@ -1,0 +1,1 @@
+CREATE TABLE t (a STRING, b STRING, v INT);

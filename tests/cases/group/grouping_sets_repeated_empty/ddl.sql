@@ -1,0 +1,12 @@
+CREATE TABLE t (
+  id INT,
+  k STRING,
+  a INT,
+  b BIGINT,
+  d DOUBLE,
+  m DECIMAL(10, 2),
+  s STRING,
+  f BOOLEAN,
+  ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+);
