@@ -121,6 +121,14 @@ def plan_aggregate(ctx: Ctx, child: Node, scope: Scope, items, group, having,
             if not (isinstance(sep, exp.Literal) and sep.is_string):
                 raise ctx.err("LISTAGG's separator must be a string literal", sep)
             separator = sep.name
+        if (name == "LISTAGG" and internal is None and n_keys == 0 and window is None
+                and tvf is None and WRITTEN_AS not in (func.meta or {})
+                and next(arg_node.find_all(exp.Column), None) is None):
+            # Measured on Flink 2.3 (a fuzzer finding): the result of a constant's LISTAGG is
+            # typed NOT NULL; on an empty input the stream answers no row, batch fails the job.
+            raise ctx.err("LISTAGG of a constant without GROUP BY is not supported (Flink types "
+                          "it NOT NULL: on an empty input its batch job fails writing NULL, its "
+                          "stream answers no row)", func)
         if name in ORDERED or internal == M2:
             written = name if internal is None else agg_name(func)
             if tvf_rows:  # emitted as windows fire: not in the order Flink emits them
