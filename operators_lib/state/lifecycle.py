@@ -1,13 +1,13 @@
 """A query's state directory and the steps over it that every run takes: ``twinflow run``
-(its ``--out DIR/_state``, pipeline.py) and the scheduled runs of the DAGs
-(``$TWINFLOW_HOME/state/<query>``, incremental.py). One layout, one manifest::
+(its ``--out DIR/_state``) and the scheduled runs of the DAGs
+(``$TWINFLOW_HOME/state/<query>``), both through runs/lifecycle.py. One layout, one manifest::
 
     manifest.json    what is staged: per table its input files (rows, rejected rows, first row
                      number), its rows, its micro-batch files and its latest event time;
                      the query the state runs (queries.py: its SQL, TopN split, batch size,
                      state layout); for scheduled runs the TopN split and state layout
                      (stream/layout.py) the state was built with and its generation
-                     (incremental.bind_state); for a bounded run (twinflow run) its
+                     (runs/binding.bind_state); for a bounded run (twinflow run) its
                      fingerprint and how its stream ended (``run``)
     parsed/          the new input as the executors parsed it (ingest.py), until staged
     staged/<table>/  micro-batch files (part-NNNNNN.parquet), append-only; the stream's source:
@@ -21,7 +21,7 @@
                      table, its first and last micro-batch, the state generation, its report;
                      a scheduled run's key is its data interval, a ``twinflow run``'s the UTC
                      time it started (a stopped run resumed: one record per invocation)
-    late/, retired/  what scheduled runs keep (incremental.py)
+    late/, retired/  what scheduled runs keep (runs/streaming.py, runs/binding.py)
 
 Staging is one transaction: ``stage`` writes micro-batch files after those the manifest
 records and saves the manifest last, which commits them. Files that a failed run left beyond
