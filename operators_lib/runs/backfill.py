@@ -36,6 +36,7 @@ from operators_lib.io.output import write_csv_frame, write_json
 from operators_lib.plan import ROWNUM, Node, append_only, quote, source_tables
 from operators_lib.runs.spec import RunSpec
 from operators_lib.state import lifecycle
+from operators_lib.state.lifecycle import RunRecord
 
 VERDICT = "batch_backfill"
 
@@ -61,11 +62,12 @@ def backfill(spec: RunSpec, spark: SparkSession, plan: Node) -> dict:
     done = {}
     for key in keys:
         record = lifecycle.run_record(state, key)
-        earlier = (lifecycle.previous_record(state, key) or {"rows": {}})["rows"]
+        previous = lifecycle.previous_record(state, key)
+        earlier = previous.rows if previous else {}
         if whole is not None:  # the rows whose input arrived in the interval
             first = earlier.get(tables[0], 0)
             rows = whole.where((F.col(ROWNUM) >= first)
-                               & (F.col(ROWNUM) < record["rows"].get(tables[0], 0)))
+                               & (F.col(ROWNUM) < record.rows.get(tables[0], 0)))
         else:
             rows = _batch(spark, plan, state, record)
         rows = rows.select(*[F.col(quote(f.name)) for f in plan.fields])
@@ -74,7 +76,7 @@ def backfill(spec: RunSpec, spark: SparkSession, plan: Node) -> dict:
                                   [f.name for f in plan.fields])["rows"]
         write_json(run / "stream_report.json", {
             "query": spec.name, "interval": key, "backfill": True,
-            "new_input_rows": {t: n - earlier.get(t, 0) for t, n in record["rows"].items()},
+            "new_input_rows": {t: n - earlier.get(t, 0) for t, n in record.rows.items()},
             "late_rows": 0, "rejected_rows": 0, "watermark": None})
         write_json(run / "parity.json", {"verdict": VERDICT, "emitted_rows": written})
         done[key] = written
@@ -83,7 +85,7 @@ def backfill(spec: RunSpec, spark: SparkSession, plan: Node) -> dict:
     return {"query": spec.name, "intervals": done}
 
 
-def _batch(spark: SparkSession, plan: Node, state: Path, record: dict) -> DataFrame:
+def _batch(spark: SparkSession, plan: Node, state: Path, record: RunRecord) -> DataFrame:
     """Batch over every part staged up to the run of ``record``."""
     return batch_dataframe(spark, plan, lifecycle.staged_as_of(state, record,
                                                                source_tables(plan)))

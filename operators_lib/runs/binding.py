@@ -19,6 +19,7 @@ from operators_lib.runs.spec import RunSpec
 from operators_lib.scan import staged_schema
 from operators_lib.sql import load_script
 from operators_lib.state import lifecycle
+from operators_lib.state.lifecycle import RunRecord
 from operators_lib.state.queries import recorded_script, sql_changed
 from operators_lib.stream.layout import STATE_LAYOUT, UNRECORDED
 
@@ -108,7 +109,7 @@ def _same_tables(spec: RunSpec, recorded: dict, manifest: dict) -> None:
                 "new name (a new state)")
 
 
-def check_interval(spec: RunSpec) -> dict | None:
+def check_interval(spec: RunSpec) -> RunRecord | None:
     """The record of an interval that ran before (its re-run rebuilds that result), or None
     for a new interval, which must come after every recorded one: the stream's state has
     moved past an older interval and cannot process input as of then."""
@@ -117,7 +118,7 @@ def check_interval(spec: RunSpec) -> dict | None:
     generation = lifecycle.manifest(state).get("generation", 0)
     if record is not None:
         same_build(spec)
-        if record["generation"] != generation:
+        if record.generation != generation:
             raise InputError(
                 f"interval {run_key} ran before the query's state was rebuilt (its SQL, TopN "
                 "split or twinflow's state layout changed), so its result cannot be rebuilt "

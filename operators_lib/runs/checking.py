@@ -71,10 +71,11 @@ from operators_lib.runs.streaming import (
 )
 from operators_lib.scan import staged_schema
 from operators_lib.state import lifecycle, result_store
+from operators_lib.state.lifecycle import RunRecord
 from operators_lib.state.result_store import result_rows
 
 
-def recorded(spec: RunSpec, whole: bool) -> dict:
+def recorded(spec: RunSpec, whole: bool) -> RunRecord:
     """The record of the run a scheduled parity checks: the interval's (``whole``: the
     newest run's, for the audit)."""
     if whole:
@@ -154,12 +155,12 @@ def _check(run: Run, spark: SparkSession, whole: bool) -> dict:
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
     stream = _run_result(spark, plan, state, record, whole, out)
-    input_rows = sum(record["rows"].get(t, 0) for t in tables)
+    input_rows = sum(record.rows.get(t, 0) for t in tables)
     scope = None if whole else _touched(spark, plan, state, record, files, stream, waits)
     keep = None if scope is None else scope[0]
     if waits:
         key = tables[0]
-        late, late_windows = _late_so_far(spark, state, record["last_batch"])
+        late, late_windows = _late_so_far(spark, state, record.last_batch)
         identity = result_identity(plan)
         cut = None if whole else _parity_cut(plan, state, record, key, files[key])
         if cut is not None:
@@ -173,7 +174,7 @@ def _check(run: Run, spark: SparkSession, whole: bool) -> dict:
             # batch.csv: the batch's version of the run's output
             batch = full.join(ids, identity, "left_semi")
             diff = compare_frames(batch, stream, types, columns)
-            now = record["report"]["watermark"]
+            now = record.watermark
             now = -2**63 if now is None else pd.Timestamp(now).value // 1_000_000
             if len(identity) > 1:  # windows still open: their end - 1 is past the watermark
                 pending_windows = full.where(F.col(EMIT_TS) > now).count()
@@ -190,8 +191,8 @@ def _check(run: Run, spark: SparkSession, whole: bool) -> dict:
                       "from_event_time": None if cut is None else
                       str(pd.Timestamp(cut, unit="ms")), "staged_parts": len(files[key]),
                       **({} if scope is None else scope[2])}}
-        total = record["report"]["emitted_rows_total"]
-        emitted = total if whole else record["report"]["emitted_rows"]
+        total = record.report["emitted_rows_total"]
+        emitted = total if whole else record.report["emitted_rows"]
         if len(identity) > 1:  # a window's row stands for its key's window, not an input row
             report.update(emitted_windows=emitted, emitted_windows_total=total,
                           pending_windows=pending_windows,
@@ -203,7 +204,7 @@ def _check(run: Run, spark: SparkSession, whole: bool) -> dict:
             report["unemitted_behind_watermark"] = unemitted
             if unemitted["rows"]:
                 report["verdict"] = "failed"
-        splits = record["report"]["session_splits_total"]
+        splits = record.report["session_splits_total"]
         if not diff.equal and splits:  # as in `twinflow run`
             report.update(session_splits_differ(splits))
     else:
@@ -222,13 +223,13 @@ def _check(run: Run, spark: SparkSession, whole: bool) -> dict:
             batch.unpersist()
     report.update(input_rows=input_rows, **diff.summary())
     if whole:
-        report.update(interval=record["report"]["interval"], last_batch=record["last_batch"])
+        report.update(interval=record.interval, last_batch=record.last_batch)
     _report(out, whole, report)
     shutil.rmtree(out / ".result", ignore_errors=True)  # the audit's merged result, if any
     if whole:
-        metrics.record_audit(state, record["report"]["interval"], report["verdict"])
+        metrics.record_audit(state, record.interval, report["verdict"])
     else:
-        metrics.record_outcome(state, record["report"]["interval"], parity=report["verdict"])
+        metrics.record_outcome(state, record.interval, parity=report["verdict"])
     if report["verdict"] == "failed":
         lost = report.get("unemitted_behind_watermark", {}).get("rows")
         raise ParityError(f"query {spec.name}: stream and batch differ"
@@ -239,15 +240,15 @@ def _check(run: Run, spark: SparkSession, whole: bool) -> dict:
     return report
 
 
-def _touched(spark: SparkSession, plan: Node, state: Path, record: dict,
+def _touched(spark: SparkSession, plan: Node, state: Path, record: RunRecord,
              files: dict[str, list[Path]], stream: DataFrame, waits: bool
              ) -> tuple[dict[str, DataFrame], DataFrame, dict] | None:
     """A run's parity over the keys it touched (parity_scope.key_scope): per table the key
     values whose rows batch reads, the run's result restricted to them, and what the report
     says of them; None where all input is compared (no key scope, the first run, a replay)."""
     scope = key_scope(plan)
-    previous = lifecycle.previous_record(state, record["report"]["interval"])
-    if scope is None or previous is None or record["replayed"]:
+    previous = lifecycle.previous_record(state, record.interval)
+    if scope is None or previous is None or record.replayed:
         return None
     names = [f"tw__key{i}" for i in range(len(scope.output))]
     shown_keys = stream.select(*[stream[c].alias(n) for c, n in zip(scope.output, names)])
@@ -257,7 +258,7 @@ def _touched(spark: SparkSession, plan: Node, state: Path, record: dict,
         touched = None
         tables = source_tables(plan)
         for table, cols in scope.inputs.items():
-            new = [str(p) for p in files[table][previous["parts"].get(table, 0):]]
+            new = [str(p) for p in files[table][previous.parts.get(table, 0):]]
             if new:
                 keys = spark.read.schema(staged_schema(tables[table])).parquet(*new).select(
                     *[F.col(f"`{c}`").alias(n) for c, n in zip(cols, names)])
@@ -290,30 +291,30 @@ def _unemitted(plan: Node, full: DataFrame, ids: DataFrame, identity: list[str],
     return {"rows": lost.count(), "sample": sample}
 
 
-def _run_result(spark: SparkSession, plan: Node, state: Path, record: dict, whole: bool,
+def _run_result(spark: SparkSession, plan: Node, state: Path, record: RunRecord, whole: bool,
                 out: Path) -> DataFrame:
     """What the run of ``record`` published in stream.csv, as a DataFrame; ``whole``: every
     row the state's stream emitted up to that run (an updating query: its result, merged into
     ``out``: the audit, which may run beside a query run, does not write the store)."""
-    last = record["last_batch"]
+    last = record.last_batch
     if not append_only(plan):  # the columns of one micro-batch's changelog suffice
         return result_rows(spark, state, last, result_store.result_schema(
             plan, result_store.changelog(spark, plan, state, last, last)),
             into=out / ".result" if whole else None)
-    log = result_store.changelog(spark, plan, state, 0 if whole else record["first_batch"], last)
+    log = result_store.changelog(spark, plan, state, 0 if whole else record.first_batch, last)
     return emitted_rows(spark, plan, state, log.where(~F.col(OP).isin(*MARKERS)),
-                    record["replayed"] and not whole)
+                    record.replayed and not whole)
 
 
-def _parity_cut(plan: Node, state: Path, record: dict, table: str, parts: list[Path]
+def _parity_cut(plan: Node, state: Path, record: RunRecord, table: str, parts: list[Path]
                 ) -> int | None:
     """The earliest event time the run's parity needs (parity_scope.py); None: all input."""
-    previous = lifecycle.previous_record(state, record["report"]["interval"])
-    if previous is None or record["replayed"] or reach_ms(plan) is None:
+    previous = lifecycle.previous_record(state, record.interval)
+    if previous is None or record.replayed or reach_ms(plan) is None:
         return None
     time_col = scans(plan)[0].table.watermark.column
-    new_parts = parts[previous["parts"].get(table, 0):]
-    return cut_ms(plan, previous["report"]["watermark"], new_parts, time_col)
+    new_parts = parts[previous.parts.get(table, 0):]
+    return cut_ms(plan, previous.watermark, new_parts, time_col)
 
 
 def _left_out(spark: SparkSession, state: Path, upto: int) -> DataFrame | None:
@@ -335,10 +336,10 @@ def _late_so_far(spark: SparkSession, state: Path, upto: int
             left_out.where(F.col(OP) == LATE_WINDOW).select(ROWNUM, WEND))
 
 
-def _explanations(spark: SparkSession, plan: Node, state: Path, record: dict) -> Explanations:
+def _explanations(spark: SparkSession, plan: Node, state: Path, record: RunRecord) -> Explanations:
     """The keys whose state expired in any run up to the one of ``record`` (state TTL): what
     may explain where an updating result differs from batch."""
-    left_out = _left_out(spark, state, record["last_batch"])
+    left_out = _left_out(spark, state, record.last_batch)
     if left_out is None or not state_ttl(plan):
         return Explanations()
     counts = {r[OP]: r["count"] for r in left_out.groupBy(OP).count().collect()}

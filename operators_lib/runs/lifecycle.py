@@ -53,6 +53,7 @@ from operators_lib.runs.spec import MODES, Listener, Outcome, RunSpec, Steps
 from operators_lib.sql import Script, load_script
 from operators_lib.sql.script import UDF_ERRORS
 from operators_lib.state import lifecycle
+from operators_lib.state.lifecycle import RunRecord
 from operators_lib.state.queries import plan_query
 from operators_lib.stream.runner import SPARK, SparkRuntime
 from operators_lib.udf.rejects import guards
@@ -160,7 +161,7 @@ def plan_for(spec: RunSpec | QueryConfig, spark: SparkSession, split: int | None
 
 
 def _planned(spec: RunSpec, spark: SparkSession, steps: Steps, script: Script
-             ) -> tuple[Node, dict | None]:
+             ) -> tuple[Node, RunRecord | None]:
     """The run's plan, and the record of the run it concerns: a scheduled interval that ran
     before (a re-run), or the run a parity or audit checks. A scheduled run's plan has the
     split its state was built with (the config may have changed since: same result)."""
@@ -171,7 +172,7 @@ def _planned(spec: RunSpec, spark: SparkSession, steps: Steps, script: Script
     else:
         recorded = checking.recorded(spec, whole=steps is Steps.AUDIT)
         binding.same_build(spec)
-    return plan_for(spec, spark, recorded and recorded["topn_split"]), recorded
+    return plan_for(spec, spark, recorded and recorded.topn_split), recorded
 
 
 def _bounded_plan(spec: RunSpec, spark: SparkSession, script: Script) -> Node:

@@ -42,6 +42,7 @@ from operators_lib.runs import binding
 from operators_lib.runs.spec import RunSpec
 from operators_lib.sql import nonfinite
 from operators_lib.state import lifecycle
+from operators_lib.state.lifecycle import RunRecord
 from operators_lib.state.queries import record_query
 from operators_lib.state.snapshots import KEPT
 from operators_lib.stream.layout import STATE_LAYOUT
@@ -62,7 +63,7 @@ class Run:
     parsed: ingest.Parsed | None = None  # the new input (None: a re-run stages nothing)
     pool: dict[str, list[Path]] = field(default_factory=dict)  # each table's staged files
     rows_per_batch: int = 0
-    recorded: dict | None = None  # a scheduled re-run: the interval's own record
+    recorded: RunRecord | None = None  # a scheduled re-run: the interval's own record
     replayed: bool = False  # the state was rebuilt from the retained input in this run
     new_rows: dict[str, int] = field(default_factory=dict)  # per table key
     waited: dict[str, float] | None = None  # how long each table's oldest new file waited
@@ -99,8 +100,8 @@ def default_rows_per_batch(largest_table: int) -> int:
     return max(1, min(MAX_DEFAULT_BATCH, math.ceil(largest_table / 4)))
 
 
-def stage(spec: RunSpec, spark: SparkSession, plan: Node, recorded: dict | None, t0: float
-          ) -> Run:
+def stage(spec: RunSpec, spark: SparkSession, plan: Node, recorded: RunRecord | None,
+          t0: float) -> Run:
     """Parse and stage the run's input (module docstring). ``recorded``: the record of a
     scheduled interval that ran before; its re-run stages nothing. ``t0``: when the run
     started."""

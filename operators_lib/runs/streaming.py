@@ -123,22 +123,22 @@ def materialize(run: Run, spark: SparkSession, srun: StreamRun | None) -> Stream
     state = run.spec.state
     if run.recorded is not None:  # a re-run: the outputs of the interval's micro-batches
         record = run.recorded
-        _emit(spark, run.plan, state, run.spec.out, record["first_batch"], record["last_batch"],
-              record["replayed"])
-        run.report = record["report"] | {"rerun": True}
-        return Streamed(record["first_batch"], record["last_batch"], record["report"], 0)
+        _emit(spark, run.plan, state, run.spec.out, record.first_batch, record.last_batch,
+              record.replayed)
+        run.report = record.report | {"rerun": True}
+        return Streamed(record.first_batch, record.last_batch, record.report, 0)
     # The run covers every micro-batch since the last recorded run, also those of a run that
     # failed after its stream step (they were never published), or, when the state was
     # replaced since (a rebuild), the new state's from its first.
     previous = lifecycle.previous_record(state, run.spec.key)
     generation = lifecycle.manifest(state).get("generation", 0)
-    run.replayed = previous is not None and previous["generation"] != generation
-    first = previous["last_batch"] + 1 if previous and not run.replayed else 0
+    run.replayed = previous is not None and previous.generation != generation
+    first = previous.last_batch + 1 if previous and not run.replayed else 0
     last = last_commit(state / "checkpoint")
     if run.spec.bounded:
         return _bounded(run, spark, srun, first, last)
     emitted = _emit(spark, run.plan, state, run.spec.out, first, last, run.replayed)
-    before = previous["report"] if previous else {}
+    before = previous.report if previous else {}
     emitted["emitted_rows_total"] = emitted["emitted_rows"] + (
         before.get("emitted_rows_total", 0) if append_only(run.plan) else 0)
     # A replay emits the split markers of all the input again.
