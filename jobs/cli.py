@@ -30,10 +30,14 @@ import json
 import sys
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jobs.console import Console, engine_output_to
 from operators_lib.engine.locations import local_path
 from operators_lib.errors import TwinflowError, state_check_failed
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def _data_arg(text: str) -> tuple[str, Path]:
@@ -151,17 +155,20 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, console: Console, log: Path | None) -> int:
     from jobs.run_output import RunProgress, summary
     from operators_lib.engine.spark import get_spark
-    from operators_lib.runs.pipeline import RunConfig, check_config, run
+    from operators_lib.runs.lifecycle import run
+    from operators_lib.runs.spec import RunSpec, Steps
 
-    cfg = RunConfig(args.sql, dict(args.data), args.mode, args.out, args.rows_per_batch,
-                    args.stop_after_batches, args.topn_split)
+    def start_spark() -> SparkSession:  # once the run's arguments are checked
+        console.activity("spark", "starting")
+        spark = get_spark(args.master, conf=dict(args.conf))
+        console.activity("ingest", "reading the SQL and the input")
+        return spark
+
+    spec = RunSpec.bounded_run(args.sql, dict(args.data), args.mode, args.out,
+                               args.rows_per_batch, args.stop_after_batches, args.topn_split)
     try:
         with console.ticking():
-            check_config(cfg)
-            console.activity("spark", "starting")
-            spark = get_spark(args.master, conf=dict(args.conf))
-            console.activity("ingest", "reading the SQL and the input")
-            result = run(cfg, spark, RunProgress(console, args.mode))
+            result = run(spec, start_spark, Steps.RUN, RunProgress(console, args.mode))
     except TwinflowError as e:
         console.error(f"twinflow: error: {e}")
         return e.exit_code

@@ -65,7 +65,8 @@ def run_demo(out: Path, console: Console, log: Path | None, verbose: bool) -> in
     from operators_lib.engine.spark import get_spark
     from operators_lib.ops.quality import validate_csv
     from operators_lib.paths import home
-    from operators_lib.runs.pipeline import RunConfig, run
+    from operators_lib.runs.lifecycle import run
+    from operators_lib.runs.spec import RunSpec, Steps
 
     t0 = time.perf_counter()
     console.activity("spark", "starting")
@@ -74,7 +75,7 @@ def run_demo(out: Path, console: Console, log: Path | None, verbose: bool) -> in
     for name, (sql, data) in QUERIES.items():
         target = out / name
         console.activity("query", f"{name}: reading the SQL and the input")
-        result = run(RunConfig(sql, data, "both", target), spark,
+        result = run(RunSpec.bounded_run(sql, data, "both", target), spark, Steps.RUN,
                      RunProgress(console, "both", name))
         r = result.report
         verdict = PARITY.get(r["parity"]["verdict"], r["parity"]["verdict"])

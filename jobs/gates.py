@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
-from operators_lib.io.output import write_text
 from operators_lib.ops import metrics
 from operators_lib.ops.quality import validate_csv
-from operators_lib.paths import published_dir, state_dir
+from operators_lib.paths import state_dir
 from operators_lib.runs.query_config import QueryConfig
 
 
@@ -56,24 +53,9 @@ def published_numbers(published: Path, run_key: str) -> dict:
 
 
 def publish(cfg: QueryConfig, run: Path, run_key: str) -> Path:
-    """Copy the validated run into published/<query>/<run_key>/ in one rename, then point
-    ``LATEST`` at it (also a rename) unless a later interval is published: readers see the old
-    or the new version, never half."""
-    target_root = published_dir(cfg.name)
-    target_root.mkdir(parents=True, exist_ok=True)
-    tmp = target_root / f".{run_key}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    for name in ("stream.csv", "changes.csv", "batch.csv", "parity.json", "validation.json",
-                 "stream_report.json", "rejected.csv"):
-        if (run / name).exists():
-            shutil.copy2(run / name, tmp / name)
-    final = target_root / run_key
-    if final.exists():  # a re-run of the same interval replaces its own version
-        shutil.rmtree(final)
-    os.replace(tmp, final)
-    latest = target_root / "LATEST"
-    if not latest.exists() or latest.read_text().strip() <= run_key:
-        # A re-run of an earlier interval replaces its own version only.
-        write_text(latest, run_key + "\n")
-    return final
+    """The validated run published (runs/publishing.py: all or nothing); returns where."""
+    from operators_lib.runs import lifecycle  # Spark's modules: not for the gate's task
+    from operators_lib.runs.spec import RunSpec, Steps
+
+    spec = RunSpec.scheduled(cfg, state_dir(cfg.name), run, run_key)
+    return lifecycle.run(spec, None, Steps.PUBLISH).published

@@ -17,7 +17,7 @@ PARITY = {"equal": "equal", "explained_by_late_rows": "explained by late rows",
 
 
 class RunProgress:
-    """A pipeline listener (``operators_lib.runs.pipeline.Listener``): after each step its line
+    """A pipeline listener (``operators_lib.runs.spec.Listener``): after each step its line
     (unless ``query`` is given: the demo prints one line per query), then the progress of the
     next step, labelled ``query`` and prefixed with its name in the demo."""
 

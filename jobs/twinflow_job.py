@@ -12,7 +12,7 @@
 measure-skew writes DIR/skew.json: the TopN's partition skew over the recent input
 (operators_lib/runs/hotspot.py), which the hotspot DAG turns into a split factor. audit writes
 DIR/audit.json: everything the query's stream emitted against batch over all retained input
-(operators_lib/incremental.audit). compact, verify: the state commands of ``twinflow state``
+(operators_lib/runs/checking.py). compact, verify: the state commands of ``twinflow state``
 on the query's state (operators_lib/state/compaction.py, state_verify.py), their JSON in
 DIR/compact.json, DIR/verify.json. backfill: DIR/<interval>/ for each recorded interval in
 [start, end] (operators_lib/runs/backfill.py).
@@ -33,12 +33,15 @@ from pathlib import Path
 from operators_lib.engine.locations import check_shared, local_path
 from operators_lib.errors import TwinflowError, state_check_failed
 from operators_lib.paths import append_audit, home, state_dir
-from operators_lib.runs.backfill import backfill
 from operators_lib.runs.hotspot import measure_skew
-from operators_lib.runs.incremental import audit, batch_parity, stream_increment
+from operators_lib.runs.lifecycle import run
 from operators_lib.runs.query_config import QueryConfig
+from operators_lib.runs.spec import RunSpec, Steps
 from operators_lib.state.compaction import compact
 from operators_lib.state.verify import verify
+
+RUNS = {"stream-increment": Steps.STREAM, "batch-parity": Steps.PARITY, "audit": Steps.AUDIT,
+        "backfill": Steps.BACKFILL}  # the steps that are runs (runs/lifecycle.py)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,12 +84,9 @@ def main(argv: list[str] | None = None) -> int:
                 if state_check_failed(report):
                     print(json.dumps(report, indent=2, default=str))
                     return 1
-            elif args.step == "backfill":
-                report = backfill(cfg, spark, state, args.run_dir, args.start, args.end)
             else:
-                step = {"stream-increment": stream_increment, "batch-parity": batch_parity,
-                        "audit": audit}[args.step]
-                report = step(cfg, spark, state, args.run_dir)
+                spec = RunSpec.scheduled(cfg, state, args.run_dir, args.start, args.end)
+                report = run(spec, spark, RUNS[args.step]).report
     except TwinflowError as e:
         print(f"twinflow_job: error: {e}", file=sys.stderr)
         return e.exit_code

@@ -7,7 +7,8 @@ import tempfile
 from pathlib import Path
 
 from operators_lib.engine.spark import get_spark
-from operators_lib.runs.pipeline import RunConfig, run
+from operators_lib.runs.lifecycle import run
+from operators_lib.runs.spec import RunSpec
 
 _WARM_UP_SQL = """CREATE TABLE t (k STRING, v INT, ts TIMESTAMP(3),
   WATERMARK FOR ts AS ts - INTERVAL '1' SECOND);
@@ -32,7 +33,8 @@ def main() -> None:
         for i, sql in enumerate((_WARM_UP_SQL, _WARM_UP_JOIN)):
             query = work / f"q{i}.sql"
             query.write_text(sql)
-            result = run(RunConfig([query], {"t": data}, "both", work / f"out{i}", 3), spark)
+            result = run(RunSpec.bounded_run([query], {"t": data}, "both", work / f"out{i}", 3),
+                         spark)
             if result.exit_code != 0:
                 raise SystemExit(f"warm-up query {i}: exit {result.exit_code} {result.message}")
     spark.stop()

@@ -54,7 +54,7 @@ PLACE = (BATCH, EMIT_TS, ROWNUM, SEQ)
 
 def late_tag(table_name: str) -> int:
     """The ``tw__ts`` of a LATE marker that names its table (0: the query's one late-dropping
-    table, pipeline.late_source), for queries whose window operators read several tables."""
+    table, runs/streaming.late_source), for queries whose window operators read several tables."""
     return zlib.crc32(table_name.lower().encode()) % (2**31 - 1) + 1
 
 

@@ -17,7 +17,7 @@ unique key if it has one (a GROUP BY's keys: an updated row stays in its sub-par
 1 can run update-fast), else of the whole row; either way a retraction reaches the
 sub-partition of the row it retracts. The split changes the
 state layout (operator keys): a checkpoint is bound to the factor it was written with
-(incremental.py rebuilds the state when the factor changes).
+(runs/binding.py rebuilds the state when the factor changes).
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from operators_lib.runs.pipeline import Result, RunConfig, run
+from operators_lib.runs.lifecycle import run
+from operators_lib.runs.spec import Outcome, RunSpec, Steps
 from operators_lib.stream.runner import SPARK
 from tests.changelogs import canonical_nan
 from tests.harness import HarnessRuntime
@@ -54,11 +55,11 @@ class Case:
 
     def run(self, spark, out: Path, mode: str = "both", rows_per_batch: int | None = None,
             stop_after: int | None = None, topn_split: int = 1, harness: bool = False
-            ) -> Result:
+            ) -> Outcome:
         """``harness``: stream mode on the operator harness (tests/harness.py), not Spark's
         Structured Streaming."""
-        return run(RunConfig(self.sql, self.data, mode, out, rows_per_batch, stop_after,
-                             topn_split), spark,
+        return run(RunSpec.bounded_run(self.sql, self.data, mode, out, rows_per_batch,
+                                       stop_after, topn_split), spark, Steps.RUN,
                    runtime=HarnessRuntime() if harness else SPARK)
 
 

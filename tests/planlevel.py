@@ -55,7 +55,8 @@ from operators_lib.plan import (
     source_tables,
 )
 from operators_lib.relational import WEND
-from operators_lib.runs.pipeline import late_tags, plan_warnings
+from operators_lib.runs.staging import plan_warnings
+from operators_lib.runs.streaming import late_tags
 from operators_lib.sql import nonfinite
 from operators_lib.sql.script import script_of
 from operators_lib.state import lifecycle
@@ -102,7 +103,7 @@ class PlanRun:
         return [list(self.columns), *map(list, rows)]
 
     def parity(self) -> str:
-        """The verdict a ``twinflow run`` in both modes gives (pipeline._parity's rules): the
+        """The verdict a ``twinflow run`` in both modes gives (runs/checking.parity's rules): the
         results compared as multisets (floats at 12 significant digits); a difference
         explained by an empty input's global aggregate, by the late rows (batch again without
         them: a Spark job) or by split sessions. (State TTL's verdict is the real run's:
@@ -146,7 +147,7 @@ class Tables:
 
     def staged(self, plan: Node) -> tuple[Path, dict[str, list[Path]]]:
         """The staged state the plan reads (its ``staged/``, every table offered to its end)
-        and each table's parts, as pipeline._stage gives them."""
+        and each table's parts, as runs/staging.stage gives them."""
         ends = ends_in_last_part(plan)
         state = self.states.get(ends)
         if state is None:
@@ -217,7 +218,7 @@ class Tables:
         markers = log.filter(pc.is_null(log[LINE])).to_pydict()
         tags = late_tags(plan, tables)
         for op, tag, rownum in zip(markers[OP], markers[EMIT_TS], markers[ROWNUM]):
-            if op == LATE:  # pipeline._late_rows: one table's are its own
+            if op == LATE:  # runs/streaming._late_rows: one table's are its own
                 out.late.setdefault(next(iter(tables)) if len(tables) == 1 else tags[tag],
                                     set()).add(rownum)
             elif op == LATE_WINDOW:

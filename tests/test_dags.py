@@ -246,8 +246,8 @@ def test_hotspot_dag_raises_the_split_and_the_next_run_uses_it(spark, airflow_en
     parity, and its result is Flink's."""
     from dags.twinflow_hotspot import build_hotspot_dag
     from jobs.gates import publish
-    from operators_lib.runs.incremental import batch_parity, stream_increment
     from operators_lib.runs.query_config import QueryConfig
+    from tests.scheduled import batch_parity, stream_increment
 
     config = _topn_config(tmp_path)
     airflow_env.setenv("TWINFLOW_QUERIES", str(config.parent))

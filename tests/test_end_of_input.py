@@ -11,8 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from operators_lib.plan import END_FIRST, ROWNUM, ends_in_last_part
-from operators_lib.runs import pipeline
-from operators_lib.runs.pipeline import RunConfig
+from operators_lib.runs import staging
+from operators_lib.runs.lifecycle import run
+from operators_lib.runs.spec import RunSpec, Steps
 from operators_lib.sql import load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream.rows import BUCKETS
@@ -70,10 +71,10 @@ def _write_case(tmp_path, rows: list[str], query: str) -> None:
 
 
 def _run(spark, tmp_path, out: str, rows_per_batch: int):
-    cfg = RunConfig([tmp_path / "ddl.sql", tmp_path / "query.sql"],
-                    {"pings": str(tmp_path / "pings.csv")}, "stream", tmp_path / out,
-                    rows_per_batch)
-    result = pipeline.run(cfg, spark, runtime=HarnessRuntime())
+    spec = RunSpec.bounded_run([tmp_path / "ddl.sql", tmp_path / "query.sql"],
+                               {"pings": tmp_path / "pings.csv"}, "stream", tmp_path / out,
+                               rows_per_batch)
+    result = run(spec, spark, Steps.RUN, runtime=HarnessRuntime())
     assert result.exit_code == 0, result.message
     return result.report
 
@@ -87,7 +88,7 @@ def test_end_in_the_last_part_gives_the_changelog_of_an_end_of_its_own(
         spark, tmp_path, monkeypatch, rows, rows_per_batch, query):
     _write_case(tmp_path, rows, query)
     ends = _run(spark, tmp_path, "ends", rows_per_batch)
-    monkeypatch.setattr(pipeline, "ends_in_last_part", lambda plan: False)
+    monkeypatch.setattr(staging, "ends_in_last_part", lambda plan: False)
     own = _run(spark, tmp_path, "own", rows_per_batch)
     assert (tmp_path / "ends" / "changelog.csv").read_text() == \
         (tmp_path / "own" / "changelog.csv").read_text()

@@ -14,11 +14,10 @@ from pyspark.sql.classic.dataframe import DataFrame  # the class whose methods r
 
 from operators_lib.errors import InputError, ParityError
 from operators_lib.parity.compare import SAMPLE
-from operators_lib.runs import incremental
-from operators_lib.runs.backfill import backfill
-from operators_lib.runs.incremental import audit, batch_parity, stream_increment
+from operators_lib.runs import binding
 from operators_lib.runs.query_config import QueryConfig
 from operators_lib.stream.layout import STATE_LAYOUT
+from tests.scheduled import audit, backfill, batch_parity, stream_increment
 
 REPO = Path(__file__).resolve().parents[1]
 HOP = """SELECT window_start, window_end, url, COUNT(*) AS `views`
@@ -177,7 +176,7 @@ def test_join_and_group_by_retract_across_runs_in_parity(spark, tmp_path, monkey
     # The upgrade (stream/layout.py): run 12 (no new input) replays the 13 staged rows into a
     # new checkpoint; its result is the uninterrupted one, in parity.
     assert json.loads((state / "manifest.json").read_text())["state_layout"] == STATE_LAYOUT
-    monkeypatch.setattr(incremental, "STATE_LAYOUT", STATE_LAYOUT + ";next")
+    monkeypatch.setattr(binding, "STATE_LAYOUT", STATE_LAYOUT + ";next")
     # Until then nothing reads the old state with the new code.
     for step in (stream_increment, batch_parity):  # a re-run of run 11, its parity
         with pytest.raises(InputError, match="another state layout"):

@@ -284,7 +284,7 @@ def test_the_driver_does_no_row_work(spark, tmp_path):
 
 
 def test_the_input_digest_is_the_tasks_and_follows_every_byte(spark, tmp_path):
-    """A stopped stream resumes only on the same input (pipeline._fingerprint): the digest the
+    """A stopped stream resumes only on the same input (runs/staging._fingerprint): the digest the
     tasks compute of what they read changes with one byte of a file cut in pieces."""
     path = tmp_path / "t.csv"
     rows = [b"key%d,%d.5,1.5,2024-01-01,2024-01-01 00:00:01\n" % (i, i) for i in range(40)]

@@ -10,7 +10,8 @@ import json
 import pytest
 
 from operators_lib.errors import SqlError
-from operators_lib.runs.pipeline import RunConfig, run
+from operators_lib.runs.lifecycle import run
+from operators_lib.runs.spec import RunSpec
 from operators_lib.sql import load_script
 
 DDL = """CREATE TABLE t (a INT, b BIGINT, s STRING, ts TIMESTAMP(3),
@@ -23,7 +24,7 @@ def _run(spark, tmp_path, sink: str, insert: str):
                                     "2,20,y,2024-01-01 00:00:02\n")
     (tmp_path / "q.sql").write_text(DDL + sink + ";\n" + insert)
     out = tmp_path / "out"
-    result = run(RunConfig([tmp_path / "q.sql"], {"t": tmp_path / "t.csv"}, "batch", out),
+    result = run(RunSpec.bounded_run([tmp_path / "q.sql"], {"t": tmp_path / "t.csv"}, "batch", out),
                  spark)
     report = json.loads((out / "report.json").read_text())
     rows = list(csv.reader(open(out / "batch.csv")))

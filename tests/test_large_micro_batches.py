@@ -125,7 +125,8 @@ def test_batch_prefilter_keeps_what_can_rank():
 def test_stream_with_batch_prefilter_in_parity(spark, tmp_path):
     """A real stream of 3,000 rows in micro-batches of 1,500 (the TopN pre-filter runs before
     the shuffle): parity with batch, and the top 3 per category of a plain sort."""
-    from operators_lib.runs.pipeline import RunConfig, run
+    from operators_lib.runs.lifecycle import run
+    from operators_lib.runs.spec import RunSpec
 
     rng = random.Random(5)
     rows = [(f"s{i}", f"c{rng.randrange(4)}", rng.randrange(500)) for i in range(3000)]
@@ -136,8 +137,8 @@ def test_stream_with_batch_prefilter_in_parity(spark, tmp_path):
         "SELECT cat, shop, sales, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY cat "
         "ORDER BY sales DESC) AS rn FROM t) WHERE rn <= 3")
     out = tmp_path / "out"
-    result = run(RunConfig([tmp_path / "ddl.sql", tmp_path / "q.sql"], {"t": tmp_path / "t.csv"},
-                           "both", out, 1500), spark)
+    result = run(RunSpec.bounded_run([tmp_path / "ddl.sql", tmp_path / "q.sql"],
+                                     {"t": tmp_path / "t.csv"}, "both", out, 1500), spark)
     assert result.exit_code == 0, result.message
     assert result.report["parity"]["verdict"] == "equal"
     assert result.report["stream"]["micro_batches_this_run"] >= 2

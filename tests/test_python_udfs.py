@@ -198,11 +198,12 @@ def _dirty(tmp_path: Path) -> Path:
 def test_reject_mode_sets_aside_the_rows_a_function_fails_on(spark, tmp_path, mode):
     """The result is Flink's over the rows the function does not fail on (the case's input),
     in both modes; rejected.csv names each failing row, its file and the function's error."""
-    from operators_lib.runs.pipeline import RunConfig, run
+    from operators_lib.runs.lifecycle import run
+    from operators_lib.runs.spec import RunSpec
 
     d = _dirty(tmp_path)
     out = tmp_path / "out"
-    result = run(RunConfig([d / "ddl.sql", d / "reject.sql", d / "query.sql"],
+    result = run(RunSpec.bounded_run([d / "ddl.sql", d / "reject.sql", d / "query.sql"],
                            {"orders": d / "orders.csv"}, mode, out, 2), spark)
     assert result.exit_code == 0, result.message
     case = Case(REJECTS)
@@ -222,11 +223,12 @@ def test_reject_mode_sets_aside_the_rows_a_function_fails_on(spark, tmp_path, mo
 
 
 def test_by_default_a_row_a_function_fails_on_fails_the_run(spark, tmp_path):
-    from operators_lib.runs.pipeline import RunConfig, run
+    from operators_lib.runs.lifecycle import run
+    from operators_lib.runs.spec import RunSpec
 
     d = _dirty(tmp_path)
     with pytest.raises(DataError, match="the function parse_qty raised ValueError"):
-        run(RunConfig([d / "ddl.sql", d / "query.sql"], {"orders": d / "orders.csv"},
+        run(RunSpec.bounded_run([d / "ddl.sql", d / "query.sql"], {"orders": d / "orders.csv"},
                       "batch", tmp_path / "out", 2), spark)
 
 
@@ -258,7 +260,7 @@ def test_reject_mode_needs_a_row_at_a_time_function(spark, case_dir):
 
 
 def test_reject_mode_is_refused_in_scheduled_runs_for_now(spark, tmp_path):
-    from operators_lib.runs.incremental import plan_for
+    from operators_lib.runs.lifecycle import plan_for
     from operators_lib.runs.query_config import QueryConfig
 
     d = _dirty(tmp_path)

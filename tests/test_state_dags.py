@@ -11,11 +11,11 @@ from pathlib import Path
 
 from jobs.gates import publish
 from operators_lib.ops import metrics
-from operators_lib.runs.incremental import batch_parity, stream_increment
 from operators_lib.runs.query_config import QueryConfig
 from operators_lib.state import lifecycle, snapshots
 from operators_lib.stream.runner import last_commit
 from tests.cluster import INTERPRETED
+from tests.scheduled import batch_parity, stream_increment
 from tests.test_dags import _latest, _task_states
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,9 +14,9 @@ from operators_lib.catalog import TableDef
 from operators_lib.errors import InputError, StateError
 from operators_lib.io import ingest
 from operators_lib.plan import BATCH, EMIT_TS, OP, PLACE, ROWNUM, SEQ
-from operators_lib.runs.incremental import check_rejected
-from operators_lib.runs.pipeline import resume_decision
 from operators_lib.runs.query_config import QueryConfig
+from operators_lib.runs.spec import RunSpec
+from operators_lib.runs.staging import check_rejected, resume_decision
 from operators_lib.state.lifecycle import discard_unstaged
 from operators_lib.stream.runner import changelog_files, changelog_frame
 
@@ -129,13 +129,15 @@ def test_more_rejected_rows_than_allowed_stop_the_run(tmp_path):
     cfg = QueryConfig(name="q", sql=[], inputs={}, expectations="suite")
     new = _parsed(("a.csv", 3, 0), ("b.csv", 4, 6))
     with pytest.raises(InputError) as err:
-        check_rejected(cfg, new, tmp_path / "rejected.csv")
+        check_rejected(RunSpec.scheduled(cfg, tmp_path, tmp_path / "run"), new,
+                       tmp_path / "rejected.csv")
     message = str(err.value)
     assert "6 of 13 rows" in message and "b.csv: 6" in message
     assert "max_rejected_rows = 0" in message and str(tmp_path / "rejected.csv") in message
     assert "Nothing was staged" in message
     cfg.max_rejected_rows = 6
-    check_rejected(cfg, new, tmp_path / "rejected.csv")  # within the limit: goes on
+    check_rejected(RunSpec.scheduled(cfg, tmp_path, tmp_path / "run"), new,
+                   tmp_path / "rejected.csv")  # within the limit: goes on
 
 
 def test_max_rejected_rows_must_be_a_count(tmp_path):

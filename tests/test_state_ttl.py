@@ -17,14 +17,15 @@ import pytest
 from operators_lib.errors import SqlError
 from operators_lib.parity.compare import without_expired
 from operators_lib.plan import TTL_KEY
-from operators_lib.runs.incremental import audit, batch_parity, stream_increment
-from operators_lib.runs.pipeline import RunConfig, run
+from operators_lib.runs.lifecycle import run
 from operators_lib.runs.query_config import QueryConfig
+from operators_lib.runs.spec import RunSpec
 from operators_lib.sql import load_script
 from operators_lib.sql.script import parse_duration_ms
 from operators_lib.types import FlinkType
 from tests.caselib import CASES, Case, as_multiset, column_types, normalize, read_csv
 from tests.harness import HarnessRuntime
+from tests.scheduled import audit, batch_parity, stream_increment
 
 DDL = """CREATE TABLE customers (cust_id STRING, name STRING);
 CREATE TABLE orders (order_id INT, cust_id STRING);
@@ -67,14 +68,19 @@ def test_unreadable_ttl_is_an_error_with_its_line(tmp_path):
         load_script([sql])
 
 
-def _write(tmp_path, query: str):
+def _write(tmp_path, query: str) -> None:
     (tmp_path / "ddl.sql").write_text(DDL)
     (tmp_path / "q.sql").write_text(f"SET 'table.exec.state.ttl' = '{TTL_S} s';\n{query}")
     (tmp_path / "customers.csv").write_text(CUSTOMERS)
     (tmp_path / "orders.csv").write_text(ORDERS)
-    return RunConfig([tmp_path / "ddl.sql", tmp_path / "q.sql"],
-                     {"customers": tmp_path / "customers.csv",
-                      "orders": tmp_path / "orders.csv"}, "stream", tmp_path / "out", 1, 2)
+
+
+def _spec(tmp_path, mode: str, stop_after: int | None) -> RunSpec:
+    """A run of the query ``_write`` wrote, a row per micro-batch."""
+    return RunSpec.bounded_run([tmp_path / "ddl.sql", tmp_path / "q.sql"],
+                               {"customers": tmp_path / "customers.csv",
+                                "orders": tmp_path / "orders.csv"}, mode, tmp_path / "out", 1,
+                               stop_after)
 
 
 @pytest.mark.parametrize("query, batch_rows", [
@@ -86,12 +92,11 @@ def _write(tmp_path, query: str):
     ("SELECT cust_id, COUNT(*) AS n FROM orders GROUP BY cust_id", 3),
 ])
 def test_expired_state_is_dropped_and_parity_explains_it(spark, tmp_path, query, batch_rows):
-    cfg = _write(tmp_path, query)
-    first = run(cfg, spark)
+    _write(tmp_path, query)
+    first = run(_spec(tmp_path, "stream", 2), spark)
     assert first.exit_code == 0 and not first.report["stream"]["complete"]
     time.sleep(TTL_S + 2)  # everything stored so far is now idle for longer than the TTL
-    cfg.mode, cfg.stop_after_batches = "both", None
-    second = run(cfg, spark)
+    second = run(_spec(tmp_path, "both", None), spark)
     assert second.exit_code == 0, second.message
     parity = second.report["parity"]
     assert parity["verdict"] == "explained_by_ttl", parity
@@ -104,8 +109,8 @@ def test_a_ttl_that_never_expires_keeps_flinks_result(spark, tmp_path):
     case = Case(CASES / "join" / "left_outer")
     query = tmp_path / "query.sql"
     query.write_text("SET 'table.exec.state.ttl' = '1 h';\n" + (case.dir / "query.sql").read_text())
-    result = run(RunConfig([case.dir / "ddl.sql", query], case.data, "both", tmp_path, 2), spark,
-                 runtime=HarnessRuntime())
+    result = run(RunSpec.bounded_run([case.dir / "ddl.sql", query], case.data, "both",
+                                     tmp_path, 2), spark, runtime=HarnessRuntime())
     assert result.exit_code == 0, result.message
     assert result.report["parity"]["verdict"] == "equal"
     assert result.report["stream"]["ttl_expired_keys"] == 0

@@ -18,7 +18,8 @@ import pytest
 
 from operators_lib.errors import SqlError
 from operators_lib.plan import EMIT_TS, OP, ROWNUM, Calc, Join, find
-from operators_lib.runs.pipeline import RunConfig, run
+from operators_lib.runs.lifecycle import run
+from operators_lib.runs.spec import RunSpec
 from operators_lib.sql import load_script
 from operators_lib.sql.planner import compile_query
 from operators_lib.stream import calc
@@ -127,7 +128,7 @@ def test_interval_join_result_feeding_an_event_time_operator_is_refused(spark, t
         "SELECT o.oid, o.ts AS order_ts FROM orders o JOIN ships s ON o.oid = s.oid "
         "AND s.ts BETWEEN o.ts AND o.ts + INTERVAL '10' SECOND)")
     with pytest.raises(SqlError) as e:
-        run(RunConfig([case.dir / "ddl.sql", tmp_path / "q.sql"], case.data, "both",
+        run(RunSpec.bounded_run([case.dir / "ddl.sql", tmp_path / "q.sql"], case.data, "both",
                       tmp_path / "out"), spark)
     assert e.value.exit_code == 2
     assert "an OVER window over an interval join's result is not supported yet" in str(e.value)
@@ -142,7 +143,7 @@ def test_late_rows_of_either_table_are_listed_and_parity_explains_them(spark, tm
     (tmp_path / "ships.csv").write_text(
         "oid,carrier,ts\n1,x,2024-01-01 00:00:03\n2,y,2024-01-01 00:00:22\n"
         "3,z,2024-01-01 00:00:06\n")
-    result = run(RunConfig(case.sql, {"orders": tmp_path / "orders.csv",
+    result = run(RunSpec.bounded_run(case.sql, {"orders": tmp_path / "orders.csv",
                                       "ships": tmp_path / "ships.csv"},
                            "both", tmp_path / "out", 1), spark, runtime=HarnessRuntime())
     assert result.exit_code == 0, result.message
@@ -265,7 +266,7 @@ def test_processing_time_temporal_join_takes_the_version_current_on_arrival(spar
     (tmp_path / "rates.csv").write_text(
         "cur,rate,ts\nEUR,10,2024-01-01 00:00:01\nEUR,11,2024-01-01 00:00:02\n"
         "USD,5,2024-01-01 00:00:03\n,7,2024-01-01 00:00:04\n")
-    result = run(RunConfig([tmp_path / "ddl.sql", tmp_path / "q.sql"],
+    result = run(RunSpec.bounded_run([tmp_path / "ddl.sql", tmp_path / "q.sql"],
                            {"pt": tmp_path / "pt.csv", "rates": tmp_path / "rates.csv"},
                            "both", tmp_path / "out", 1), spark, runtime=HarnessRuntime())
     assert result.exit_code == 0, result.message
@@ -306,7 +307,7 @@ def test_lookup_join_joins_every_row_of_the_table_whatever_its_micro_batch(spark
         "oid,cur,ts\n1,EUR,2024-01-01 00:00:01\n2,GBP,2024-01-01 00:00:02\n"
         "3,,2024-01-01 00:00:03\n")
     (tmp_path / "dim.csv").write_text("cur,rate\nUSD,1\nUSD,2\nEUR,10\nEUR,11\n,7\n")
-    result = run(RunConfig([tmp_path / "ddl.sql", tmp_path / "q.sql"],
+    result = run(RunSpec.bounded_run([tmp_path / "ddl.sql", tmp_path / "q.sql"],
                            {"orders": tmp_path / "orders.csv", "dim": tmp_path / "dim.csv"},
                            "both", tmp_path / "out", 1), spark, runtime=HarnessRuntime())
     assert result.exit_code == 0, result.message

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from operators_lib.errors import InputError, SqlError
-from operators_lib.runs.pipeline import RunConfig, run
+from operators_lib.runs.lifecycle import run
+from operators_lib.runs.spec import RunSpec
 from tests.caselib import all_cases, assert_changelog, assert_final, read_csv
 from tests.harness import HarnessRuntime
 from tests.planlevel import PlanRun, run_case
@@ -259,7 +260,7 @@ def test_window_constructs_not_implemented_are_refused(spark, tmp_path, query, n
     (tmp_path / "t.csv").write_text("k,v,ts\na,1,2024-01-01 00:00:01\n")
     (tmp_path / "u.csv").write_text("k,w\na,1\n")
     with pytest.raises(SqlError) as e:
-        run(RunConfig([tmp_path / "ddl.sql", tmp_path / "q.sql"],
+        run(RunSpec.bounded_run([tmp_path / "ddl.sql", tmp_path / "q.sql"],
                       {"t": tmp_path / "t.csv", "u": tmp_path / "u.csv"}, "batch",
                       tmp_path / "out"), spark)
     assert e.value.exit_code == 2
@@ -315,7 +316,7 @@ def test_two_source_window_join_reports_late_rows_of_their_table(spark, tmp_path
         f"b.{'n' if aggregated else 'amount'} FROM ({tvf.format(t='clicks')}) c "
         f"FULL JOIN ({tvf.format(t='buys')}) b ON c.user_id = b.user_id AND "
         "c.window_start = b.window_start AND c.window_end = b.window_end")
-    result = run(RunConfig([case.dir / "ddl.sql", tmp_path / "q.sql"],
+    result = run(RunSpec.bounded_run([case.dir / "ddl.sql", tmp_path / "q.sql"],
                            {"clicks": tmp_path / "clicks.csv", "buys": tmp_path / "buys.csv"},
                            "both", tmp_path / "out", 1), spark, runtime=HarnessRuntime())
     assert result.exit_code == 0, result.message

@@ -255,13 +255,14 @@ def check_query(spark, q: str, data: dict[str, Path], out: Path, want: dict, run
     the operator harness) and compare with Flink's result: (verdict, equal or refused as
     Flink refuses it)."""
     from operators_lib.errors import TwinflowError
-    from operators_lib.runs.pipeline import RunConfig, run
+    from operators_lib.runs.lifecycle import run
+    from operators_lib.runs.spec import RunSpec
     from operators_lib.stream.runner import SPARK
 
     sql = [DDL, HERE / "queries" / f"{q}.sql"]
     inputs = {t: p for t, p in data.items() if t != "side_input" or q == "q13"}
     try:
-        result = run(RunConfig(sql, inputs, "both", out), spark, runtime=runtime or SPARK)
+        result = run(RunSpec.bounded_run(sql, inputs, "both", out), spark, runtime=runtime or SPARK)
     except TwinflowError as e:
         return _refused(want, str(e))
     if "processing_time" in want:

@@ -34,27 +34,26 @@ from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError
 from operators_lib.io.output import write_csv_frame, write_json
 from operators_lib.plan import ROWNUM, Node, append_only, quote, source_tables
-from operators_lib.runs.incremental import plan_for
-from operators_lib.runs.query_config import QueryConfig
+from operators_lib.runs.spec import RunSpec
 from operators_lib.state import lifecycle
+from operators_lib.state.lifecycle import RunRecord
 
 VERDICT = "batch_backfill"
 
 
-def backfill(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path, start: str,
-             end: str) -> dict:
-    """Recompute the intervals in ``[start, end]`` (module docstring); returns per interval
-    its rows."""
+def backfill(spec: RunSpec, spark: SparkSession, plan: Node) -> dict:
+    """Recompute the intervals ``spec.key`` .. ``spec.through`` (module docstring) into
+    ``spec.out``; returns per interval its rows."""
+    state, out, start, end = spec.state, spec.out, spec.key, spec.through
     keys = [k for k in lifecycle.run_keys(state) if start <= k <= end]
     if not keys:
         known = lifecycle.run_keys(state)
-        raise InputError(f"query {cfg.name}: no recorded run in [{start}, {end}] ("
+        raise InputError(f"query {spec.name}: no recorded run in [{start}, {end}] ("
                          + (f"runs from {known[0]} to {known[-1]}" if known else "no runs yet")
                          + "): a backfill recomputes intervals the query has staged input for")
-    plan = plan_for(cfg, spark)
     tables = [k for k, t in source_tables(plan).items() if not t.constant]
     if append_only(plan) and len(tables) != 1:
-        raise InputError(f"query {cfg.name}: a backfill of an append-only query over several "
+        raise InputError(f"query {spec.name}: a backfill of an append-only query over several "
                          "tables (an interval or window join) is not supported: its rows "
                          "belong to no one interval")
     # An append-only result over the input up to the last interval, cut by arrival below.
@@ -63,11 +62,12 @@ def backfill(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path, star
     done = {}
     for key in keys:
         record = lifecycle.run_record(state, key)
-        earlier = (lifecycle.previous_record(state, key) or {"rows": {}})["rows"]
+        previous = lifecycle.previous_record(state, key)
+        earlier = previous.rows if previous else {}
         if whole is not None:  # the rows whose input arrived in the interval
             first = earlier.get(tables[0], 0)
             rows = whole.where((F.col(ROWNUM) >= first)
-                               & (F.col(ROWNUM) < record["rows"].get(tables[0], 0)))
+                               & (F.col(ROWNUM) < record.rows.get(tables[0], 0)))
         else:
             rows = _batch(spark, plan, state, record)
         rows = rows.select(*[F.col(quote(f.name)) for f in plan.fields])
@@ -75,17 +75,17 @@ def backfill(cfg: QueryConfig, spark: SparkSession, state: Path, out: Path, star
         written = write_csv_frame(rows, run / "stream.csv", {f.name: f.type for f in plan.fields},
                                   [f.name for f in plan.fields])["rows"]
         write_json(run / "stream_report.json", {
-            "query": cfg.name, "interval": key, "backfill": True,
-            "new_input_rows": {t: n - earlier.get(t, 0) for t, n in record["rows"].items()},
+            "query": spec.name, "interval": key, "backfill": True,
+            "new_input_rows": {t: n - earlier.get(t, 0) for t, n in record.rows.items()},
             "late_rows": 0, "rejected_rows": 0, "watermark": None})
         write_json(run / "parity.json", {"verdict": VERDICT, "emitted_rows": written})
         done[key] = written
     if whole is not None:
         whole.unpersist()
-    return {"query": cfg.name, "intervals": done}
+    return {"query": spec.name, "intervals": done}
 
 
-def _batch(spark: SparkSession, plan: Node, state: Path, record: dict) -> DataFrame:
+def _batch(spark: SparkSession, plan: Node, state: Path, record: RunRecord) -> DataFrame:
     """Batch over every part staged up to the run of ``record``."""
     return batch_dataframe(spark, plan, lifecycle.staged_as_of(state, record,
                                                                source_tables(plan)))

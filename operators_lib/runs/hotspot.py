@@ -20,7 +20,7 @@ Each decision appends an audit record (when, measured skew, rule, old -> new, wh
 ``$TWINFLOW_HOME/audit/<query>.jsonl``; a change is also written, with that record, to
 ``$TWINFLOW_HOME/config/<query>.json`` (atomically; never into the DAG folder), which
 ``QueryConfig.load`` lays over the query's config: the next incremental run picks it up
-(incremental.py rebuilds the TopN state for the new factor).
+(runs/binding.py rebuilds the TopN state for the new factor).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from operators_lib.errors import InputError
 from operators_lib.io.output import write_json
 from operators_lib.paths import append_audit, chosen_settings
 from operators_lib.plan import quote, scans
-from operators_lib.runs.incremental import plan_for
+from operators_lib.runs.lifecycle import plan_for
 from operators_lib.runs.query_config import (
     Chosen,
     ChosenHotspot,

@@ -1,13 +1,13 @@
 """A query's state directory and the steps over it that every run takes: ``twinflow run``
-(its ``--out DIR/_state``, pipeline.py) and the scheduled runs of the DAGs
-(``$TWINFLOW_HOME/state/<query>``, incremental.py). One layout, one manifest::
+(its ``--out DIR/_state``) and the scheduled runs of the DAGs
+(``$TWINFLOW_HOME/state/<query>``), both through runs/lifecycle.py. One layout, one manifest::
 
     manifest.json    what is staged: per table its input files (rows, rejected rows, first row
                      number), its rows, its micro-batch files and its latest event time;
                      the query the state runs (queries.py: its SQL, TopN split, batch size,
                      state layout); for scheduled runs the TopN split and state layout
                      (stream/layout.py) the state was built with and its generation
-                     (incremental.bind_state); for a bounded run (twinflow run) its
+                     (runs/binding.bind_state); for a bounded run (twinflow run) its
                      fingerprint and how its stream ended (``run``)
     parsed/          the new input as the executors parsed it (ingest.py), until staged
     staged/<table>/  micro-batch files (part-NNNNNN.parquet), append-only; the stream's source:
@@ -21,7 +21,7 @@
                      table, its first and last micro-batch, the state generation, its report;
                      a scheduled run's key is its data interval, a ``twinflow run``'s the UTC
                      time it started (a stopped run resumed: one record per invocation)
-    late/, retired/  what scheduled runs keep (incremental.py)
+    late/, retired/  what scheduled runs keep (runs/streaming.py, runs/binding.py)
 
 Staging is one transaction: ``stage`` writes micro-batch files after those the manifest
 records and saves the manifest last, which commits them. Files that a failed run left beyond
@@ -35,6 +35,7 @@ import fcntl
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -82,10 +83,10 @@ def staged_files(state: Path, table: str) -> list[Path]:
     return sorted((state / "staged" / table).glob("part-*.parquet"))
 
 
-def staged_as_of(state: Path, record: dict, tables) -> dict[str, list[Path]]:
+def staged_as_of(state: Path, record: RunRecord, tables) -> dict[str, list[Path]]:
     """Each table's staged files as of the run of ``record`` (a later run may have staged
     more)."""
-    return {t: staged_files(state, t)[:record["parts"].get(t, 0)] for t in tables}
+    return {t: staged_files(state, t)[:record.parts.get(t, 0)] for t in tables}
 
 
 def discard_unstaged(state: Path) -> None:
@@ -143,17 +144,50 @@ def table_watermarks(state: Path, tables: dict[str, TableDef]) -> dict[str, int 
     return out
 
 
+@dataclass(frozen=True)
+class RunRecord:
+    """What one run covered (``runs/<key>.json``, module docstring): each table's staged parts
+    and rows, its micro-batches, whether the state was replayed in it, the state generation and
+    TopN split it ran with, and its stream report (a scheduled run's stream_report.json; a
+    bounded run's stream section)."""
+
+    parts: dict[str, int]
+    rows: dict[str, int]
+    first_batch: int
+    last_batch: int
+    replayed: bool
+    generation: int
+    topn_split: int
+    report: dict
+
+    @property
+    def interval(self) -> str:
+        return self.report["interval"]
+
+    @property
+    def watermark(self) -> str | None:
+        return self.report.get("watermark")
+
+    @classmethod
+    def load(cls, path: Path) -> RunRecord:
+        """A record as written, also by a twinflow that did not write the last three keys."""
+        data = {"replayed": False, "generation": 0, "topn_split": 1} | json.loads(
+            path.read_text())
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
+
+    def save(self, path: Path) -> None:
+        write_json(path, asdict(self))
+
+
 def record_run(state: Path, key: str, first_batch: int, last_batch: int, report: dict,
                replayed: bool = False, topn_split: int = 1) -> None:
     """Record what the run ``key`` covered (module docstring), after its stream step."""
     record = manifest(state)
     tables = record["tables"]
     (state / RUNS).mkdir(parents=True, exist_ok=True)
-    write_json(state / RUNS / f"{key}.json", {
-        "parts": {t: e["parts"] for t, e in tables.items()},
-        "rows": {t: e["rows"] for t, e in tables.items()},
-        "first_batch": first_batch, "last_batch": last_batch, "replayed": replayed,
-        "generation": record.get("generation", 0), "topn_split": topn_split, "report": report})
+    RunRecord({t: e["parts"] for t, e in tables.items()},
+              {t: e["rows"] for t, e in tables.items()}, first_batch, last_batch, replayed,
+              record.get("generation", 0), topn_split, report).save(state / RUNS / f"{key}.json")
 
 
 def run_keys(state: Path) -> list[str]:
@@ -161,13 +195,13 @@ def run_keys(state: Path) -> list[str]:
     return sorted(p.stem for p in (state / RUNS).glob("*.json"))
 
 
-def run_record(state: Path, key: str) -> dict | None:
+def run_record(state: Path, key: str) -> RunRecord | None:
     """What the run ``key`` covered (``record_run``), None if it has no record."""
     path = state / RUNS / f"{key}.json"
-    return json.loads(path.read_text()) if path.exists() else None
+    return RunRecord.load(path) if path.exists() else None
 
 
-def previous_record(state: Path, key: str) -> dict | None:
+def previous_record(state: Path, key: str) -> RunRecord | None:
     """The record of the newest run before ``key`` (None for the first)."""
     keys = [k for k in run_keys(state) if k < key]
     return run_record(state, keys[-1]) if keys else None

@@ -39,7 +39,7 @@ ROLLED_BACK = "rolled_back"
 _INFO = "snapshot.json"
 # What a state directory holds besides its snapshots: what a snapshot takes (staged: linked).
 _COPIED = (lifecycle.MANIFEST, lifecycle.RUNS, "checkpoint", "changelog", "result", "late")
-# Not state: kept in place by a rollback and by a fresh `twinflow run` (pipeline._stage); the
+# Not state: kept in place by a rollback and by a fresh `twinflow run` (runs/staging.py); the
 # metrics history records what happened.
 KEPT = {SNAPSHOTS, ROLLED_BACK, lifecycle.LOCK, metrics.HISTORY}
 

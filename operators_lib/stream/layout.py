@@ -1,8 +1,8 @@
 """The layout of a query's stream state: what its checkpoint's operators store and how its
 changelog is written. State of one layout is never read by code of another: a scheduled
 query's state of another layout is rebuilt by replaying its staged input
-(incremental.bind_state), a stopped ``twinflow run`` of another layout starts afresh
-(pipeline._fingerprint).
+(runs/binding.bind_state), a stopped ``twinflow run`` of another layout starts afresh
+(runs/staging._fingerprint).
 
 Any change to how an operator encodes its state (rows.SLOTS or BUCKETS, a page's layout: its
 version in stream/state_view.VERSIONS, a processor's state variables), to the changelog's

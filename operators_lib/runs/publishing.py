@@ -1,0 +1,114 @@
+"""The publish step of every run: its outputs into place, all or nothing. A bounded run
+(``twinflow run``) moves the files its steps wrote into ``pending/`` to ``--out`` and writes
+report.json there; a scheduled run, once its DAG's gate passed (jobs/gates.py), is copied into
+``published/<query>/<interval>/`` and ``LATEST`` points at it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from operators_lib.batch import batch_dataframe
+from operators_lib.io import ingest
+from operators_lib.io.output import write_csv_frame, write_json, write_text
+from operators_lib.paths import published_dir
+from operators_lib.plan import ROWNUM, quote
+from operators_lib.runs.spec import RunSpec
+from operators_lib.runs.staging import Run
+from operators_lib.scan import staged_schema
+from operators_lib.state import lifecycle
+from operators_lib.types import FlinkType
+from operators_lib.udf.rejects import REASON, rejected_rows
+
+PUBLISHED = ("stream.csv", "changes.csv", "batch.csv", "parity.json", "validation.json",
+             "stream_report.json", "rejected.csv")
+
+
+def publish(spec: RunSpec, run: Run | None) -> Path:
+    """Publish the run (module docstring; ``run``: a bounded run's steps so far); returns where
+    its outputs are."""
+    if not spec.bounded:
+        return _scheduled(spec)
+    _bounded(run)
+    return spec.out
+
+
+def _bounded(run: Run) -> None:
+    """Move a bounded run's outputs into place and write report.json."""
+    out, report = run.spec.out, run.report
+    report["late_rows"] = report.get("stream", {}).get("late_rows", 0)
+    udf = _udf_rejects(run)
+    report["rejected_rows"] = ingest.write_rejected(run.parsed, run.pending / "rejected.csv",
+                                                    udf)
+    if udf is not None:
+        report["udf_rejected_rows"] = report["rejected_rows"] - sum(
+            run.parsed.rejected(k) for k in run.parsed.files)
+    shutil.rmtree(run.parsed.dir, ignore_errors=True)  # staged: the parsed copy is not needed
+    report["timings_s"]["total"] = round(time.perf_counter() - run.t0, 3)
+    report["outputs"] = {name: str(out / name)
+                         for name in [*run.written, "rejected.csv", "report.json"]}
+    for name in [*run.written, "rejected.csv"]:
+        os.replace(run.pending / name, out / name)
+    shutil.rmtree(run.pending / ".result", ignore_errors=True)  # an updating stream's result
+    write_json(out / "report.json", report)
+
+
+def _udf_rejects(run: Run) -> Path | None:
+    """The input rows a Python function failed on, in reject mode (udf/rejects.py), as
+    rejected.csv's lines (its header first) in a file of their own; None without reject mode.
+    ``file``: the input file the row came from; ``row``: its values as JSON."""
+    spark = SparkSession.getActiveSession()
+    rows = rejected_rows(run.plan, lambda node: batch_dataframe(spark, node, run.pool))
+    if rows is None:
+        return None
+    staged = lifecycle.manifest(run.spec.state)["tables"]
+    tables = {t.name: (k, t) for k, t in run.tables.items()}
+    picked = None
+    for name, (key, table) in tables.items():
+        files = staged.get(key, {}).get("files", {})
+        which = F.lit(None).cast("string")
+        for file, entry in files.items():
+            which = F.when((F.col(ROWNUM) >= entry["first_row"]) & (
+                F.col(ROWNUM) < entry["first_row"] + entry["rows"]), F.lit(file)).otherwise(which)
+        values = spark.read.schema(staged_schema(table)).parquet(*map(str, run.pool[key]))
+        part = rows.where(F.col("table") == name).join(values, ROWNUM).select(
+            F.col("table"), which.alias("file"), F.lit(None).cast("string").alias("line"),
+            F.concat(F.lit("input row "), F.col(ROWNUM).cast("string"), F.lit(" (0-based, of "
+                     "the table's valid rows): "), F.col(REASON)).alias("reason"),
+            F.to_json(F.struct(*[F.col(quote(c.name)) for c in table.physical])).alias("row"),
+            F.col(ROWNUM))
+        picked = part if picked is None else picked.unionByName(part)
+    path = run.pending / ".udf_rejected.csv"
+    string = FlinkType.parse("STRING")
+    write_csv_frame(picked, path, dict.fromkeys(ingest.REJECTED_COLUMNS, string),
+                    ingest.REJECTED_COLUMNS, order=["table", ROWNUM])
+    return path
+
+
+def _scheduled(spec: RunSpec) -> Path:
+    """Copy the validated run into published/<query>/<interval>/ in one rename, then point
+    ``LATEST`` at it (also a rename) unless a later interval is published: readers see the old
+    or the new version, never half."""
+    run, run_key = spec.out, spec.key
+    target_root = published_dir(spec.name)
+    target_root.mkdir(parents=True, exist_ok=True)
+    tmp = target_root / f".{run_key}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    for name in PUBLISHED:
+        if (run / name).exists():
+            shutil.copy2(run / name, tmp / name)
+    final = target_root / run_key
+    if final.exists():  # a re-run of the same interval replaces its own version
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    latest = target_root / "LATEST"
+    if not latest.exists() or latest.read_text().strip() <= run_key:
+        # A re-run of an earlier interval replaces its own version only.
+        write_text(latest, run_key + "\n")
+    return final

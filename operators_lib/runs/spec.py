@@ -1,0 +1,81 @@
+"""What a run is asked to do: a frozen run specification (``RunSpec``) and the steps a caller
+wants of it (``Steps``); ``runs.lifecycle.run(spec, spark, steps)`` runs them.
+
+A run covers one data interval of a query's state. A bounded run (``twinflow run``) is one
+interval plus the end of the input: its state is ``--out DIR/_state``, its key the UTC time it
+started. A scheduled run (the DAGs) is keyed by its data interval (the run directory's name),
+its state is ``$TWINFLOW_HOME/state/<query>`` and the stream goes on after it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+from pathlib import Path
+
+from operators_lib.runs.query_config import QueryConfig
+
+MODES = ("batch", "stream", "both")
+# Called after each step of a bounded run ("ingest", "stream", "batch", "parity") with the
+# report so far, and while the stream runs with ("stream_progress", {"micro_batch": id,
+# "input_read": 0..1}).
+Listener = Callable[[str, dict], None]
+
+
+class Steps(Enum):
+    """What a caller asks of a run (runs/lifecycle.py runs the steps each one takes)."""
+
+    RUN = "run"            # twinflow run: stage, offer, stream, materialize, record, batch,
+    #                        parity, publish (outputs and report.json)
+    STREAM = "stream"      # a DAG's stream task: stage, offer, stream, materialize, record
+    PARITY = "parity"      # a DAG's parity task: the interval's emitted rows against batch
+    AUDIT = "audit"        # everything emitted up to the newest run against batch
+    BACKFILL = "backfill"  # batch results of the recorded intervals ``key`` .. ``through``
+    PUBLISH = "publish"    # a DAG's publish task, after its gate: the run into published/
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    name: str                     # the scheduled query's name ("run" for twinflow run)
+    sql: tuple[Path, ...]
+    inputs: Mapping[str, Path]    # table -> CSV file or landing directory
+    state: Path                   # the query's state directory (state/lifecycle.py)
+    out: Path                     # the run's outputs: --out, or the DAG run's directory
+    key: str                      # the data interval, or the bounded run's start time
+    rows_per_batch: int | None    # None: from the input's size (bounded runs only)
+    topn_split: int = 1           # hotspot split factor of every TopN (topn_split.py)
+    bounded: bool = False         # the input ends with this run (twinflow run)
+    mode: str = "both"            # bounded runs: batch | stream | both
+    stop_after_batches: int | None = None  # bounded runs: offer only the first N parts
+    max_rejected_rows: int = 0    # scheduled runs: malformed rows a run may set aside
+    through: str | None = None    # a backfill's last interval
+
+    @classmethod
+    def bounded_run(cls, sql: list[Path], data: Mapping[str, Path], mode: str, out: Path,
+                    rows_per_batch: int | None = None,
+                    stop_after_batches: int | None = None, topn_split: int = 1) -> RunSpec:
+        """``twinflow run``: its state under ``out``/_state, keyed by the time it starts."""
+        return cls("run", tuple(Path(p) for p in sql), {k: Path(v) for k, v in data.items()},
+                   out / "_state", out, datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%f"),
+                   rows_per_batch, topn_split, True, mode, stop_after_batches)
+
+    @classmethod
+    def scheduled(cls, cfg: QueryConfig, state: Path, run_dir: Path, key: str | None = None,
+                  through: str | None = None) -> RunSpec:
+        """A DAG run of ``cfg``'s query, keyed by its data interval (default: ``run_dir``'s
+        name; a backfill: ``key`` the first interval, ``through`` the last)."""
+        return cls(cfg.name, tuple(cfg.sql), dict(cfg.inputs), state, run_dir,
+                   key or run_dir.name,
+                   cfg.rows_per_batch, cfg.topn_split, max_rejected_rows=cfg.max_rejected_rows,
+                   through=through)
+
+
+@dataclass
+class Outcome:
+    """How a run ended: its exit code (1: parity failed), its report, what to tell the user."""
+
+    exit_code: int
+    report: dict = field(default_factory=dict)
+    message: str = ""
+    published: Path | None = None  # where the publish step put the run's outputs
