@@ -81,12 +81,12 @@ def _spark(node: exp.Expression, env: Env) -> exp.Expression:
 def _as_is(node: exp.Expression, env: Env) -> exp.Expression:
     """``node`` with its operands rendered."""
     out = node.copy()
-    case = isinstance(node, exp.Case)
     for key, value in node.args.items():
+        whens = isinstance(node, exp.Case) and key == "ifs"  # not its ELSE: that may be IF()
         if isinstance(value, exp.Expression):
-            out.set(key, _operand(value, env, case))
+            out.set(key, _operand(value, env, whens))
         elif isinstance(value, list):
-            out.set(key, [_operand(v, env, case) for v in value])
+            out.set(key, [_operand(v, env, whens) for v in value])
     return out
 
 

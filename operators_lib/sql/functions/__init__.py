@@ -136,6 +136,7 @@ def function_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | No
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.JSON):
         kind = node.expression.this
         return ("IS JSON " + kind if kind else "IS JSON"), [node.this]
-    if isinstance(node, exp.If) and not isinstance(node.parent, exp.Case):
+    if isinstance(node, exp.If) and not (isinstance(node.parent, exp.Case)
+                                         and node.arg_key == "ifs"):  # not a WHEN .. THEN
         return "IF", [node.this, node.args.get("true"), node.args.get("false")]
     return None
