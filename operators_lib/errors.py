@@ -13,6 +13,8 @@ DATA_ERROR = "twinflow data error: "
 # ... and where twinflow does not reproduce Flink's answer for a value (sql/functions
 # value_refused): a DataError too, saying so.
 VALUE_REFUSED = "twinflow refuses the value: "
+# How a refused value reads in the error (exit 2): a refusal at run time, not a data error.
+NOT_REPRODUCED = "twinflow does not reproduce Flink's answer for "
 
 
 class TwinflowError(Exception):
@@ -114,7 +116,7 @@ def classify(e: BaseException, where: str | None = None) -> TwinflowError | None
             refused = rest.startswith(VALUE_REFUSED)
             message = re.sub(r"\s*SQLSTATE: \w+.*$", "",
                              rest[len(VALUE_REFUSED if refused else DATA_ERROR):])
-            return DataError(f"twinflow does not reproduce Flink's answer for {message}"
+            return DataError(NOT_REPRODUCED + message
                              if refused else
                              f"the query fails on its data, as Flink's job does: {message}")
         if name in _SPARK_DATA:
@@ -123,7 +125,7 @@ def classify(e: BaseException, where: str | None = None) -> TwinflowError | None
     if udf := re.search(rf"UdfFailed: ({re.escape(DATA_ERROR)}|{re.escape(VALUE_REFUSED)})(.*)",
                         text):
         marker, message = udf.groups()
-        return DataError(f"twinflow does not reproduce Flink's answer for {message}"
+        return DataError(NOT_REPRODUCED + message
                          if marker == VALUE_REFUSED else
                          f"the query fails on its data, as Flink's job does: {message}")
     for pattern, cause in _JVM_STORAGE:

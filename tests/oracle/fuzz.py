@@ -31,7 +31,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from operators_lib.errors import DataError, TwinflowError, classify
+from operators_lib.errors import NOT_REPRODUCED, DataError, TwinflowError, classify
 from tests.caselib import as_multiset, typed
 from tests.oracle.regen_expected import blocks, oracle
 from tests.oracle.sqlgen import DDL, Gen, Query, random_tables
@@ -76,8 +76,9 @@ def outcome(tables: Tables, query: str) -> Outcome:
         return Outcome("refused", str(e))
     except Exception as e:  # noqa: BLE001 - a crash is a finding
         known = classify(e)  # as in a real run (spark.engine_failures)
-        if isinstance(known, DataError):
-            return Outcome("fails", str(known))
+        if isinstance(known, DataError):  # a value twinflow refuses (exit 2) is a refusal
+            refused = str(known).startswith(NOT_REPRODUCED)
+            return Outcome("refused" if refused else "fails", str(known))
         return Outcome("crash", traceback.format_exc(limit=-3))
     return Outcome("ran", "", sorted(run.batch), sorted(run.stream),
                    [run.types[c] for c in run.columns])
