@@ -14,7 +14,14 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from operators_lib.sql.functions import FUNCTIONS, Call, Env, Unsupported, function_call
+from operators_lib.sql.functions import (
+    FUNCTIONS,
+    Call,
+    Env,
+    Unsupported,
+    function_call,
+    when_of_case,
+)
 from operators_lib.sql.functions.base import ieee_divide
 
 # Render as themselves once their operands are rendered (same meaning in Flink and Spark).
@@ -82,16 +89,15 @@ def _as_is(node: exp.Expression, env: Env) -> exp.Expression:
     """``node`` with its operands rendered."""
     out = node.copy()
     for key, value in node.args.items():
-        whens = isinstance(node, exp.Case) and key == "ifs"  # not its ELSE: that may be IF()
         if isinstance(value, exp.Expression):
-            out.set(key, _operand(value, env, whens))
+            out.set(key, _operand(value, env))
         elif isinstance(value, list):
-            out.set(key, [_operand(v, env, whens) for v in value])
+            out.set(key, [_operand(v, env) for v in value])
     return out
 
 
-def _operand(node: exp.Expression, env: Env, of_case: bool) -> exp.Expression:
-    if of_case and isinstance(node, exp.If):  # a WHEN .. THEN .. of CASE (else: IF(c, a, b))
+def _operand(node: exp.Expression, env: Env) -> exp.Expression:
+    if when_of_case(node):
         return exp.If(this=_spark(node.this, env), true=_spark(node.args["true"], env))
     return _spark(node, env)
 

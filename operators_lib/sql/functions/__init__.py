@@ -98,6 +98,13 @@ AGGREGATES = ("COUNT", "SUM", "AVG", "MIN", "MAX", "STDDEV_POP", "STDDEV_SAMP", 
 RANKING = ("ROW_NUMBER", "RANK", "DENSE_RANK")
 
 
+def when_of_case(node: exp.Expression) -> bool:
+    """Is ``node`` a WHEN .. THEN of a CASE (sqlglot's exp.If in its ``ifs``), not a call of
+    IF(c, a, b), which may be the CASE's ELSE or any other operand?"""
+    return isinstance(node, exp.If) and isinstance(node.parent, exp.Case) and \
+        node.arg_key == "ifs"
+
+
 def function_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | None:
     """(Flink name, arguments) if ``node`` is a call of a scalar function, else None. Most calls
     are ``exp.Anonymous`` (sql/dialect.py); the special syntax has sqlglot classes."""
@@ -136,7 +143,6 @@ def function_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | No
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.JSON):
         kind = node.expression.this
         return ("IS JSON " + kind if kind else "IS JSON"), [node.this]
-    if isinstance(node, exp.If) and not (isinstance(node.parent, exp.Case)
-                                         and node.arg_key == "ifs"):  # not a WHEN .. THEN
+    if isinstance(node, exp.If) and not when_of_case(node):
         return "IF", [node.this, node.args.get("true"), node.args.get("false")]
     return None
