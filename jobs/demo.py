@@ -78,11 +78,11 @@ def run_demo(out: Path, console: Console, log: Path | None, verbose: bool) -> in
         result = run(RunSpec.bounded_run(sql, data, "both", target), spark, Steps.RUN,
                      RunProgress(console, "both", name))
         r = result.report
-        verdict = PARITY.get(r["parity"]["verdict"], r["parity"]["verdict"])
-        console.step("query", f"{name}: parity {verdict}, {plural(r['batch']['rows'], 'row')}  "
-                              f"{r['timings_s']['total']:.1f} s")
-        rows.append([name, verdict, str(r["batch"]["rows"]), str(r["stream"]["rows"]),
-                     str(r["late_rows"]), str(r["rejected_rows"]), f"{target}/"])
+        verdict = PARITY.get(r.parity.verdict, r.parity.verdict)
+        console.step("query", f"{name}: parity {verdict}, {plural(r.batch.rows, 'row')}  "
+                              f"{r.timings_s['total']:.1f} s")
+        rows.append([name, verdict, str(r.batch.rows), str(r.stream.rows), str(r.late_rows),
+                     str(r.rejected_rows), f"{target}/"])
         code = code or result.exit_code
     checked = out / "rows_max_price" / "stream.csv"
     console.activity("gate", "great expectations on rows_max_price")

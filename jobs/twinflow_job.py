@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                     return 1
             else:
                 spec = RunSpec.scheduled(cfg, state, args.run_dir, args.start, args.end)
-                report = run(spec, spark, RUNS[args.step]).report
+                report = run(spec, spark, RUNS[args.step]).report.as_json()
     except TwinflowError as e:
         print(f"twinflow_job: error: {e}", file=sys.stderr)
         return e.exit_code

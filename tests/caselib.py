@@ -139,11 +139,11 @@ def assert_resumes(case: Case, spark, out: Path, rows_per_batch: int, stop_after
     completes, with parity (the case's expected verdict) and Flink's final result."""
     first = case.run(spark, out, "stream", rows_per_batch=rows_per_batch, stop_after=stop_after)
     assert first.exit_code == 0
-    assert not first.report["stream"]["complete"]
+    assert not first.report.stream.complete
     second = case.run(spark, out, "both", rows_per_batch=rows_per_batch)
     assert second.exit_code == 0, second.message
-    assert second.report["stream"]["complete"]
-    assert second.report["parity"]["verdict"] == case.meta.get("parity", "equal")
+    assert second.report.stream.complete
+    assert second.report.parity.verdict == case.meta.get("parity", "equal")
     assert_final(case, out, "stream.csv", "stream_final.csv")
     # Each invocation is one run of the state's records (lifecycle.record_run), the resumed
     # one from the micro-batch after the stopped one's last.

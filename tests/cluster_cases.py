@@ -40,9 +40,9 @@ def main() -> None:
     for case_id in args.cases:
         result = Case(CASES / case_id).run(spark, args.out / case_id.replace("/", "__"),
                                            mode="stream")
+        stream = result.report.stream
         results[case_id] = {"exit_code": result.exit_code, "message": result.message,
-                            "micro_batches": result.report.get("stream", {}).get(
-                                "micro_batches_this_run")}
+                            "micro_batches": stream and stream.micro_batches_this_run}
     spark.stop()
     print(json.dumps({"executor_code": executors, "cases": results}))
 

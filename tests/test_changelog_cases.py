@@ -89,7 +89,7 @@ def test_an_updating_result_nothing_retracted_is_the_changelogs_added_rows(spark
     changelog's rows, in their order (no merge job), and still Flink's result."""
     result = case.run(spark, tmp_path, "both", rows_per_batch=10_000, harness=True)
     assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "equal", result.report["parity"]
+    assert result.report.parity.verdict == "equal", result.report.parity
     changes = (tmp_path / "changelog.csv").read_text().splitlines()[1:]
     assert changes and all(line.startswith("+I,") for line in changes)
     assert (tmp_path / "stream.csv").read_text().splitlines()[1:] == [c[3:] for c in changes]
@@ -103,8 +103,8 @@ def test_a_global_aggregate_of_no_rows_is_explained_by_empty_input_in_a_run(spar
     """The verdict PlanRun.parity gives it, from a run's parity job."""
     result = case.run(spark, tmp_path, "both", rows_per_batch=1, harness=True)
     assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "explained_by_empty_input", \
-        result.report["parity"]
+    assert result.report.parity.verdict == "explained_by_empty_input", \
+        result.report.parity
     assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
     assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
 

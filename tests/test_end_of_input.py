@@ -92,9 +92,9 @@ def test_end_in_the_last_part_gives_the_changelog_of_an_end_of_its_own(
     own = _run(spark, tmp_path, "own", rows_per_batch)
     assert (tmp_path / "ends" / "changelog.csv").read_text() == \
         (tmp_path / "own" / "changelog.csv").read_text()
-    assert ends["late_rows"] == own["late_rows"]
+    assert ends.late_rows == own.late_rows
     # Late rows but where nothing can be late (BEHIND; one micro-batch).
-    assert own["late_rows"] > 0 or rows is BEHIND or rows_per_batch == 60
+    assert own.late_rows > 0 or rows is BEHIND or rows_per_batch == 60
 
     staged = sorted((tmp_path / "ends" / "_state" / "staged" / "pings").glob("part-*.parquet"))
     markers = [pq.read_table(p, columns=[ROWNUM])[ROWNUM].to_numpy() for p in staged]
@@ -103,8 +103,8 @@ def test_end_in_the_last_part_gives_the_changelog_of_an_end_of_its_own(
     # The end's own micro-batch (eof.parquet) fires nothing: the last part's did it all; and
     # no micro-batch follows it (the watermark had passed everything already).
     parts = len(staged)
-    assert ends["stream"]["micro_batches_this_run"] == parts + 1
-    assert own["stream"]["micro_batches_this_run"] == parts + 2
+    assert ends.stream.micro_batches_this_run == parts + 1
+    assert own.stream.micro_batches_this_run == parts + 2
     eof = batch_dir(tmp_path / "ends" / "_state" / "changelog", parts)
     assert sum(pq.read_table(f).num_rows for f in eof.glob("*.parquet")) == 0
 

@@ -57,8 +57,8 @@ def test_harness_writes_the_changelog_spark_writes(spark, tmp_path, case):
     real = case.run(spark, tmp_path / "spark", "stream", rows_per_batch=n)
     sim = case.run(spark, tmp_path / "harness", "stream", rows_per_batch=n, harness=True)
     assert real.exit_code == sim.exit_code == 0
-    assert sim.report["stream"]["micro_batches_this_run"] == \
-        real.report["stream"]["micro_batches_this_run"]
+    assert sim.report.stream.micro_batches_this_run == \
+        real.report.stream.micro_batches_this_run
     spark_batches = _batches(tmp_path / "spark")
     assert len(spark_batches) >= 3
     assert _batches(tmp_path / "harness") == spark_batches

@@ -140,8 +140,8 @@ def test_stream_with_batch_prefilter_in_parity(spark, tmp_path):
     result = run(RunSpec.bounded_run([tmp_path / "ddl.sql", tmp_path / "q.sql"],
                                      {"t": tmp_path / "t.csv"}, "both", out, 1500), spark)
     assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "equal"
-    assert result.report["stream"]["micro_batches_this_run"] >= 2
+    assert result.report.parity.verdict == "equal"
+    assert result.report.stream.micro_batches_this_run >= 2
     expected = set()
     for cat in {c for _, c, _ in rows}:
         ranked = sorted([r for r in rows if r[1] == cat], key=lambda r: -r[2])[:3]

@@ -41,9 +41,9 @@ def test_per_row_stream_equals_flink(spark, tmp_path, case):
     assert result.exit_code == 0, result.message
     assert_changelog(case, tmp_path)
     assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
-    assert result.report["late_rows"] == n_late
+    assert result.report.late_rows == n_late
     assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
-    assert result.report["parity"]["verdict"] == "not_applicable", result.report["parity"]
+    assert result.report.parity.verdict == "not_applicable", result.report.parity
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if _harness(c)], ids=lambda c: c.id)
@@ -60,7 +60,7 @@ def test_several_micro_batches_parity(spark, tmp_path, case):
 def test_restart_from_checkpoint_gives_the_same_changelog(spark, tmp_path, case):
     first = case.run(spark, tmp_path, "stream", rows_per_batch=1, stop_after=3)
     assert first.exit_code == 0
-    assert not first.report["stream"]["complete"]
+    assert not first.report.stream.complete
     assert len(read_csv(tmp_path / "changelog.csv")) - 1 < len(case.expected("changelog.csv")) - 1
     # Resumed in a session with other shuffle partitions: the stream keeps its checkpoint's.
     written_with = spark.conf.get("spark.sql.shuffle.partitions")
@@ -70,12 +70,12 @@ def test_restart_from_checkpoint_gives_the_same_changelog(spark, tmp_path, case)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", written_with)
     assert second.exit_code == 0
-    assert second.report["stream"]["complete"]
-    assert second.report["spark"]["stream_shuffle_partitions"] == int(written_with)
-    assert any("keeps the" in w for w in second.report["warnings"])
+    assert second.report.stream.complete
+    assert second.report.spark.stream_shuffle_partitions == int(written_with)
+    assert any("keeps the" in w for w in second.report.warnings)
     # The resumed run processed only the remaining input, not everything again.
-    total_rows = sum(t["accepted_rows"] for t in second.report["tables"].values())
-    assert second.report["stream"]["micro_batches_this_run"] < total_rows + 2
+    total_rows = sum(t["accepted_rows"] for t in second.report.tables.values())
+    assert second.report.stream.micro_batches_this_run < total_rows + 2
     assert_changelog(case, tmp_path)
 
 
@@ -89,7 +89,7 @@ def test_over_by_a_column_that_is_no_time_attribute_runs_in_batch_mode_only(spar
 
     result = case.run(spark, tmp_path / "both", "both")
     assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "not_applicable"
+    assert result.report.parity.verdict == "not_applicable"
     assert_final(case, tmp_path / "both", "batch.csv", "batch_final.csv")
     with pytest.raises(InputError) as e:
         case.run(spark, tmp_path / "stream", "stream")

@@ -31,7 +31,7 @@ def test_equal_results_are_equal(spark):
     diff = _compare(spark, BATCH, stream)
     assert diff.equal
     assert (diff.batch_rows, diff.stream_rows) == (5, 5)
-    assert diff.summary()["sample_only_in_batch"] == []
+    assert diff.summary().sample_only_in_batch == []
 
 
 def test_differences_are_counted_row_by_row(spark):
@@ -41,8 +41,8 @@ def test_differences_are_counted_row_by_row(spark):
               (1.0, 4, "d", None)]  # one of two copies
     diff = _compare(spark, BATCH, stream)
     summary = diff.summary()
-    assert (summary["only_in_batch"], summary["only_in_stream"]) == (4, 3)
+    assert (summary.only_in_batch, summary.only_in_stream) == (4, 3)
     assert (diff.batch_rows, diff.stream_rows) == (5, 4)
     # A row that lost one of its two copies is sampled once, the others as they are.
-    assert sorted(r[2] for r in summary["sample_only_in_stream"]) == ["", "a", "c"]
-    assert len(summary["sample_only_in_batch"]) == 4
+    assert sorted(r[2] for r in summary.sample_only_in_stream) == ["", "a", "c"]
+    assert len(summary.sample_only_in_batch) == 4

@@ -82,8 +82,8 @@ def test_structured_streaming_gives_flinks_result(spark, tmp_path, case_id):
     case = Case(CASES / case_id)
     result = case.run(spark, tmp_path, mode="both", rows_per_batch=2)
     assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "equal"
-    assert result.report["stream"]["micro_batches_this_run"] >= 3
+    assert result.report.parity.verdict == "equal"
+    assert result.report.stream.micro_batches_this_run >= 3
     assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
 
 
@@ -94,7 +94,7 @@ def test_a_function_never_sees_the_streams_marker_rows(spark, case_dir):
                   "WHERE name IS NOT NULL AND strict_len(name) > 0 GROUP BY strict_len(name)",
                   "CREATE FUNCTION strict_len AS 'udfs.strict_len' LANGUAGE PYTHON;\n",
                   mode="both")
-    assert result.report["parity"]["verdict"] == "equal"
+    assert result.report.parity.verdict == "equal"
     assert sorted(read_csv(case_dir / "out" / "stream.csv")[1:]) == [
         ["1", "1"], ["10", "1"], ["12", "2"], ["5", "1"]]
 
@@ -209,7 +209,7 @@ def test_reject_mode_sets_aside_the_rows_a_function_fails_on(spark, tmp_path, mo
     case = Case(REJECTS)
     assert_final(case, out, "batch.csv", "batch_final.csv")
     if mode == "both":
-        assert result.report["parity"]["verdict"] == "equal"
+        assert result.report.parity.verdict == "equal"
         assert_final(case, out, "stream.csv", "stream_final.csv")
     rejected = read_csv(out / "rejected.csv")
     assert rejected[0] == ["table", "file", "line", "reason", "row"]
@@ -219,7 +219,7 @@ def test_reject_mode_sets_aside_the_rows_a_function_fails_on(spark, tmp_path, mo
         assert f"the function parse_qty raised ValueError: invalid literal for int() with " \
                f"base 10: '{value}'" in row[3], row
         assert f'"qty_text":"{value}"' in row[4], row
-    assert result.report["rejected_rows"] == result.report["udf_rejected_rows"] == 3
+    assert result.report.rejected_rows == result.report.udf_rejected_rows == 3
 
 
 def test_by_default_a_row_a_function_fails_on_fails_the_run(spark, tmp_path):

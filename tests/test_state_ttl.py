@@ -94,15 +94,15 @@ def _spec(tmp_path, mode: str, stop_after: int | None) -> RunSpec:
 def test_expired_state_is_dropped_and_parity_explains_it(spark, tmp_path, query, batch_rows):
     _write(tmp_path, query)
     first = run(_spec(tmp_path, "stream", 2), spark)
-    assert first.exit_code == 0 and not first.report["stream"]["complete"]
+    assert first.exit_code == 0 and not first.report.stream.complete
     time.sleep(TTL_S + 2)  # everything stored so far is now idle for longer than the TTL
     second = run(_spec(tmp_path, "both", None), spark)
     assert second.exit_code == 0, second.message
-    parity = second.report["parity"]
-    assert parity["verdict"] == "explained_by_ttl", parity
-    assert second.report["stream"]["ttl_expired_keys"] >= 1
-    assert parity["only_in_batch"] >= 1  # TTL really changed the stream's result
-    assert second.report["batch"]["rows"] == batch_rows
+    parity = second.report.parity
+    assert parity.verdict == "explained_by_ttl", parity
+    assert second.report.stream.ttl_expired_keys >= 1
+    assert parity.only_in_batch >= 1  # TTL really changed the stream's result
+    assert second.report.batch.rows == batch_rows
 
 
 def test_a_ttl_that_never_expires_keeps_flinks_result(spark, tmp_path):
@@ -112,8 +112,8 @@ def test_a_ttl_that_never_expires_keeps_flinks_result(spark, tmp_path):
     result = run(RunSpec.bounded_run([case.dir / "ddl.sql", query], case.data, "both",
                                      tmp_path, 2), spark, runtime=HarnessRuntime())
     assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "equal"
-    assert result.report["stream"]["ttl_expired_keys"] == 0
+    assert result.report.parity.verdict == "equal"
+    assert result.report.stream.ttl_expired_keys == 0
     types = column_types(tmp_path)
     _, ours = normalize(read_csv(tmp_path / "stream.csv"), types)
     _, flink = normalize(case.expected("stream_final.csv"), types)

@@ -147,7 +147,7 @@ def test_late_rows_of_either_table_are_listed_and_parity_explains_them(spark, tm
                                       "ships": tmp_path / "ships.csv"},
                            "both", tmp_path / "out", 1), spark, runtime=HarnessRuntime())
     assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "explained_by_late_rows"
+    assert result.report.parity.verdict == "explained_by_late_rows"
     late = sorted(tuple(r[:2]) for r in read_csv(tmp_path / "out" / "late.csv")[1:])
     assert late == [("orders", "3"), ("ships", "3")], late
 
@@ -270,7 +270,7 @@ def test_processing_time_temporal_join_takes_the_version_current_on_arrival(spar
                            {"pt": tmp_path / "pt.csv", "rates": tmp_path / "rates.csv"},
                            "both", tmp_path / "out", 1), spark, runtime=HarnessRuntime())
     assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "not_applicable"
+    assert result.report.parity.verdict == "not_applicable"
     stream = sorted(tuple(r) for r in read_csv(tmp_path / "out" / "stream.csv")[1:])
     batch = sorted(tuple(r) for r in read_csv(tmp_path / "out" / "batch.csv")[1:])
     assert stream == [("1", "EUR", "10"), ("2", "EUR", "11"), ("3", "GBP", ""),
@@ -311,6 +311,6 @@ def test_lookup_join_joins_every_row_of_the_table_whatever_its_micro_batch(spark
                            {"orders": tmp_path / "orders.csv", "dim": tmp_path / "dim.csv"},
                            "both", tmp_path / "out", 1), spark, runtime=HarnessRuntime())
     assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "equal"
+    assert result.report.parity.verdict == "equal"
     stream = sorted(tuple(r) for r in read_csv(tmp_path / "out" / "stream.csv")[1:])
     assert stream == [("1", "10"), ("1", "11"), ("2", ""), ("3", "")], stream

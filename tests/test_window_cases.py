@@ -89,11 +89,11 @@ def test_session_rows_of_one_micro_batch_merge_in_arrival_order(spark, tmp_path)
 def test_restart_from_checkpoint_gives_flinks_changelog(spark, tmp_path, case):
     first = case.run(spark, tmp_path, "stream", rows_per_batch=1, stop_after=5)
     assert first.exit_code == 0
-    assert not first.report["stream"]["complete"]
+    assert not first.report.stream.complete
     second = case.run(spark, tmp_path, "both", rows_per_batch=1)
     assert second.exit_code == 0, second.message
-    assert second.report["stream"]["complete"]
-    assert second.report["parity"]["verdict"] == "explained_by_late_rows"
+    assert second.report.stream.complete
+    assert second.report.parity.verdict == "explained_by_late_rows"
     assert_changelog(case, tmp_path)
 
 
@@ -105,7 +105,7 @@ def test_window_join_on_spark_equals_flink(spark, tmp_path):
     case = next(c for c in CASES if c.id == "windows/window_join_tvf")
     result = case.run(spark, tmp_path, "both", rows_per_batch=5)
     assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "equal"
+    assert result.report.parity.verdict == "equal"
     assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
 
 
@@ -115,9 +115,9 @@ def test_split_sessions_make_parity_not_applicable_in_a_run(spark, tmp_path, cas
     """The verdict PlanRun.parity gives a stream that split sessions, from a run's parity."""
     result = case.run(spark, tmp_path, "both", rows_per_batch=1, harness=True)
     assert result.exit_code == 0, result.message
-    assert result.report["stream"]["session_splits"] == case.meta["session_splits"]
-    assert result.report["parity"]["verdict"] == "not_applicable", result.report["parity"]
-    assert result.report["parity"]["session_splits"] == case.meta["session_splits"]
+    assert result.report.stream.session_splits == case.meta["session_splits"]
+    assert result.report.parity.verdict == "not_applicable", result.report.parity
+    assert result.report.parity.session_splits == case.meta["session_splits"]
     assert_final(case, tmp_path, "stream.csv", "stream_final.csv")
     assert_final(case, tmp_path, "batch.csv", "batch_final.csv")
 
@@ -133,7 +133,7 @@ def test_the_users_spark_settings_change_no_result(spark, tmp_path):
     with session_conf(spark, {"spark.sql.adaptive.enabled": "false"}):
         result = case.run(spark, tmp_path, "both", rows_per_batch=4)
     assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] in ("equal", "explained_by_late_rows")
+    assert result.report.parity.verdict in ("equal", "explained_by_late_rows")
 
 
 PROCTIME = [c for c in all_cases("windows") if c.meta.get("proctime")]
@@ -149,9 +149,9 @@ def test_processing_time_window_seed_query_on_spark(spark, tmp_path, case):
     result = case.run(spark, tmp_path, "both", rows_per_batch=40)
     assert result.exit_code == 0, result.message
     report = result.report
-    assert report["parity"]["verdict"] == "not_applicable"
-    assert "batch" not in report and report["late_rows"] == 0
-    assert report["stream"]["micro_batches_this_run"] >= 3
+    assert report.parity.verdict == "not_applicable"
+    assert report.batch is None and report.late_rows == 0
+    assert report.stream.micro_batches_this_run >= 3
     counted: dict[str, int] = {}
     for row in read_csv(case.data["user_behavior"])[1:]:
         counted[row[0]] = counted.get(row[0], 0) + (row[3] != "")  # COUNT skips NULL
@@ -320,6 +320,6 @@ def test_two_source_window_join_reports_late_rows_of_their_table(spark, tmp_path
                            {"clicks": tmp_path / "clicks.csv", "buys": tmp_path / "buys.csv"},
                            "both", tmp_path / "out", 1), spark, runtime=HarnessRuntime())
     assert result.exit_code == 0, result.message
-    assert result.report["parity"]["verdict"] == "explained_by_late_rows"
+    assert result.report.parity.verdict == "explained_by_late_rows"
     late = read_csv(tmp_path / "out" / "late.csv")
     assert late[1:] == [["buys", "a", "3", "2024-01-01 00:00:04.000", "3"]], late

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from operators_lib.ops.reports import DiffSummary, ParityReport
 from operators_lib.plan import (
     TTL_KEY,
     Aggregate,
@@ -52,11 +53,11 @@ class Diff:
     def equal(self) -> bool:
         return not self.only_batch_count and not self.only_stream_count
 
-    def summary(self, limit: int = 10) -> dict:
-        return {"only_in_batch": self.only_batch_count,
-                "only_in_stream": self.only_stream_count,
-                "sample_only_in_batch": [list(map(_show, r)) for r in self.only_batch[:limit]],
-                "sample_only_in_stream": [list(map(_show, r)) for r in self.only_stream[:limit]]}
+    def summary(self, limit: int = 10) -> DiffSummary:
+        return DiffSummary(
+            only_in_batch=self.only_batch_count, only_in_stream=self.only_stream_count,
+            sample_only_in_batch=[list(map(_show, r)) for r in self.only_batch[:limit]],
+            sample_only_in_stream=[list(map(_show, r)) for r in self.only_stream[:limit]])
 
 
 def _show(v):
@@ -119,13 +120,14 @@ def not_comparable(plan: Node) -> str | None:
     return None
 
 
-def session_splits_differ(splits: int) -> dict:
+def session_splits_differ(splits: int) -> ParityReport:
     """The verdict where stream and batch differ and the stream split sessions: rows arrived
     after the SESSION window they touch had fired (as in Flink), which batch merges."""
-    return {"verdict": "not_applicable", "session_splits": splits,
-            "reason": f"{splits:,} rows arrived after the SESSION window they touch had fired "
-                      "and started a new session (as in Flink); batch semantics merge them, "
-                      "so the results differ by definition"}
+    return ParityReport(
+        verdict="not_applicable", session_splits=splits,
+        reason=f"{splits:,} rows arrived after the SESSION window they touch had fired and "
+               "started a new session (as in Flink); batch semantics merge them, so the "
+               "results differ by definition")
 
 
 TTL_EXPLANATION = ("the rows that differ all belong to keys whose state expired "

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
+from operators_lib.ops.reports import ParityReport
 from operators_lib.parity.compare import (
     EMPTY_INPUT,
     TTL_EXPLANATION,
@@ -47,42 +48,43 @@ class Explanations:
 
 
 def verdict(plan: Node, batch: DataFrame, stream: DataFrame, types: dict, columns: list[str],
-            why: Explanations) -> tuple[dict, Diff]:
+            why: Explanations) -> tuple[ParityReport, Diff]:
     """The verdict (a report section) and the comparison it rests on."""
     # Where the differences may be explained, their sample is taken only if they are not.
     diff = compare_frames(batch, stream, types, columns, sample=not why.any)
     if diff.equal:
-        return {"verdict": "equal", "rows": diff.batch_rows}, diff
+        return ParityReport(verdict="equal", rows=diff.batch_rows), diff
     if empty_global_aggregate(plan, diff):
-        return {"verdict": "explained_by_empty_input", "rows": 1,
-                "explanation": EMPTY_INPUT}, diff
-    result = {"verdict": FAILED, "rows": diff.batch_rows, **diff.summary()}
+        return ParityReport(verdict="explained_by_empty_input", rows=1,
+                            explanation=EMPTY_INPUT), diff
+    result = ParityReport(verdict=FAILED, rows=diff.batch_rows)
+    result.add_diff(diff.summary())
     if why.expired is not None and not why.expired_upstream:
         # State TTL: the stream forgot the state of these keys, batch did not. Set their rows
         # aside in both results: what remains must be equal.
         residual = without_expired(batch, stream, why.expired, types, columns)
         if residual.equal:
-            result.update(verdict="explained_by_ttl", ttl_expired_keys=why.expired.count(),
-                          explanation=TTL_EXPLANATION)
+            result.verdict, result.ttl_expired_keys = "explained_by_ttl", why.expired.count()
+            result.explanation = TTL_EXPLANATION
             return result, diff
-        result["unexplained"] = residual.summary()
+        result.unexplained = residual.summary()
     elif why.expired_upstream:
-        result["note"] = TTL_UPSTREAM_NOTE
+        result.note = TTL_UPSTREAM_NOTE
     if why.on_time_batch is not None:
         # Do the differences come only from the late rows? Recompute batch without them (and
         # without the rows in windows that had fired when they arrived).
         residual = compare_frames(why.on_time_batch(), stream, types, columns)
         if residual.equal:
-            result.update(verdict="explained_by_late_rows", late_rows=why.late_rows,
-                          late_row_windows=why.late_row_windows,
-                          explanation="batch over the input without the late rows (and each "
-                                      "row without the windows that had fired when it "
-                                      "arrived) equals the stream result")
+            result.verdict, result.late_rows = "explained_by_late_rows", why.late_rows
+            result.late_row_windows = why.late_row_windows
+            result.explanation = ("batch over the input without the late rows (and each row "
+                                  "without the windows that had fired when it arrived) equals "
+                                  "the stream result")
             return result, diff
-        result["unexplained"] = residual.summary()
+        result.unexplained = residual.summary()
     if why.session_splits:
         return session_splits_differ(why.session_splits), diff
     if why.any:  # the sample skipped above
         diff = compare_frames(batch, stream, types, columns)
-        result.update(diff.summary())
+        result.add_diff(diff.summary())
     return result, diff

@@ -32,7 +32,8 @@ from pyspark.sql import functions as F
 
 from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError
-from operators_lib.io.output import write_csv_frame, write_json
+from operators_lib.io.output import write_csv_frame
+from operators_lib.ops.reports import BackfillReport, ParityReport, StreamReport
 from operators_lib.plan import ROWNUM, Node, append_only, quote, source_tables
 from operators_lib.runs.spec import RunSpec
 from operators_lib.state import lifecycle
@@ -41,7 +42,7 @@ from operators_lib.state.lifecycle import RunRecord
 VERDICT = "batch_backfill"
 
 
-def backfill(spec: RunSpec, spark: SparkSession, plan: Node) -> dict:
+def backfill(spec: RunSpec, spark: SparkSession, plan: Node) -> BackfillReport:
     """Recompute the intervals ``spec.key`` .. ``spec.through`` (module docstring) into
     ``spec.out``; returns per interval its rows."""
     state, out, start, end = spec.state, spec.out, spec.key, spec.through
@@ -74,15 +75,14 @@ def backfill(spec: RunSpec, spark: SparkSession, plan: Node) -> dict:
         run = out / key
         written = write_csv_frame(rows, run / "stream.csv", {f.name: f.type for f in plan.fields},
                                   [f.name for f in plan.fields])["rows"]
-        write_json(run / "stream_report.json", {
-            "query": spec.name, "interval": key, "backfill": True,
-            "new_input_rows": {t: n - earlier.get(t, 0) for t, n in record.rows.items()},
-            "late_rows": 0, "rejected_rows": 0, "watermark": None})
-        write_json(run / "parity.json", {"verdict": VERDICT, "emitted_rows": written})
+        StreamReport(query=spec.name, interval=key, backfill=True,
+                     new_input_rows={t: n - earlier.get(t, 0) for t, n in record.rows.items()},
+                     late_rows=0, rejected_rows=0, watermark=None).save(run)
+        ParityReport(verdict=VERDICT, emitted_rows=written).save(run)
         done[key] = written
     if whole is not None:
         whole.unpersist()
-    return {"query": spec.name, "intervals": done}
+    return BackfillReport(query=spec.name, intervals=done)
 
 
 def _batch(spark: SparkSession, plan: Node, state: Path, record: RunRecord) -> DataFrame:

@@ -15,33 +15,34 @@ import shutil
 from operators_lib.errors import InputError
 from operators_lib.io import offers
 from operators_lib.io.output import write_json
+from operators_lib.ops.reports import Rebuilt
 from operators_lib.runs.spec import RunSpec
 from operators_lib.scan import staged_schema
 from operators_lib.sql import load_script
 from operators_lib.state import lifecycle
 from operators_lib.state.lifecycle import RunRecord
+from operators_lib.state.manifest import Manifest, RecordedQuery
 from operators_lib.state.queries import recorded_script, sql_changed
-from operators_lib.stream.layout import STATE_LAYOUT, UNRECORDED
+from operators_lib.stream.layout import STATE_LAYOUT
 
 
 def same_build(spec: RunSpec) -> None:
     """InputError unless the state was built by this twinflow's layout (stream/layout.py) and
     the config's SQL: a re-run, parity or audit of a state that an upgrade or a new version of
     the query has not yet rebuilt would read it with other code or another plan."""
-    state = spec.state
-    manifest = lifecycle.manifest(state)
-    layout = manifest.get("state_layout", UNRECORDED)
+    manifest = Manifest.load(spec.state)
+    layout = manifest.state_layout
     if layout != STATE_LAYOUT:
         raise InputError(f"the query's state was written in another state layout ({layout}; "
                          f"this twinflow's: {STATE_LAYOUT}): the query's next scheduled run "
                          "rebuilds it, after which intervals before it cannot be re-run")
-    if sql_changed(manifest.get("query"), spec.sql):
+    if sql_changed(manifest.query, spec.sql):
         raise InputError(f"query {spec.name}: its SQL changed since its state was built: the "
                          "query's next scheduled run rebuilds the state, after which "
                          "intervals before it cannot be re-run")
 
 
-def bind_state(spec: RunSpec) -> dict | None:
+def bind_state(spec: RunSpec) -> Rebuilt | None:
     """Bind the state to the query's SQL, the config's TopN split factor and this twinflow's
     state layout (stream/layout.py): when one changed (a new version of the query; the
     hotspot DAG raised the split; an upgrade changed how state is stored), retire the
@@ -50,24 +51,21 @@ def bind_state(spec: RunSpec) -> dict | None:
     repeated after a crash: the checkpoint moves last, the manifest is saved last. Returns what
     was rebuilt and why (None: nothing)."""
     state = spec.state
-    manifest = lifecycle.manifest(state)
-    old, new = int(manifest.get("topn_split", 1)), spec.topn_split
-    layout = manifest.get("state_layout", UNRECORDED)
-    query = manifest.get("query")
+    manifest = Manifest.load(state)
+    old, new = manifest.topn_split, spec.topn_split
+    layout, query = manifest.state_layout, manifest.query
     new_sql = sql_changed(query, spec.sql)
     if new_sql:
         _same_tables(spec, query, manifest)
     if old == new and layout == STATE_LAYOUT and not new_sql:
-        if "state_layout" not in manifest:  # recorded from the first run on
-            manifest["state_layout"] = STATE_LAYOUT
-            lifecycle.save_manifest(state, manifest)
         return None
     retired, retiring = state / "retired", state / ".retiring"
     if (state / "checkpoint").exists():
         retiring.mkdir(parents=True, exist_ok=True)
         (retiring / "topn_split").write_text(f"{old}\n")
         (retiring / "state_layout").write_text(f"{layout}\n")
-        write_json(retiring / "query.json", query or {})  # the SQL it ran
+        # the SQL it ran
+        write_json(retiring / "query.json", query.as_json() if query else {})
         for log in (state / "staged").glob(f"*/{offers.LOG}"):  # what the stream was offered
             (retiring / "offers").mkdir(exist_ok=True)
             os.replace(log, retiring / "offers" / log.parent.name)
@@ -78,26 +76,26 @@ def bind_state(spec: RunSpec) -> dict | None:
     if retiring.exists():  # the previous generation goes only once this one is complete
         shutil.rmtree(retired, ignore_errors=True)
         os.replace(retiring, retired)
-    manifest["topn_split"], manifest["state_layout"] = new, STATE_LAYOUT
+    manifest.topn_split, manifest.state_layout = new, STATE_LAYOUT
     # Runs recorded before refer to the retired changelog (stream_increment's run records).
-    manifest["generation"] = manifest.get("generation", 0) + 1
-    lifecycle.save_manifest(state, manifest)
-    replayed = sum(t["rows"] for t in manifest["tables"].values())
+    manifest.generation += 1
+    manifest.save(state)
+    replayed = manifest.staged_rows
     if not replayed:
         return None  # nothing staged yet: the first run starts with the new split and layout
-    return {"reason": "the query's SQL changed" if new_sql else
-            "the TopN split changed" if old != new else
-            "twinflow's state layout changed (an upgrade)",
-            "from_split": old, "to_split": new, "from_layout": layout, "to_layout": STATE_LAYOUT,
-            "retired": str(retired), "replayed_input_rows": replayed}
+    return Rebuilt(reason="the query's SQL changed" if new_sql else
+                   "the TopN split changed" if old != new else
+                   "twinflow's state layout changed (an upgrade)",
+                   from_split=old, to_split=new, from_layout=layout, to_layout=STATE_LAYOUT,
+                   retired=str(retired), replayed_input_rows=replayed)
 
 
-def _same_tables(spec: RunSpec, recorded: dict, manifest: dict) -> None:
+def _same_tables(spec: RunSpec, recorded: RecordedQuery, manifest: Manifest) -> None:
     """InputError if the new SQL declares a table with staged input with other columns: its
     retained input, staged with the old ones, cannot be replayed into the new state."""
     before = recorded_script(recorded).catalog.tables
     after = load_script(spec.sql).catalog.tables
-    for key in manifest["tables"]:
+    for key in manifest.tables:
         if key not in before or key not in after:
             continue
         old, new = (staged_schema(t[key]).simpleString() for t in (before, after))
@@ -115,7 +113,7 @@ def check_interval(spec: RunSpec) -> RunRecord | None:
     moved past an older interval and cannot process input as of then."""
     state, run_key = spec.state, spec.key
     record = lifecycle.run_record(state, run_key)
-    generation = lifecycle.manifest(state).get("generation", 0)
+    generation = Manifest.load(state).generation
     if record is not None:
         same_build(spec)
         if record.generation != generation:

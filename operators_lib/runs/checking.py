@@ -31,8 +31,9 @@ from pyspark.sql import functions as F
 
 from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError, ParityError
-from operators_lib.io.output import write_csv_frame, write_json
+from operators_lib.io.output import write_csv_frame
 from operators_lib.ops import metrics
+from operators_lib.ops.reports import ParityInput, ParityReport, StreamSection, Unemitted
 from operators_lib.parity.compare import (
     SAMPLE,
     compare_frames,
@@ -102,22 +103,22 @@ def parity(run: Run, spark: SparkSession, streamed: Streamed | None, batch: Data
     outcome = Outcome(0)
     exempt = not_comparable(plan)
     if spec.mode != "both":
-        report["parity"] = {"verdict": "not_run", "reason": f"mode {spec.mode}"}
+        report.parity = ParityReport(verdict="not_run", reason=f"mode {spec.mode}")
     elif exempt:
-        report["parity"] = {"verdict": "not_applicable", "reason": exempt}
-    elif not report["stream"]["complete"]:
-        report["parity"] = {"verdict": "not_run", "reason": "the stream run is not complete"}
+        report.parity = ParityReport(verdict="not_applicable", reason=exempt)
+    elif not report.stream.complete:
+        report.parity = ParityReport(verdict="not_run", reason="the stream run is not complete")
     else:
-        report["parity"], outcome.exit_code, outcome.message = _whole_result(
-            spark, plan, run.pool, batch, streamed, report["stream"])
+        report.parity, outcome.exit_code, outcome.message = _whole_result(
+            spark, plan, run.pool, batch, streamed, report.stream)
     if streamed is not None:
-        metrics.record_outcome(spec.state, spec.key, parity=report["parity"]["verdict"])
+        metrics.record_outcome(spec.state, spec.key, parity=report.parity.verdict)
     outcome.report = report
     return outcome
 
 
 def _whole_result(spark: SparkSession, plan: Node, pool: dict[str, list[Path]], batch: DataFrame,
-            streamed: Streamed, counts: dict) -> tuple[dict, int, str]:
+            streamed: Streamed, counts: StreamSection) -> tuple[ParityReport, int, str]:
     """The parity verdict, exit code and message; ``counts``: the stream step's report."""
     late, late_windows = streamed.late, streamed.late_windows
     on_time = (lambda: batch_dataframe(spark, plan, pool, late, late_windows)) if (
@@ -125,9 +126,9 @@ def _whole_result(spark: SparkSession, plan: Node, pool: dict[str, list[Path]], 
     result, diff = verdict(plan, batch, streamed.final, {f.name: f.type for f in plan.fields},
                            [f.name for f in plan.fields], Explanations(
                                streamed.expired, streamed.expired_upstream, on_time,
-                               counts["late_rows"], counts["late_row_windows"],
-                               counts["session_splits"]))
-    if result["verdict"] != FAILED:
+                               counts.late_rows, counts.late_row_windows,
+                               counts.session_splits))
+    if result.verdict != FAILED:
         return result, 0, ""
     lines = ["parity failed: stream and batch results differ"]
     for label, rows in (("only in batch", diff.only_batch), ("only in stream", diff.only_stream)):
@@ -136,13 +137,13 @@ def _whole_result(spark: SparkSession, plan: Node, pool: dict[str, list[Path]], 
     return result, 1, "\n".join(lines)
 
 
-def _check(run: Run, spark: SparkSession, whole: bool) -> dict:
+def _check(run: Run, spark: SparkSession, whole: bool) -> ParityReport:
     """Parity of the run of ``run.recorded`` (``whole``: of everything emitted up to it)."""
     spec, plan, record, out = run.spec, run.plan, run.recorded, run.spec.out
     state = spec.state
     exempt = not_comparable(plan)
     if exempt:
-        report = {"verdict": "not_applicable", "reason": exempt}
+        report = ParityReport(verdict="not_applicable", reason=exempt)
         _report(out, whole, report)
         return report
     waits = late_source(plan) is not None  # results wait for the watermark
@@ -186,27 +187,32 @@ def _check(run: Run, spark: SparkSession, whole: bool) -> dict:
         finally:
             full.unpersist()
         late_count = 0 if late is None else late.count()
-        report = {"verdict": "equal_for_emitted_rows" if diff.equal else "failed",
-                  "late_rows": late_count, "parity_input": {
-                      "from_event_time": None if cut is None else
-                      str(pd.Timestamp(cut, unit="ms")), "staged_parts": len(files[key]),
-                      **({} if scope is None else scope[2])}}
-        total = record.report["emitted_rows_total"]
-        emitted = total if whole else record.report["emitted_rows"]
+        parity_input = ParityInput(
+            from_event_time=None if cut is None else str(pd.Timestamp(cut, unit="ms")),
+            staged_parts=len(files[key]))
+        if scope is not None:
+            parity_input.touched_keys, parity_input.key = scope[2].touched_keys, scope[2].key
+        report = ParityReport(verdict="equal_for_emitted_rows" if diff.equal else "failed",
+                              late_rows=late_count, parity_input=parity_input)
+        counts = record.stream_report
+        total = counts.emitted_rows_total
+        emitted = total if whole else counts.emitted_rows
         if len(identity) > 1:  # a window's row stands for its key's window, not an input row
-            report.update(emitted_windows=emitted, emitted_windows_total=total,
-                          pending_windows=pending_windows,
-                          late_row_windows=0 if late_windows is None else late_windows.count())
+            report.emitted_windows, report.emitted_windows_total = emitted, total
+            report.pending_windows = pending_windows
+            report.late_row_windows = 0 if late_windows is None else late_windows.count()
         else:
-            report.update(emitted_rows=emitted, emitted_rows_total=total,
-                          pending_rows=input_rows - late_count - total)
+            report.emitted_rows, report.emitted_rows_total = emitted, total
+            report.pending_rows = input_rows - late_count - total
         if unemitted is not None:
-            report["unemitted_behind_watermark"] = unemitted
-            if unemitted["rows"]:
-                report["verdict"] = "failed"
-        splits = record.report["session_splits_total"]
+            report.unemitted_behind_watermark = unemitted
+            if unemitted.rows:
+                report.verdict = "failed"
+        splits = counts.session_splits_total
         if not diff.equal and splits:  # as in `twinflow run`
-            report.update(session_splits_differ(splits))
+            split = session_splits_differ(splits)
+            report.verdict, report.session_splits = split.verdict, split.session_splits
+            report.reason = split.reason
     else:
         if scope is not None:  # the result of the keys the run touched (the others kept theirs)
             stream = scope[1]
@@ -218,31 +224,32 @@ def _check(run: Run, spark: SparkSession, whole: bool) -> dict:
                 write_csv_frame(batch, out / "batch.csv", types, columns,
                                 order=[c for c in (EMIT_TS, ROWNUM) if c in batch.columns])
             if scope is not None:
-                report["parity_input"] = scope[2]
+                report.parity_input = scope[2]
         finally:
             batch.unpersist()
-    report.update(input_rows=input_rows, **diff.summary())
+    report.input_rows = input_rows
+    report.add_diff(diff.summary())
     if whole:
-        report.update(interval=record.interval, last_batch=record.last_batch)
+        report.interval, report.last_batch = record.interval, record.last_batch
     _report(out, whole, report)
     shutil.rmtree(out / ".result", ignore_errors=True)  # the audit's merged result, if any
     if whole:
-        metrics.record_audit(state, record.interval, report["verdict"])
+        metrics.record_audit(state, record.interval, report.verdict)
     else:
-        metrics.record_outcome(state, record.interval, parity=report["verdict"])
-    if report["verdict"] == "failed":
-        lost = report.get("unemitted_behind_watermark", {}).get("rows")
+        metrics.record_outcome(state, record.interval, parity=report.verdict)
+    if report.verdict == "failed":
+        unemitted = report.unemitted_behind_watermark
+        lost = None if unemitted is None else unemitted.rows
         raise ParityError(f"query {spec.name}: stream and batch differ"
-                          f"{' (audit)' if whole else ''}: {diff.summary(3)}"
+                          f"{' (audit)' if whole else ''}: {diff.summary(3).as_json()}"
                           + (f"; {lost} row(s) behind the watermark never emitted: "
-                             f"{report['unemitted_behind_watermark']['sample'][:3]}"
-                             if lost else ""))
+                             f"{unemitted.sample[:3]}" if lost else ""))
     return report
 
 
 def _touched(spark: SparkSession, plan: Node, state: Path, record: RunRecord,
              files: dict[str, list[Path]], stream: DataFrame, waits: bool
-             ) -> tuple[dict[str, DataFrame], DataFrame, dict] | None:
+             ) -> tuple[dict[str, DataFrame], DataFrame, ParityInput] | None:
     """A run's parity over the keys it touched (parity_scope.key_scope): per table the key
     values whose rows batch reads, the run's result restricted to them, and what the report
     says of them; None where all input is compared (no key scope, the first run, a replay)."""
@@ -269,16 +276,18 @@ def _touched(spark: SparkSession, plan: Node, state: Path, record: RunRecord,
     shown = stream.join(touched, [stream[c].eqNullSafe(touched[n])
                                   for c, n in zip(scope.output, names)], "left_semi")
     keep = {table: touched.toDF(*cols) for table, cols in scope.inputs.items()}
-    return keep, shown, {"touched_keys": touched.count(), "key": list(scope.output)}
+    return keep, shown, ParityInput(touched_keys=touched.count(), key=list(scope.output))
 
 
-def _report(out: Path, whole: bool, report: dict) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / ("audit.json" if whole else "parity.json"), report)
+def _report(out: Path, whole: bool, report: ParityReport) -> None:
+    if whole:
+        report.save_audit(out)
+    else:
+        report.save(out)
 
 
 def _unemitted(plan: Node, full: DataFrame, ids: DataFrame, identity: list[str], now: int,
-               columns: list[str]) -> dict | None:
+               columns: list[str]) -> Unemitted | None:
     """On-time batch rows (windows) that the watermark ``now`` has passed and the stream never
     emitted (``ids``: the identities it emitted): lost rows. None where a batch row has no
     emission time (deduplication)."""
@@ -288,7 +297,7 @@ def _unemitted(plan: Node, full: DataFrame, ids: DataFrame, identity: list[str],
     lost = full.join(ids, identity, "left_anti").where(F.col(EMIT_TS) <= now)
     sample = [[None if v is None else str(v) for v in r]
               for r in lost.select(*columns).limit(SAMPLE).collect()]
-    return {"rows": lost.count(), "sample": sample}
+    return Unemitted(rows=lost.count(), sample=sample)
 
 
 def _run_result(spark: SparkSession, plan: Node, state: Path, record: RunRecord, whole: bool,

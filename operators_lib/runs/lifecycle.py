@@ -38,6 +38,7 @@ from operators_lib.engine.locations import local_path
 from operators_lib.engine.spark import engine_failures
 from operators_lib.errors import InputError, SqlError
 from operators_lib.io.output import write_csv_frame
+from operators_lib.ops.reports import BatchCount
 from operators_lib.plan import (
     EMIT_TS,
     ROWNUM,
@@ -209,7 +210,7 @@ def _batch(run: staging.Run, spark: SparkSession) -> DataFrame:
     rows = write_csv_frame(final, run.pending / "batch.csv", {f.name: f.type for f in plan.fields},
                            [f.name for f in plan.fields],
                            order=[c for c in (EMIT_TS, ROWNUM) if c in final.columns])["rows"]
-    run.report["timings_s"]["batch"] = round(time.perf_counter() - tb, 3)
-    run.report["batch"] = {"rows": rows}
+    run.report.timings_s["batch"] = round(time.perf_counter() - tb, 3)
+    run.report.batch = BatchCount(rows=rows)
     run.written.append("batch.csv")
     return final

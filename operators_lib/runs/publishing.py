@@ -15,18 +15,19 @@ from pyspark.sql import functions as F
 
 from operators_lib.batch import batch_dataframe
 from operators_lib.io import ingest
-from operators_lib.io.output import write_csv_frame, write_json, write_text
+from operators_lib.io.output import write_csv_frame, write_text
+from operators_lib.ops.reports import BoundedReport, ParityReport, StreamReport
 from operators_lib.paths import published_dir
 from operators_lib.plan import ROWNUM, quote
 from operators_lib.runs.spec import RunSpec
 from operators_lib.runs.staging import Run
 from operators_lib.scan import staged_schema
-from operators_lib.state import lifecycle
+from operators_lib.state.manifest import Manifest
 from operators_lib.types import FlinkType
 from operators_lib.udf.rejects import REASON, rejected_rows
 
-PUBLISHED = ("stream.csv", "changes.csv", "batch.csv", "parity.json", "validation.json",
-             "stream_report.json", "rejected.csv")
+PUBLISHED = ("stream.csv", "changes.csv", "batch.csv", ParityReport.FILE, "validation.json",
+             StreamReport.FILE, "rejected.csv")
 
 
 def publish(spec: RunSpec, run: Run | None) -> Path:
@@ -41,21 +42,20 @@ def publish(spec: RunSpec, run: Run | None) -> Path:
 def _bounded(run: Run) -> None:
     """Move a bounded run's outputs into place and write report.json."""
     out, report = run.spec.out, run.report
-    report["late_rows"] = report.get("stream", {}).get("late_rows", 0)
+    report.late_rows = 0 if report.stream is None else report.stream.late_rows
     udf = _udf_rejects(run)
-    report["rejected_rows"] = ingest.write_rejected(run.parsed, run.pending / "rejected.csv",
-                                                    udf)
+    report.rejected_rows = ingest.write_rejected(run.parsed, run.pending / "rejected.csv", udf)
     if udf is not None:
-        report["udf_rejected_rows"] = report["rejected_rows"] - sum(
+        report.udf_rejected_rows = report.rejected_rows - sum(
             run.parsed.rejected(k) for k in run.parsed.files)
     shutil.rmtree(run.parsed.dir, ignore_errors=True)  # staged: the parsed copy is not needed
-    report["timings_s"]["total"] = round(time.perf_counter() - run.t0, 3)
-    report["outputs"] = {name: str(out / name)
-                         for name in [*run.written, "rejected.csv", "report.json"]}
+    report.timings_s["total"] = round(time.perf_counter() - run.t0, 3)
+    report.outputs = {name: str(out / name)
+                      for name in [*run.written, "rejected.csv", BoundedReport.FILE]}
     for name in [*run.written, "rejected.csv"]:
         os.replace(run.pending / name, out / name)
     shutil.rmtree(run.pending / ".result", ignore_errors=True)  # an updating stream's result
-    write_json(out / "report.json", report)
+    report.save(out)
 
 
 def _udf_rejects(run: Run) -> Path | None:
@@ -66,15 +66,14 @@ def _udf_rejects(run: Run) -> Path | None:
     rows = rejected_rows(run.plan, lambda node: batch_dataframe(spark, node, run.pool))
     if rows is None:
         return None
-    staged = lifecycle.manifest(run.spec.state)["tables"]
+    staged = Manifest.load(run.spec.state)
     tables = {t.name: (k, t) for k, t in run.tables.items()}
     picked = None
     for name, (key, table) in tables.items():
-        files = staged.get(key, {}).get("files", {})
         which = F.lit(None).cast("string")
-        for file, entry in files.items():
-            which = F.when((F.col(ROWNUM) >= entry["first_row"]) & (
-                F.col(ROWNUM) < entry["first_row"] + entry["rows"]), F.lit(file)).otherwise(which)
+        for file, entry in staged.table(key).files.items():
+            which = F.when((F.col(ROWNUM) >= entry.first_row) & (
+                F.col(ROWNUM) < entry.first_row + entry.rows), F.lit(file)).otherwise(which)
         values = spark.read.schema(staged_schema(table)).parquet(*map(str, run.pool[key]))
         part = rows.where(F.col("table") == name).join(values, ROWNUM).select(
             F.col("table"), which.alias("file"), F.lit(None).cast("string").alias("line"),

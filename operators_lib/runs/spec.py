@@ -9,18 +9,28 @@ its state is ``$TWINFLOW_HOME/state/<query>`` and the stream goes on after it.""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
 
+from operators_lib.ops.reports import BackfillReport, BoundedReport, ParityReport, StreamReport
 from operators_lib.runs.query_config import QueryConfig
 
 MODES = ("batch", "stream", "both")
+
+
+@dataclass(frozen=True)
+class StreamProgress:
+    """How far the stream of a bounded run has read its input."""
+
+    micro_batch: int  # the micro-batch that ended (its id)
+    input_read: float  # the share of the offered input files read, 0..1
+
+
 # Called after each step of a bounded run ("ingest", "stream", "batch", "parity") with the
-# report so far, and while the stream runs with ("stream_progress", {"micro_batch": id,
-# "input_read": 0..1}).
-Listener = Callable[[str, dict], None]
+# report so far, and while the stream runs with ("stream_progress", StreamProgress).
+Listener = Callable[[str, BoundedReport | StreamProgress], None]
 
 
 class Steps(Enum):
@@ -71,11 +81,17 @@ class RunSpec:
                    through=through)
 
 
+# What a run reports: a bounded run's report, a scheduled run's stream report, a parity or an
+# audit, a backfill (ops/reports.py).
+Report = BoundedReport | StreamReport | ParityReport | BackfillReport
+
+
 @dataclass
 class Outcome:
-    """How a run ended: its exit code (1: parity failed), its report, what to tell the user."""
+    """How a run ended: its exit code (1: parity failed), its report (None: the publish step
+    reports nothing), what to tell the user."""
 
     exit_code: int
-    report: dict = field(default_factory=dict)
+    report: Report | None = None
     message: str = ""
     published: Path | None = None  # where the publish step put the run's outputs

@@ -28,6 +28,13 @@ from operators_lib.catalog import TableDef
 from operators_lib.engine.locations import check_shared
 from operators_lib.errors import InputError, SqlError
 from operators_lib.io import ingest
+from operators_lib.ops.reports import (
+    BoundedReport,
+    Column,
+    SparkSettings,
+    StreamReport,
+    TableCounts,
+)
 from operators_lib.plan import (
     Join,
     Node,
@@ -43,6 +50,7 @@ from operators_lib.runs.spec import RunSpec
 from operators_lib.sql import nonfinite
 from operators_lib.state import lifecycle
 from operators_lib.state.lifecycle import RunRecord
+from operators_lib.state.manifest import BoundedRun, Manifest
 from operators_lib.state.queries import record_query
 from operators_lib.state.snapshots import KEPT
 from operators_lib.stream.layout import STATE_LAYOUT
@@ -59,7 +67,7 @@ class Run:
     plan: Node
     t0: float  # when the run started (time.perf_counter)
     # A bounded run's report so far (report.json); a scheduled run's stream report's.
-    report: dict = field(default_factory=dict)
+    report: BoundedReport | StreamReport | None = None
     parsed: ingest.Parsed | None = None  # the new input (None: a re-run stages nothing)
     pool: dict[str, list[Path]] = field(default_factory=dict)  # each table's staged files
     rows_per_batch: int = 0
@@ -145,12 +153,12 @@ def stage(spec: RunSpec, spark: SparkSession, plan: Node, recorded: RunRecord | 
         return run
     shutil.rmtree(parsed.dir, ignore_errors=True)  # staged: the parsed copy is not needed
     run.new_rows = {k: parsed.rows(k) if k in added else 0 for k in run.tables}
-    run.report = {
-        "query": spec.name, "interval": spec.key,
-        "new_input_rows": {s.table.name: 0 for s in scans(plan)}
+    run.report = StreamReport(
+        query=spec.name, interval=spec.key,
+        new_input_rows={s.table.name: 0 for s in scans(plan)}
         | {parsed.tables[k].name: parsed.rows(k) for k in added},
-        "rejected_rows": parsed.rejected(), "max_rejected_rows": spec.max_rejected_rows,
-        "topn_split": spec.topn_split, "state_rebuilt": rebuilt}
+        rejected_rows=parsed.rejected(), max_rejected_rows=spec.max_rejected_rows,
+        topn_split=spec.topn_split, state_rebuilt=rebuilt)
     return run
 
 
@@ -161,13 +169,13 @@ def _inputs(spec: RunSpec, plan: Node) -> dict[str, tuple[TableDef, list[Path]]]
     if spec.bounded:
         return {k: (t, ingest.input_files(Path(given[k])))
                 for k, t in source_tables(plan).items() if not t.constant}
-    staged = lifecycle.manifest(spec.state)["tables"]
+    staged = Manifest.load(spec.state)
     new = {}
     for key, table in source_tables(plan).items():
         if table.constant:
             raise SqlError(f"query {spec.name}: a SELECT without FROM (a constant row) is not "
                            "supported in scheduled runs yet; run it with twinflow run")
-        seen = staged.get(key, {}).get("files", {})
+        seen = staged.table(key).files
         src = spec.inputs.get(table.name) or given.get(key)
         if src is None:
             raise InputError(f"query {spec.name}: no input directory for table {table.name}")
@@ -204,28 +212,29 @@ def check_rejected(spec: RunSpec, parsed: ingest.Parsed, rejected_csv: Path) -> 
         "fix or remove those rows, or raise max_rejected_rows in the query's config")
 
 
-def _bounded_report(run: Run, spark: SparkSession) -> dict:
+def _bounded_report(run: Run, spark: SparkSession) -> BoundedReport:
     """A bounded run's report as far as staging goes."""
     spec, parsed, plan = run.spec, run.parsed, run.plan
     discarded = run.discarded
-    return {
-        "sql": [str(p) for p in spec.sql], "mode": spec.mode,
-        "rows_per_batch": run.rows_per_batch, "topn_split": spec.topn_split,
-        "tables": {t.name: {"input_rows": parsed.rows(k) + parsed.rejected(k),
-                            "accepted_rows": parsed.rows(k),
-                            "rejected_rows": parsed.rejected(k),
-                            "micro_batch_files": len(run.pool[k])}
-                   for k, t in run.tables.items() if not t.constant},
-        "columns": [{"name": f.name, "type": f.type.sql()} for f in plan.fields],
-        "warnings": plan_warnings(plan) + ([
+    return BoundedReport(
+        sql=[str(p) for p in spec.sql], mode=spec.mode,
+        rows_per_batch=run.rows_per_batch, topn_split=spec.topn_split,
+        tables={t.name: TableCounts(input_rows=parsed.rows(k) + parsed.rejected(k),
+                                    accepted_rows=parsed.rows(k),
+                                    rejected_rows=parsed.rejected(k),
+                                    micro_batch_files=len(run.pool[k]))
+                for k, t in run.tables.items() if not t.constant},
+        columns=[Column(name=f.name, type=f.type.sql()) for f in plan.fields],
+        warnings=plan_warnings(plan) + ([
             f"{discarded}: its state in {spec.state} was discarded and "
             + ("the stream recomputed from scratch" if spec.mode != "batch" else "not resumed")]
             if discarded else []),
         # The settings in force (the user's where given: operators_lib/engine/spark.py).
-        "spark": {"master": spark.sparkContext.master, "app": spark.sparkContext.appName,
-                  "shuffle_partitions": int(spark.conf.get("spark.sql.shuffle.partitions"))},
-        "timings_s": {"ingest": round(time.perf_counter() - run.t0, 3)},
-    }
+        spark=SparkSettings(master=spark.sparkContext.master, app=spark.sparkContext.appName,
+                            shuffle_partitions=int(spark.conf.get(
+                                "spark.sql.shuffle.partitions"))),
+        timings_s={"ingest": round(time.perf_counter() - run.t0, 3)},
+    )
 
 
 def plan_warnings(plan: Node) -> list[str]:
@@ -252,9 +261,9 @@ def _fingerprint(spec: RunSpec, parsed: ingest.Parsed) -> str:
 def set_run_status(state: Path, fingerprint: str, status: str) -> None:
     """A bounded stream run's fingerprint and status in the state's manifest (what
     ``resume_decision`` reads; the run's record is lifecycle.record_run's)."""
-    manifest = lifecycle.manifest(state)
-    manifest["run"] = {"fingerprint": fingerprint, "status": status}
-    lifecycle.save_manifest(state, manifest)
+    manifest = Manifest.load(state)
+    manifest.run = BoundedRun(fingerprint=fingerprint, status=status)
+    manifest.save(state)
 
 
 def resume_decision(state: Path, fingerprint: str, mode: str) -> tuple[bool, str | None]:
@@ -263,15 +272,15 @@ def resume_decision(state: Path, fingerprint: str, mode: str) -> tuple[bool, str
     Only a stream stopped by ``--stop-after-batches`` resumes, and only with the same fingerprint
     (SQL, data, batch size, split). A run that failed or was killed left its record at
     "running": its checkpoint may be what failed, so it is recomputed, never silently."""
-    record = lifecycle.manifest(state).get("run", {})
-    status = record.get("status")
-    if status == "stopped" and record.get("fingerprint") == fingerprint and mode != "batch":
+    record = Manifest.load(state).run
+    status = None if record is None else record.status
+    if status == "stopped" and record.fingerprint == fingerprint and mode != "batch":
         return True, None
     if status == "stopped":
         return False, ("batch mode does not resume the stopped stream run" if mode == "batch"
                        else "the stopped stream run was for other SQL, data or arguments")
     if status == "running":
         return False, "the previous stream run did not finish (it failed or was interrupted)"
-    if not record and (state / "checkpoint").exists():
+    if record is None and (state / "checkpoint").exists():
         return False, "the stream state has no record of how its run ended"
     return False, None

@@ -28,7 +28,16 @@ from pyspark.sql import functions as F
 from operators_lib.catalog import TableDef
 from operators_lib.changelog import ADDS, KINDS
 from operators_lib.io import offers
-from operators_lib.io.output import copy_changelog, write_csv_frame, write_header, write_json
+from operators_lib.io.output import copy_changelog, write_csv_frame, write_header
+from operators_lib.ops.reports import (
+    BoundedRecord,
+    BoundedReport,
+    ProgressSummary,
+    RecordedReport,
+    StreamCounts,
+    StreamReport,
+    StreamSection,
+)
 from operators_lib.plan import (
     EMIT_TS,
     LATE,
@@ -55,10 +64,11 @@ from operators_lib.plan import (
     state_ttl,
 )
 from operators_lib.relational import WEND
-from operators_lib.runs.spec import Listener
+from operators_lib.runs.spec import Listener, StreamProgress
 from operators_lib.runs.staging import Run, set_run_status
 from operators_lib.scan import staged_schema
 from operators_lib.state import lifecycle, result_store
+from operators_lib.state.manifest import Manifest
 from operators_lib.state.result_store import RESULT_ORDER
 from operators_lib.stream.runner import (
     SPARK,
@@ -77,12 +87,23 @@ LEFT_OUT = ((OP, OP, "string"), (ROWNUM, ROWNUM, "long"), (WEND, EMIT_TS, "long"
 
 
 @dataclass
+class Emitted:
+    """What a scheduled run's micro-batches emitted (``_emit``): its stream report's counts."""
+
+    emitted_rows: int
+    changelog_rows: int
+    late_rows: int
+    late_row_windows: int
+    session_splits: int
+
+
+@dataclass
 class Streamed:
     """What the materialize step leaves for the record and parity steps."""
 
     first_batch: int
     last_batch: int
-    recorded: dict  # the report the run's record keeps (state/lifecycle.record_run)
+    recorded: RecordedReport  # what the run's record keeps (state/lifecycle.record_run)
     late_rows: int
     # A bounded run's result, and what may explain a difference from batch: late rows per
     # table, (row, window end) pairs, the TTL_KEY hashes of keys whose state expired.
@@ -113,7 +134,7 @@ def stream(run: Run, spark: SparkSession, runtime: SparkRuntime = SPARK,
                             run.rows_per_batch, runtime,
                             _input_read(state, tables, listen) if listen else None)
     if run.spec.bounded:
-        run.report["timings_s"]["stream"] = round(srun.seconds, 3)
+        run.report.timings_s["stream"] = round(srun.seconds, 3)
     return srun
 
 
@@ -125,52 +146,56 @@ def materialize(run: Run, spark: SparkSession, srun: StreamRun | None) -> Stream
         record = run.recorded
         _emit(spark, run.plan, state, run.spec.out, record.first_batch, record.last_batch,
               record.replayed)
-        run.report = record.report | {"rerun": True}
+        run.report = record.stream_report.model_copy()
+        run.report.rerun = True
         return Streamed(record.first_batch, record.last_batch, record.report, 0)
     # The run covers every micro-batch since the last recorded run, also those of a run that
     # failed after its stream step (they were never published), or, when the state was
     # replaced since (a rebuild), the new state's from its first.
     previous = lifecycle.previous_record(state, run.spec.key)
-    generation = lifecycle.manifest(state).get("generation", 0)
+    generation = Manifest.load(state).generation
     run.replayed = previous is not None and previous.generation != generation
     first = previous.last_batch + 1 if previous and not run.replayed else 0
     last = last_commit(state / "checkpoint")
     if run.spec.bounded:
         return _bounded(run, spark, srun, first, last)
     emitted = _emit(spark, run.plan, state, run.spec.out, first, last, run.replayed)
-    before = previous.report if previous else {}
-    emitted["emitted_rows_total"] = emitted["emitted_rows"] + (
-        before.get("emitted_rows_total", 0) if append_only(run.plan) else 0)
-    # A replay emits the split markers of all the input again.
-    emitted["session_splits_total"] = emitted["session_splits"] + (
-        0 if run.replayed else before.get("session_splits_total", 0))
+    before = previous.stream_report if previous else StreamReport()
     progress = srun.progress[-1] if srun.progress else {}
-    run.report.update({
-        "micro_batches": srun.micro_batches, "stream_seconds": round(srun.seconds, 3),
-        **emitted,
-        "input_rows_total": sum(t["rows"] for t in lifecycle.manifest(state)["tables"].values()),
-        "watermark": (progress.get("eventTime") or {}).get("watermark"),
-        "state_rows": sum(o.get("numRowsTotal", 0) for o in progress.get("stateOperators", [])),
-        # Spark keeps a checkpoint's shuffle partitions: the count in force, not the session's.
-        "shuffle_partitions": checkpoint_shuffle_partitions(state / "checkpoint"),
-    })
-    return Streamed(first, last, run.report, emitted["late_rows"])
+    report = run.report
+    report.micro_batches, report.stream_seconds = srun.micro_batches, round(srun.seconds, 3)
+    report.emitted_rows, report.changelog_rows = emitted.emitted_rows, emitted.changelog_rows
+    report.late_rows, report.late_row_windows = emitted.late_rows, emitted.late_row_windows
+    report.session_splits = emitted.session_splits
+    report.emitted_rows_total = emitted.emitted_rows + (
+        before.emitted_rows_total if append_only(run.plan) else 0)
+    # A replay emits the split markers of all the input again.
+    report.session_splits_total = emitted.session_splits + (
+        0 if run.replayed else before.session_splits_total)
+    report.input_rows_total = Manifest.load(state).staged_rows
+    # (Spark's progress: its own JSON)
+    report.watermark = (progress.get("eventTime") or {}).get("watermark")
+    report.state_rows = sum(o.get("numRowsTotal", 0) for o in progress.get("stateOperators", []))
+    # Spark keeps a checkpoint's shuffle partitions: the count in force, not the session's.
+    report.shuffle_partitions = checkpoint_shuffle_partitions(state / "checkpoint")
+    return Streamed(first, last, report, emitted.late_rows)
 
 
 def _bounded(run: Run, spark: SparkSession, srun: StreamRun, first: int, last_batch: int
              ) -> Streamed:
     """A bounded run's changelog.csv, stream.csv and late.csv, into ``pending/``."""
-    plan, state, report = run.plan, run.spec.state, run.report
+    plan, state = run.plan, run.spec.state
+    report: BoundedReport = run.report
     types = {f.name: f.type for f in plan.fields}
     columns = [f.name for f in plan.fields]
     kept = checkpoint_shuffle_partitions(state / "checkpoint")
-    if kept is not None and kept != report["spark"]["shuffle_partitions"]:
+    if kept is not None and kept != report.spark.shuffle_partitions:
         # A resumed stream keeps the partitioning its state was written with.
-        report["spark"]["stream_shuffle_partitions"] = kept
-        report["warnings"].append(
+        report.spark.stream_shuffle_partitions = kept
+        report.warnings.append(
             f"the resumed stream keeps the {kept} shuffle partitions its checkpoint was "
             f"written with (spark.sql.shuffle.partitions is "
-            f"{report['spark']['shuffle_partitions']} in this session)")
+            f"{report.spark.shuffle_partitions} in this session)")
     log = result_store.changelog(spark, plan, state)
     # Each row kind's count, counted while the changelog is copied; a result that nothing
     # retracted (an append-only one, or an updating one none of whose rows changed: a join or
@@ -196,31 +221,29 @@ def _bounded(run: Run, spark: SparkSession, srun: StreamRun, first: int, last_ba
     late_windows = log.where(F.col(OP) == LATE_WINDOW).select(
         ROWNUM, F.col(EMIT_TS).alias(WEND)).distinct() if kinds[LATE_WINDOW] else None
     expired = log.where(F.col(OP) == TTL).select(TTL_KEY).distinct() if kinds[TTL] else None
-    report["stream"] = {
-        "complete": done, "micro_batches_this_run": srun.micro_batches,
-        "changelog_rows": kinds["rows"], "rows": stream_rows, "late_rows": late_count,
-        "late_row_windows": 0 if late_windows is None else late_windows.count(),
-        "session_splits": kinds[SESSION_SPLIT],
-        "ttl_expired_keys": (0 if expired is None else expired.count()) if state_ttl(plan)
-        else None,
-        "last_progress": _progress_summary(srun.progress),
-    }
+    counts = StreamCounts(
+        complete=done, micro_batches_this_run=srun.micro_batches,
+        changelog_rows=kinds["rows"], rows=stream_rows, late_rows=late_count,
+        late_row_windows=0 if late_windows is None else late_windows.count(),
+        session_splits=kinds[SESSION_SPLIT],
+        ttl_expired_keys=(0 if expired is None else expired.count()) if state_ttl(plan)
+        else None)
     run.written += ["changelog.csv", "stream.csv", "late.csv"]
     if run.discarded:
-        report["stream"]["recomputed_from_scratch"] = run.discarded
-    recorded = {"interval": run.spec.key,
-                "watermark": report["stream"]["last_progress"].get("watermark"),
-                **{k: v for k, v in report["stream"].items() if k != "last_progress"}}
+        counts.recomputed_from_scratch = run.discarded
+    progress = _progress_summary(srun.progress)
+    report.stream = StreamSection(**counts.as_json(), last_progress=progress)
+    recorded = BoundedRecord(**counts.as_json(), interval=run.spec.key,
+                             watermark=progress.watermark)
     if not done:
-        report["stream"]["note"] = (f"stopped after {run.spec.stop_after_batches} "
-                                    "micro-batch(es); run again with the same arguments to "
-                                    "resume")
+        report.stream.note = (f"stopped after {run.spec.stop_after_batches} micro-batch(es); "
+                              "run again with the same arguments to resume")
     return Streamed(first, last_batch, recorded, late_count, final, late, late_windows,
                     expired, bool(kinds[TTL_UPSTREAM]))
 
 
 def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: int, upto: int,
-          replayed: bool) -> dict:
+          replayed: bool) -> Emitted:
     """A scheduled run's outputs from its micro-batches ``first`` .. ``upto`` (module
     docstring): stream.csv, changes.csv for an updating result (copied from the changelog's
     lines: output.copy_changelog; an updating result is merged and written by the executors),
@@ -258,10 +281,8 @@ def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: in
                                         result_store.result_schema(plan, log))
         emitted = write_csv_frame(rows, run_dir / "stream.csv", types, columns,
                                   order=[RESULT_ORDER])["rows"]
-    return {"emitted_rows": emitted,
-            "changelog_rows": sum(kinds[k] for k in KINDS),
-            "late_rows": kinds[LATE], "late_row_windows": kinds[LATE_WINDOW],
-            "session_splits": kinds[SESSION_SPLIT]}
+    return Emitted(emitted, sum(kinds[k] for k in KINDS), kinds[LATE], kinds[LATE_WINDOW],
+                   kinds[SESSION_SPLIT])
 
 
 def emitted_rows(spark: SparkSession, plan: Node, state: Path, changes: DataFrame,
@@ -355,28 +376,28 @@ def _input_read(state: Path, tables: list[str], listen: Listener) -> Callable[[d
     def on_progress(progress: dict) -> None:
         read = {s["description"]: json.loads(s["endOffset"])["logOffset"] + 1
                 for s in progress["sources"] if s.get("endOffset")}  # a self-join: one source
-        listen("stream_progress", {"micro_batch": progress["batchId"],
-                                   "input_read": min(1.0, sum(read.values()) / max(offered, 1))})
+        listen("stream_progress", StreamProgress(
+            progress["batchId"], min(1.0, sum(read.values()) / max(offered, 1))))
     return on_progress
 
 
-def _progress_summary(progress: list[dict]) -> dict:
+def _progress_summary(progress: list[dict]) -> ProgressSummary:
+    """The last of Spark's progress reports (their JSON is Spark's), and the rows read."""
     if not progress:
-        return {}
+        return ProgressSummary()
     last = progress[-1]
     ops = last.get("stateOperators") or []
-    return {
-        "batch_id": last.get("batchId"),
-        "watermark": (last.get("eventTime") or {}).get("watermark"),
+    return ProgressSummary(
+        batch_id=last.get("batchId"),
+        watermark=(last.get("eventTime") or {}).get("watermark"),
         # Spark's count of the rows its sources read: the end-of-input markers included.
-        "input_rows_total": sum(p.get("numInputRows", 0) for p in progress),
-        "state_rows": sum(o.get("numRowsTotal", 0) for o in ops),
-        "state_memory_bytes": sum(o.get("memoryUsedBytes", 0) for o in ops),
-    }
+        input_rows_total=sum(p.get("numInputRows", 0) for p in progress),
+        state_rows=sum(o.get("numRowsTotal", 0) for o in ops),
+        state_memory_bytes=sum(o.get("memoryUsedBytes", 0) for o in ops))
 
 
 def write_stream_report(run: Run, seconds: float) -> None:
     """A scheduled run's stream_report.json (what its gate and publish read), with how long
     its stream task took."""
-    run.report["seconds"] = round(seconds, 3)
-    write_json(run.spec.out / "stream_report.json", run.report)
+    run.report.seconds = round(seconds, 3)
+    run.report.save(run.spec.out)

@@ -91,7 +91,7 @@ def compact(spark: SparkSession, state: Path) -> dict:
         lifecycle.offer_sweep(state, tables, last + 1)
         with session_conf(spark, {_COMPACT_ON_COMMIT: "true"}):
             srun = lifecycle.stream(spark, plan, state, sorted(tables),
-                                    recorded_query(state)["rows_per_batch"])
+                                    recorded_query(state).rows_per_batch)
         swept = last_commit(state / "checkpoint")
         counts = _kinds(spark, state, last + 1, swept)
         after = inspect(spark, state)

@@ -32,24 +32,25 @@ the manifest were never offered to the stream (it runs after the manifest is sav
 from __future__ import annotations
 
 import fcntl
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from pydantic import ConfigDict
 from pyspark.sql import SparkSession
 
 from operators_lib.catalog import TableDef
 from operators_lib.errors import InputError
 from operators_lib.io import ingest, offers
-from operators_lib.io.output import changelog_line, write_json
+from operators_lib.io.output import changelog_line
+from operators_lib.io.records import Record
+from operators_lib.ops.reports import RecordedReport, StreamReport
 from operators_lib.plan import LINE, Node
+from operators_lib.state.manifest import Manifest, StagedFile, StagedTable
 from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.rows import BUCKETS
 from operators_lib.stream.runner import SPARK, SparkRuntime, StreamRun
 
-MANIFEST = "manifest.json"
 RUNS = "runs"
 LOCK = ".lock"
 
@@ -68,16 +69,6 @@ def locked(state: Path) -> Iterator[None]:
         yield
 
 
-def manifest(state: Path) -> dict:
-    path = state / MANIFEST
-    return json.loads(path.read_text()) if path.exists() else {"tables": {}}
-
-
-def save_manifest(state: Path, record: dict) -> None:
-    state.mkdir(parents=True, exist_ok=True)
-    write_json(state / MANIFEST, record)
-
-
 def staged_files(state: Path, table: str) -> list[Path]:
     """A table's staged micro-batch files, oldest first."""
     return sorted((state / "staged" / table).glob("part-*.parquet"))
@@ -92,9 +83,9 @@ def staged_as_of(state: Path, record: RunRecord, tables) -> dict[str, list[Path]
 def discard_unstaged(state: Path) -> None:
     """Remove micro-batch files that a failed run wrote beyond what the manifest records
     (module docstring)."""
-    tables = manifest(state)["tables"]
+    staged = Manifest.load(state)
     for d in (state / "staged").glob("*"):
-        parts = tables.get(d.name, {}).get("parts", 0)
+        parts = staged.table(d.name).parts
         for f in d.glob("part-*.parquet"):
             if int(f.stem.removeprefix("part-")) >= parts:
                 f.unlink()
@@ -107,87 +98,87 @@ def stage(spark: SparkSession | None, parsed: ingest.Parsed, state: Path, rows_p
     last, records them. ``ends``: this is the whole input, and its last part announces its end
     to every bucket (plan.ends_in_last_part); ``spark`` None: without Spark (ingest.stage).
     Returns each table's new files."""
-    record = manifest(state)
+    record = Manifest.load(state)
     added = {}
     for key in parsed.tables:
         if not parsed.files[key]:
             continue
-        entry = record["tables"].setdefault(key, {"files": {}, "rows": 0, "parts": 0})
+        entry = record.tables.setdefault(key, StagedTable(files={}, rows=0, parts=0))
         added[key] = ingest.stage(spark, parsed, key, state / "staged" / key, rows_per_batch,
-                                  first_rownum=entry["rows"], first_part=entry["parts"],
+                                  first_rownum=entry.rows, first_part=entry.parts,
                                   file_batches=file_batches,
                                   end_markers=BUCKETS if ends else 0)
         wm = parsed.tables[key].watermark
         if wm is not None and added[key]:  # the table's latest event time, from the footers
             latest = [t for p in added[key]
                       if (t := ingest.event_time_bound(p, wm.column, "max")) is not None]
-            known = [entry["max_event_ms"]] if entry.get("max_event_ms") is not None else []
-            entry["max_event_ms"] = max([*latest, *known], default=None)
+            known = [entry.max_event_ms] if entry.max_event_ms is not None else []
+            entry.max_event_ms = max([*latest, *known], default=None)
         for f, rows, rejected in parsed.per_file(key):
-            entry["files"][f.path.name] = {"rows": rows, "rejected": rejected,
-                                           "first_row": entry["rows"]}
-            entry["rows"] += rows
-        entry["parts"] += len(added[key])
-    save_manifest(state, record)
+            entry.files[f.path.name] = StagedFile(rows=rows, rejected=rejected,
+                                                  first_row=entry.rows)
+            entry.rows += rows
+        entry.parts += len(added[key])
+    record.save(state)
     return added
 
 
 def table_watermarks(state: Path, tables: dict[str, TableDef]) -> dict[str, int | None]:
     """Each table's own watermark (epoch ms; None: none yet, or no WATERMARK): its latest
     staged event time less its delay, as a Flink source's. (Spark's is the least of them.)"""
-    staged = manifest(state)["tables"]
+    staged = Manifest.load(state)
     out = {}
     for key, table in tables.items():
-        latest = staged.get(key, {}).get("max_event_ms")
+        latest = staged.table(key).max_event_ms
         out[key] = None if latest is None or table.watermark is None else (
             latest - table.watermark.delay_ms)
     return out
 
 
-@dataclass(frozen=True)
-class RunRecord:
+class RunRecord(Record):
     """What one run covered (``runs/<key>.json``, module docstring): each table's staged parts
     and rows, its micro-batches, whether the state was replayed in it, the state generation and
-    TopN split it ran with, and its stream report (a scheduled run's stream_report.json; a
-    bounded run's stream section)."""
+    TopN split it ran with (a record of a twinflow that did not write these three: their
+    defaults), and its report (a scheduled run's stream_report.json; a bounded run's stream
+    section)."""
+
+    model_config = ConfigDict(frozen=True)
 
     parts: dict[str, int]
     rows: dict[str, int]
     first_batch: int
     last_batch: int
-    replayed: bool
-    generation: int
-    topn_split: int
-    report: dict
+    replayed: bool = False
+    generation: int = 0
+    topn_split: int = 1
+    report: RecordedReport
 
     @property
     def interval(self) -> str:
-        return self.report["interval"]
+        return self.report.interval
 
     @property
-    def watermark(self) -> str | None:
-        return self.report.get("watermark")
+    def watermark(self) -> str | int | None:
+        return self.report.watermark
 
-    @classmethod
-    def load(cls, path: Path) -> RunRecord:
-        """A record as written, also by a twinflow that did not write the last three keys."""
-        data = {"replayed": False, "generation": 0, "topn_split": 1} | json.loads(
-            path.read_text())
-        return cls(**{f.name: data[f.name] for f in fields(cls)})
-
-    def save(self, path: Path) -> None:
-        write_json(path, asdict(self))
+    @property
+    def stream_report(self) -> StreamReport:
+        """A scheduled run's report (what its parity and the next run read)."""
+        if not isinstance(self.report, StreamReport):
+            raise TypeError(f"run {self.interval}: a bounded run's record")  # a bug
+        return self.report
 
 
-def record_run(state: Path, key: str, first_batch: int, last_batch: int, report: dict,
-               replayed: bool = False, topn_split: int = 1) -> None:
+def record_run(state: Path, key: str, first_batch: int, last_batch: int,
+               report: RecordedReport, replayed: bool = False, topn_split: int = 1) -> None:
     """Record what the run ``key`` covered (module docstring), after its stream step."""
-    record = manifest(state)
-    tables = record["tables"]
+    staged = Manifest.load(state)
+    tables = staged.tables
     (state / RUNS).mkdir(parents=True, exist_ok=True)
-    RunRecord({t: e["parts"] for t, e in tables.items()},
-              {t: e["rows"] for t, e in tables.items()}, first_batch, last_batch, replayed,
-              record.get("generation", 0), topn_split, report).save(state / RUNS / f"{key}.json")
+    RunRecord(parts={t: e.parts for t, e in tables.items()},
+              rows={t: e.rows for t, e in tables.items()}, first_batch=first_batch,
+              last_batch=last_batch, replayed=replayed, generation=staged.generation,
+              topn_split=topn_split, report=report).write(state / RUNS / f"{key}.json")
 
 
 def run_keys(state: Path) -> list[str]:
@@ -198,7 +189,7 @@ def run_keys(state: Path) -> list[str]:
 def run_record(state: Path, key: str) -> RunRecord | None:
     """What the run ``key`` covered (``record_run``), None if it has no record."""
     path = state / RUNS / f"{key}.json"
-    return RunRecord.load(path) if path.exists() else None
+    return RunRecord.read(path) if path.exists() else None
 
 
 def previous_record(state: Path, key: str) -> RunRecord | None:

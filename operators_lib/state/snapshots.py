@@ -31,6 +31,7 @@ from operators_lib.errors import InputError
 from operators_lib.io.output import write_json
 from operators_lib.ops import metrics
 from operators_lib.state import lifecycle
+from operators_lib.state.manifest import MANIFEST
 from operators_lib.stream.runner import last_commit
 
 SNAPSHOTS = "snapshots"
@@ -38,7 +39,7 @@ MANUAL, ROTATION = "manual", "rotation"  # who took a snapshot: pruned apart
 ROLLED_BACK = "rolled_back"
 _INFO = "snapshot.json"
 # What a state directory holds besides its snapshots: what a snapshot takes (staged: linked).
-_COPIED = (lifecycle.MANIFEST, lifecycle.RUNS, "checkpoint", "changelog", "result", "late")
+_COPIED = (MANIFEST, lifecycle.RUNS, "checkpoint", "changelog", "result", "late")
 # Not state: kept in place by a rollback and by a fresh `twinflow run` (runs/staging.py); the
 # metrics history records what happened.
 KEPT = {SNAPSHOTS, ROLLED_BACK, lifecycle.LOCK, metrics.HISTORY}
@@ -48,7 +49,7 @@ def state_dir(path: Path) -> Path:
     """The state directory of ``path``: a ``twinflow run --out`` directory or a state
     directory."""
     for candidate in (path / "_state", path):
-        if (candidate / lifecycle.MANIFEST).is_file():
+        if (candidate / MANIFEST).is_file():
             return candidate
     raise InputError(f"{path}: no query state here (neither a `twinflow run --out` directory "
                      "nor a scheduled query's state directory: no manifest.json)")

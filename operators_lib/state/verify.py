@@ -55,7 +55,7 @@ def verify(spark: SparkSession, state: Path, sid: str) -> dict:
             if probe:
                 lifecycle.offer_sweep(scratch, tables, live + 1)
             srun = lifecycle.stream(spark, plan, scratch, sorted(tables),
-                                    recorded_query(scratch)["rows_per_batch"])
+                                    recorded_query(scratch).rows_per_batch)
             restored = inspect(spark, scratch)  # every operator's state reads back
             out = {"state": str(state), "snapshot": sid, "snapshot_batch_id": taken["batch_id"],
                    "live_batch_id": live, "resumed_micro_batches": srun.micro_batches,
@@ -75,7 +75,7 @@ def verify(spark: SparkSession, state: Path, sid: str) -> dict:
 
 def _query(state: Path) -> tuple:
     query = recorded_query(state)
-    return sql_texts(query), query["topn_split"]
+    return sql_texts(query), query.topn_split
 
 
 def _relocate_sources(checkpoint: Path, old: Path, new: Path) -> None:
