@@ -2,10 +2,10 @@
 (its ``--out DIR/_state``) and the scheduled runs of the DAGs
 (``$TWINFLOW_HOME/state/<query>``), both through runs/lifecycle.py. One layout, one manifest::
 
-    manifest.json    what is staged: per table its input files (rows, rejected rows, first row
-                     number), its rows, its micro-batch files and its latest event time;
-                     the query the state runs (queries.py: its SQL, TopN split, batch size,
-                     state layout); for scheduled runs the TopN split and state layout
+    manifest.json    (manifest.py) what is staged: per table its input files (rows, rejected
+                     rows, first row number), its rows, its micro-batch files and its latest
+                     event time; the query the state runs (queries.py: its SQL, TopN split,
+                     batch size, state layout); for scheduled runs the TopN split and state layout
                      (stream/layout.py) the state was built with and its generation
                      (runs/binding.bind_state); for a bounded run (twinflow run) its
                      fingerprint and how its stream ended (``run``)
