@@ -74,7 +74,7 @@ def test_restart_from_checkpoint_gives_the_same_changelog(spark, tmp_path, case)
     assert second.report.spark.stream_shuffle_partitions == int(written_with)
     assert any("keeps the" in w for w in second.report.warnings)
     # The resumed run processed only the remaining input, not everything again.
-    total_rows = sum(t["accepted_rows"] for t in second.report.tables.values())
+    total_rows = sum(t.accepted_rows for t in second.report.tables.values())
     assert second.report.stream.micro_batches_this_run < total_rows + 2
     assert_changelog(case, tmp_path)
 
