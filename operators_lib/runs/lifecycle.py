@@ -22,10 +22,11 @@ ones differ, the step takes it as a parameter; each module's docstring says how.
 of the query the state records (``RunSpec.sweep``: the sweep it offers).
 
 Order of work, so that bad input fails before anything is written (exit 2, nothing
-half-written): the spec is checked without Spark (``check``), the SQL planned, every input file
-and header checked and its rows parsed on the executors (staging) before anything is staged. A
-bounded run's output files are written into ``_state/pending/`` and move into place once the
-run has ended (a run that fails leaves the previous outputs as they were).
+half-written): the spec is checked without Spark (``check``: the SQL parsed, once), the script
+planned, every input file and header checked and its rows parsed on the executors (staging)
+before anything is staged. A bounded run's output files are written into ``_state/pending/``
+and move into place once the run has ended (a run that fails leaves the previous outputs as
+they were).
 """
 
 from __future__ import annotations
@@ -86,8 +87,9 @@ def run(spec: RunSpec, spark: SparkSession | Callable[[], SparkSession] | None,
 
 
 def check(spec: RunSpec) -> Script:
-    """What can be checked without Spark: the SQL parses; a bounded run's every --data names a
-    declared table and its options are in range."""
+    """What can be checked without Spark: the SQL parses (the script returned is the one the
+    run plans); a bounded run's every --data names a declared table and its options are in
+    range."""
     script = load_script(list(spec.sql))
     if not spec.bounded:
         return script
@@ -113,7 +115,7 @@ def _steps(spec: RunSpec, spark: SparkSession, steps: Steps, script: Script | No
     t0 = time.perf_counter()
     notify = listen if listen and spec.bounded else (lambda step, info: None)
     if steps is Steps.BACKFILL:
-        return Outcome(0, backfill(spec, spark, plan_for(spec, spark)))
+        return Outcome(0, backfill(spec, spark, plan_for(spec, script, spark)))
     if steps is Steps.SWEEP:
         sweep = staging.Run(spec, plan, t0, rows_per_batch=spec.rows_per_batch)
         return Outcome(0, stream=_offer_and_stream(sweep, spark, runtime, listen))
@@ -160,12 +162,12 @@ def _offer_and_stream(run: staging.Run, spark: SparkSession, runtime: SparkRunti
     return streaming.stream(run, spark, runtime, listen)
 
 
-def plan_for(spec: RunSpec | QueryConfig, spark: SparkSession, split: int | None = None
-             ) -> Node:
-    """A scheduled query's plan with its TopNs split by ``split`` (default: the spec's
-    factor); refused where a scheduled run cannot run it."""
-    plan = plan_query(load_script(list(spec.sql)), spark,
-                      spec.topn_split if split is None else split)
+def plan_for(spec: RunSpec | QueryConfig, script: Script, spark: SparkSession,
+             split: int | None = None) -> Node:
+    """A scheduled query's plan from its parsed SQL (``script``: of ``spec.sql``), with its
+    TopNs split by ``split`` (default: the spec's factor); refused where a scheduled run
+    cannot run it."""
+    plan = plan_query(script, spark, spec.topn_split if split is None else split)
     for over in batch_only(plan)[:1]:
         raise SqlError(f"query {spec.name}: an OVER ordered by {over.order_by}, "
                        "which is no time attribute, exists in batch mode only; a scheduled "
@@ -189,7 +191,7 @@ def _planned(spec: RunSpec, spark: SparkSession, steps: Steps, script: Script
     else:
         recorded = checking.recorded(spec, whole=steps is Steps.AUDIT)
         binding.same_build(spec)
-    return plan_for(spec, spark, recorded and recorded.topn_split), recorded
+    return plan_for(spec, script, spark, recorded and recorded.topn_split), recorded
 
 
 def _bounded_plan(spec: RunSpec, spark: SparkSession, script: Script) -> Node:
