@@ -4,7 +4,7 @@
   its Asset ``twinflow_<query>``, or the config's ``checkpoints.schedule``):
   ``snapshot`` the state (operators_lib/state/snapshots.py) -> ``verify`` (spark-submit): resume the
   new snapshot in a scratch directory and compare its result with the live state's
-  (state_verify.py; a difference fails the run) -> ``prune`` to the newest
+  (runs/verify.py; a difference fails the run) -> ``prune`` to the newest
   ``checkpoints.keep`` (default 3) of the rotation's snapshots (those taken by hand stay).
   Pruning follows a verified snapshot only: one that does not restore never displaces the
   good ones.
@@ -14,7 +14,7 @@
   run out while it works. The next run stages again what arrived after the snapshot.
 - ``twinflow_compact_<query>``: state TTL compaction (config ``compact_schedule``, default
   ``@daily``): ``compact`` (spark-submit) sweeps the state idle longer than the query's TTL
-  (compaction.py; keys, rows and bytes before and after go to the metrics history and the
+  (runs/compaction.py; keys, rows and bytes before and after go to the metrics history and the
   audit log ``$TWINFLOW_HOME/audit/<query>.jsonl``; a sweep that changed the result fails it)
   -> ``compacted`` (skips the rest when the query sets no TTL or has not run) -> ``audit``:
   everything the stream emitted against batch.

@@ -16,7 +16,7 @@ Prints a line per step and a summary; what Spark, Great Expectations and Airflow
 DIR/engine.log (--verbose: to the console).
 
 ``twinflow state`` and ``twinflow report`` print one JSON line (operators_lib/state/snapshots.py,
-state_verify.py, compaction.py, state_inspect.py, ops_report.py); what Spark prints goes to
+runs/verify.py, runs/compaction.py, state/inspect.py, ops/report.py); what Spark prints goes to
 the state directory's engine.log.
 
 Exit codes: 0 success (in ``both`` mode: finals equal, or every difference explained by late
@@ -224,10 +224,10 @@ def _with_spark(args: argparse.Namespace, state: Path) -> dict:
 
             return inspect(spark, state)
         if args.action == "compact":
-            from operators_lib.state.compaction import compact
+            from operators_lib.runs.compaction import compact
 
             return compact(spark, state)
-        from operators_lib.state.verify import verify
+        from operators_lib.runs.verify import verify
 
         return verify(spark, state, args.snapshot)
 

@@ -13,7 +13,7 @@ measure-skew writes DIR/skew.json: the TopN's partition skew over the recent inp
 (operators_lib/runs/hotspot.py), which the hotspot DAG turns into a split factor. audit writes
 DIR/audit.json: everything the query's stream emitted against batch over all retained input
 (operators_lib/runs/checking.py). compact, verify: the state commands of ``twinflow state``
-on the query's state (operators_lib/state/compaction.py, state_verify.py), their JSON in
+on the query's state (operators_lib/runs/compaction.py, runs/verify.py), their JSON in
 DIR/compact.json, DIR/verify.json. backfill: DIR/<interval>/ for each recorded interval in
 [start, end] (operators_lib/runs/backfill.py).
 
@@ -33,12 +33,12 @@ from pathlib import Path
 from operators_lib.engine.locations import check_shared, local_path
 from operators_lib.errors import TwinflowError, state_check_failed
 from operators_lib.paths import append_audit, home, state_dir
+from operators_lib.runs.compaction import compact
 from operators_lib.runs.hotspot import measure_skew
 from operators_lib.runs.lifecycle import run
 from operators_lib.runs.query_config import QueryConfig
 from operators_lib.runs.spec import RunSpec, Steps
-from operators_lib.state.compaction import compact
-from operators_lib.state.verify import verify
+from operators_lib.runs.verify import verify
 
 RUNS = {"stream-increment": Steps.STREAM, "batch-parity": Steps.PARITY, "audit": Steps.AUDIT,
         "backfill": Steps.BACKFILL}  # the steps that are runs (runs/lifecycle.py)

@@ -101,17 +101,20 @@ def test_the_list_of_checks_is_current():
         "tests/CHECKS.txt is stale: PYTHONPATH=. python tests/list_checks.py")
 
 
-# Each step of a run, in one place (runs/lifecycle.py), and the state primitives they wrap.
+# Each step of a run, in one place (runs/lifecycle.py), and the state primitives they wrap: a
+# state command's stream and sweep too go through them (a sweep run, Steps.SWEEP).
 STEPS = {f"operators_lib.runs.{module}.{step}" for module, step in (
     ("staging", "stage"), ("streaming", "offer"), ("streaming", "stream"),
     ("streaming", "materialize"), ("checking", "parity"), ("publishing", "publish"),
-    ("recording", "record"))} | {f"operators_lib.state.lifecycle.{primitive}"
-                                 for primitive in ("stage", "offer", "record_run")}
+    ("recording", "record"))} | {f"operators_lib.state.lifecycle.{primitive}" for primitive in (
+        "stage", "offer", "offer_sweep", "stream", "record_run")}
 ENTRY = "operators_lib.runs.lifecycle.run"
 # What jobs/ may import of runs/: the entry point, the spec, the query config, the hotspot
-# rule (measure-skew: not a run).
+# rule (measure-skew: not a run), the state commands whose stream is a sweep run (through the
+# entry point).
 JOBS_MAY_IMPORT = {"operators_lib.runs.lifecycle", "operators_lib.runs.spec",
-                   "operators_lib.runs.query_config", "operators_lib.runs.hotspot"}
+                   "operators_lib.runs.query_config", "operators_lib.runs.hotspot",
+                   "operators_lib.runs.compaction", "operators_lib.runs.verify"}
 
 
 def _module_name(path: Path) -> str:

@@ -1,4 +1,4 @@
-"""``twinflow state compact`` (operators_lib/state/compaction.py) on a ``twinflow run`` directory,
+"""``twinflow state compact`` (operators_lib/runs/compaction.py) on a ``twinflow run`` directory,
 with Structured Streaming: state idle longer than the TTL is dropped at once (without it,
 state of a key never touched again stays forever), the result is unchanged, and the run that
 continues explains the difference from batch by the expired keys."""

@@ -16,6 +16,8 @@ from operators_lib.errors import InputError, ParityError
 from operators_lib.parity.compare import SAMPLE
 from operators_lib.runs import binding
 from operators_lib.runs.query_config import QueryConfig
+from operators_lib.sql import script
+from operators_lib.sql.script import script_of
 from operators_lib.stream.layout import STATE_LAYOUT
 from tests.scheduled import audit, backfill, batch_parity, stream_increment
 
@@ -264,6 +266,23 @@ def test_a_file_with_a_wrong_header_fails_the_run_before_anything_is_staged(spar
     stream_increment(cfg, spark, state, tmp_path / "run2")
     report = json.loads((tmp_path / "run2" / "stream_report.json").read_text())
     assert report["new_input_rows"] == {"tmall_item": 4}
+
+
+def test_a_scheduled_run_parses_its_sql_once(spark, tmp_path, monkeypatch):
+    """The script the spec's check parsed is the one the run plans (runs/lifecycle.plan_for
+    takes it)."""
+    parsed = []
+
+    def counted(sources, dirs=None):
+        parsed.append([name for name, _ in sources])
+        return script_of(sources, dirs)
+
+    monkeypatch.setattr(script, "script_of", counted)  # what load_script parses with
+    cfg = _page_views_query(tmp_path, "SELECT user_id, url FROM page_views", 100)
+    (cfg.inputs["page_views"] / "1.csv").write_text("user_id,url,ts\nu1,/a,2024-01-01 10:00:00\n")
+    stream_increment(cfg, spark, tmp_path / "state", tmp_path / "run1")
+    assert batch_parity(cfg, spark, tmp_path / "state", tmp_path / "run1")["verdict"] == "equal"
+    assert parsed == [["page_views.sql", "q.sql"]] * 2  # the stream run's and the parity's
 
 
 def test_a_scheduled_run_brings_no_rows_to_the_driver(spark, tmp_path, monkeypatch):

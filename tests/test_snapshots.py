@@ -1,5 +1,5 @@
 """``twinflow state snapshot|list|verify|rollback|inspect`` (operators_lib/state/snapshots.py,
-state_verify.py, state_inspect.py) on a ``twinflow run`` directory, with Structured
+runs/verify.py, state/inspect.py) on a ``twinflow run`` directory, with Structured
 Streaming: snapshot, continue, roll back, continue again must give what one uninterrupted run
 gives; a snapshot verified resumes to the live state's result."""
 

@@ -47,6 +47,7 @@ from operators_lib.runs.query_config import (
     LastChange,
     QueryConfig,
 )
+from operators_lib.sql import load_script
 from operators_lib.state.lifecycle import staged_files
 from operators_lib.topn_split import splittable
 
@@ -77,7 +78,7 @@ class Skew:
 
 def measure_skew(cfg: QueryConfig, spark: SparkSession, state: Path) -> Skew:
     """Rows per partition key of the query's (first) TopN over the recent staged input."""
-    plan = plan_for(cfg, spark, split=1)
+    plan = plan_for(cfg, load_script(cfg.sql), spark, split=1)
     ranks = splittable(plan)
     if not ranks:
         raise InputError(f"query {cfg.name}: hotspot splitting needs a TopN, and the query has "

@@ -1,11 +1,14 @@
 """One lifecycle for every run: ``run(spec, spark, steps)``, the one entry point of
-``twinflow run`` (jobs/cli.py, the demo, the warm-up) and of every DAG task
-(jobs/twinflow_job.py: stream increment, batch parity, audit, backfill; jobs/gates.py: publish).
+``twinflow run`` (jobs/cli.py, the demo, the warm-up), of every DAG task
+(jobs/twinflow_job.py: stream increment, batch parity, audit, backfill; jobs/gates.py: publish)
+and of the state commands' sweep runs (runs/compaction.py, runs/verify.py: ``twinflow state
+compact|verify`` and their DAG tasks).
 
 The steps, each in one place; a run takes those its ``Steps`` ask for, in this order::
 
     stage        runs/staging.py     parse and stage the input it brings
-    offer        runs/streaming.py   offer the staged parts (and a bounded input's end)
+    offer        runs/streaming.py   offer the staged parts (and a bounded input's end), or a
+                                     sweep run's state sweep
     stream       runs/streaming.py   the streaming query from the checkpoint (availableNow)
     materialize  runs/streaming.py   the run's outputs from its changelog
     record       runs/recording.py   the run record and the metrics history
@@ -14,13 +17,16 @@ The steps, each in one place; a run takes those its ``Steps`` ask for, in this o
     publish      runs/publishing.py  the outputs into place
 
 Where bounded runs (``RunSpec.bounded``: one interval plus the end of input) and scheduled
-ones differ, the step takes it as a parameter; each module's docstring says how.
+ones differ, the step takes it as a parameter; each module's docstring says how. A sweep run
+(``Steps.SWEEP``) takes the offer and stream steps only, with the plan its state command made
+of the query the state records (``RunSpec.sweep``: the sweep it offers).
 
 Order of work, so that bad input fails before anything is written (exit 2, nothing
-half-written): the spec is checked without Spark (``check``), the SQL planned, every input file
-and header checked and its rows parsed on the executors (staging) before anything is staged. A
-bounded run's output files are written into ``_state/pending/`` and move into place once the
-run has ended (a run that fails leaves the previous outputs as they were).
+half-written): the spec is checked without Spark (``check``: the SQL parsed, once), the script
+planned, every input file and header checked and its rows parsed on the executors (staging)
+before anything is staged. A bounded run's output files are written into ``_state/pending/``
+and move into place once the run has ended (a run that fails leaves the previous outputs as
+they were).
 """
 
 from __future__ import annotations
@@ -56,31 +62,35 @@ from operators_lib.sql.script import UDF_ERRORS
 from operators_lib.state import lifecycle
 from operators_lib.state.lifecycle import RunRecord
 from operators_lib.state.queries import plan_query
-from operators_lib.stream.runner import SPARK, SparkRuntime
+from operators_lib.stream.runner import SPARK, SparkRuntime, StreamRun
 from operators_lib.udf.rejects import guards
 
-_STREAMING = (Steps.RUN, Steps.STREAM)  # the steps that stage and stream: they hold the state
+# The steps that stage and stream: they hold the state (a sweep run's state command holds it).
+_STREAMING = (Steps.RUN, Steps.STREAM)
+_NO_SQL = (Steps.PUBLISH, Steps.SWEEP)  # nothing to parse: published outputs, a given plan
 
 
 def run(spec: RunSpec, spark: SparkSession | Callable[[], SparkSession] | None,
         steps: Steps = Steps.RUN, listen: Listener | None = None,
-        runtime: SparkRuntime = SPARK) -> Outcome:
+        runtime: SparkRuntime = SPARK, plan: Node | None = None) -> Outcome:
     """Run ``steps`` of the run ``spec`` (module docstring). ``spark``: the session, or how to
     start it once the spec is checked (the CLI: a mistake is reported before the JVM starts);
     None for the publish step. ``listen``: hears of a bounded run's steps; ``runtime``: how
-    the stream runs (stream/runner.py; tests pass the operator harness). A scheduled run's
-    parity that fails raises ParityError; a bounded run's ends with exit code 1."""
-    script = check(spec) if steps is not Steps.PUBLISH else None
+    the stream runs (stream/runner.py; tests pass the operator harness); ``plan``: a sweep
+    run's. A scheduled run's parity that fails raises ParityError; a bounded run's ends with
+    exit code 1."""
+    script = check(spec) if steps not in _NO_SQL else None
     if callable(spark):
         spark = spark()
     with engine_failures(spec.out if spec.bounded else None):
         with lifecycle.locked(spec.state) if steps in _STREAMING else nullcontext():
-            return _steps(spec, spark, steps, script, listen, runtime)
+            return _steps(spec, spark, steps, script, plan, listen, runtime)
 
 
 def check(spec: RunSpec) -> Script:
-    """What can be checked without Spark: the SQL parses; a bounded run's every --data names a
-    declared table and its options are in range."""
+    """What can be checked without Spark: the SQL parses (the script returned is the one the
+    run plans); a bounded run's every --data names a declared table and its options are in
+    range."""
     script = load_script(list(spec.sql))
     if not spec.bounded:
         return script
@@ -102,11 +112,14 @@ def check(spec: RunSpec) -> Script:
 
 
 def _steps(spec: RunSpec, spark: SparkSession, steps: Steps, script: Script | None,
-           listen: Listener | None, runtime: SparkRuntime) -> Outcome:
+           plan: Node | None, listen: Listener | None, runtime: SparkRuntime) -> Outcome:
     t0 = time.perf_counter()
     notify = listen if listen and spec.bounded else (lambda step, info: None)
     if steps is Steps.BACKFILL:
-        return Outcome(0, backfill(spec, spark, plan_for(spec, spark)))
+        return Outcome(0, backfill(spec, spark, plan_for(spec, script, spark)))
+    if steps is Steps.SWEEP:
+        sweep = staging.Run(spec, plan, t0, rows_per_batch=spec.rows_per_batch)
+        return Outcome(0, stream=_offer_and_stream(sweep, spark, runtime, listen))
     run = outcome = streamed = srun = batch = None
     if steps is not Steps.PUBLISH:
         plan, recorded = _planned(spec, spark, steps, script)
@@ -119,8 +132,7 @@ def _steps(spec: RunSpec, spark: SparkSession, steps: Steps, script: Script | No
         if spec.bounded:  # its outputs are written here until they move into place
             shutil.rmtree(run.pending, ignore_errors=True)
         if run.streams:
-            streaming.offer(run)
-            srun = streaming.stream(run, spark, runtime, listen)
+            srun = _offer_and_stream(run, spark, runtime, listen)
         if run.streams or run.recorded is not None:
             streamed = streaming.materialize(run, spark, srun)
         if not spec.bounded:
@@ -144,12 +156,19 @@ def _steps(spec: RunSpec, spark: SparkSession, steps: Steps, script: Script | No
     return outcome
 
 
-def plan_for(spec: RunSpec | QueryConfig, spark: SparkSession, split: int | None = None
-             ) -> Node:
-    """A scheduled query's plan with its TopNs split by ``split`` (default: the spec's
-    factor); refused where a scheduled run cannot run it."""
-    plan = plan_query(load_script(list(spec.sql)), spark,
-                      spec.topn_split if split is None else split)
+def _offer_and_stream(run: staging.Run, spark: SparkSession, runtime: SparkRuntime,
+                      listen: Listener | None) -> StreamRun:
+    """The offer and stream steps, of every run that streams (a sweep run's too)."""
+    streaming.offer(run)
+    return streaming.stream(run, spark, runtime, listen)
+
+
+def plan_for(spec: RunSpec | QueryConfig, script: Script, spark: SparkSession,
+             split: int | None = None) -> Node:
+    """A scheduled query's plan from its parsed SQL (``script``: of ``spec.sql``), with its
+    TopNs split by ``split`` (default: the spec's factor); refused where a scheduled run
+    cannot run it."""
+    plan = plan_query(script, spark, spec.topn_split if split is None else split)
     for over in batch_only(plan)[:1]:
         raise SqlError(f"query {spec.name}: an OVER ordered by {over.order_by}, "
                        "which is no time attribute, exists in batch mode only; a scheduled "
@@ -173,7 +192,7 @@ def _planned(spec: RunSpec, spark: SparkSession, steps: Steps, script: Script
     else:
         recorded = checking.recorded(spec, whole=steps is Steps.AUDIT)
         binding.same_build(spec)
-    return plan_for(spec, spark, recorded and recorded.topn_split), recorded
+    return plan_for(spec, script, spark, recorded and recorded.topn_split), recorded
 
 
 def _bounded_plan(spec: RunSpec, spark: SparkSession, script: Script) -> Node:

@@ -4,7 +4,10 @@ wants of it (``Steps``); ``runs.lifecycle.run(spec, spark, steps)`` runs them.
 A run covers one data interval of a query's state. A bounded run (``twinflow run``) is one
 interval plus the end of the input: its state is ``--out DIR/_state``, its key the UTC time it
 started. A scheduled run (the DAGs) is keyed by its data interval (the run directory's name),
-its state is ``$TWINFLOW_HOME/state/<query>`` and the stream goes on after it."""
+its state is ``$TWINFLOW_HOME/state/<query>`` and the stream goes on after it. A sweep run
+is a state command's (runs/compaction.py, runs/verify.py): one more stream over what a state
+has been offered, with a state sweep (or, resuming a snapshot, nothing new); the command
+plans the query the state records and holds the state meanwhile."""
 
 from __future__ import annotations
 
@@ -13,9 +16,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from operators_lib.ops.reports import BackfillReport, BoundedReport, ParityReport, StreamReport
 from operators_lib.runs.query_config import QueryConfig
+
+if TYPE_CHECKING:  # the CLI checks a run's spec before it imports pyspark
+    from operators_lib.stream.runner import StreamRun
 
 MODES = ("batch", "stream", "both")
 
@@ -43,6 +50,7 @@ class Steps(Enum):
     AUDIT = "audit"        # everything emitted up to the newest run against batch
     BACKFILL = "backfill"  # batch results of the recorded intervals ``key`` .. ``through``
     PUBLISH = "publish"    # a DAG's publish task, after its gate: the run into published/
+    SWEEP = "sweep"        # a state command's: offer its sweep (``RunSpec.sweep``), stream
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,7 @@ class RunSpec:
     stop_after_batches: int | None = None  # bounded runs: offer only the first N parts
     max_rejected_rows: int = 0    # scheduled runs: malformed rows a run may set aside
     through: str | None = None    # a backfill's last interval
+    sweep: int | None = None      # a sweep run: the micro-batch its sweep is read in
 
     @classmethod
     def bounded_run(cls, sql: list[Path], data: Mapping[str, Path], mode: str, out: Path,
@@ -80,6 +89,13 @@ class RunSpec:
                    cfg.rows_per_batch, cfg.topn_split, max_rejected_rows=cfg.max_rejected_rows,
                    through=through)
 
+    @classmethod
+    def sweep_run(cls, state: Path, rows_per_batch: int, sweep: int | None) -> RunSpec:
+        """A state command's sweep run over ``state`` (module docstring), its micro-batches
+        of the size the state records; ``sweep``: None offers no sweep (a snapshot resumed)."""
+        return cls(state.name, (), {}, state, state, f"sweep-{sweep}", rows_per_batch,
+                   sweep=sweep)
+
 
 # What a run reports: a bounded run's report, a scheduled run's stream report, a parity or an
 # audit, a backfill (ops/reports.py).
@@ -95,3 +111,4 @@ class Outcome:
     report: Report | None = None
     message: str = ""
     published: Path | None = None  # where the publish step put the run's outputs
+    stream: StreamRun | None = None  # a sweep run's stream (what its state command reports)

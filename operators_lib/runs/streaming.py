@@ -13,6 +13,9 @@ Where bounded and scheduled runs differ, ``spec.bounded`` says:
   whole result after the run, and its changes, changes.csv); it keeps what they left out
   (``late/upto-<batch>/``: late rows, (row, window) pairs, expired keys) for parity. A re-run
   of an interval rebuilds the same outputs from its recorded micro-batches.
+
+A sweep run (a state command's: runs/compaction.py, runs/verify.py) offers its state sweep, if
+any, and streams; its command reads what the stream did (it materializes nothing).
 """
 
 from __future__ import annotations
@@ -115,8 +118,11 @@ class Streamed:
 
 
 def offer(run: Run) -> None:
-    """Offer each table's staged parts to the stream (module docstring)."""
+    """Offer each table's staged parts to the stream (module docstring), and a sweep run's
+    state sweep (``spec.sweep``; it stages no parts)."""
     spec = run.spec
+    if spec.sweep is not None:
+        lifecycle.offer_sweep(spec.state, run.tables, spec.sweep)
     if spec.bounded:  # until the stream has ended and its changelog is checked: not resumable
         set_run_status(spec.state, run.fingerprint, "running")
     n = spec.stop_after_batches if spec.bounded else None  # None: all of them

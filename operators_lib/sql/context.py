@@ -4,7 +4,7 @@ hidden column names, and name resolution (``Scope``) from SQL identifiers to pla
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import AnalysisException, IllegalArgumentException
@@ -34,6 +34,7 @@ class Ctx:
     stmt: Statement
     views_in_progress: tuple[str, ...] = ()
     counter: itertools.count = field(default_factory=itertools.count)
+    # (fields, expressions) -> their types; fields -> an empty DataFrame over them
     type_cache: dict = field(default_factory=dict)
     regex_cache: dict = field(default_factory=dict)
     functions: dict[str, Function] = field(default_factory=dict)  # user-defined, upper-case
@@ -62,11 +63,24 @@ class Ctx:
         """A resolved expression over ``fields`` as Spark SQL with Flink's semantics
         (sql/expressions.py); what twinflow does not reproduce is refused with its line.
         ``condition``: ``node`` is a WHERE or HAVING condition."""
-        env = Env(lambda n: self.types(fields, [self.sql(n, fields)], n)[0], self.regex_groups,
-                  self.functions, condition, {f.name: f.origin for f in fields if f.origin},
-                  self.format_error, self.time_zone_id)
+        # A renderer asks the types of subexpressions; each is rendered and typed once per
+        # call (rendering it again per ancestor that asks is exponential in the depth). The
+        # memo holds the node, so that its id is not reused by a renderer's temporary node.
+        typed: dict[int, tuple[exp.Expression, FlinkType]] = {}
+        key = tuple(fields)
+
+        def type_of(n: exp.Expression) -> FlinkType:
+            if id(n) not in typed:
+                text = to_spark(n, sub)
+                self._timestamp_precision(n, fields, text)
+                typed[id(n)] = n, self.types(fields, [text], n, key)[0]
+            return typed[id(n)][1]
+
+        sub = Env(type_of, self.regex_groups, self.functions, False,
+                  {f.name: f.origin for f in fields if f.origin}, self.format_error,
+                  self.time_zone_id)
         try:
-            text = to_spark(node, env)
+            text = to_spark(node, replace(sub, condition=condition))
         except Unsupported as e:
             raise self.err(str(e), e.node) from None
         self._timestamp_precision(node, fields, text)
@@ -103,20 +117,25 @@ class Ctx:
                            f"computes timestamps as {t.name}(3); CAST({used[0].name} AS "
                            f"{t.name}(3)) first", used[0])
 
-    def types(self, fields, exprs: list[str], node: exp.Expression | None) -> list[FlinkType]:
+    def types(self, fields, exprs: list[str], node: exp.Expression | None,
+              fields_key: tuple | None = None) -> list[FlinkType]:
         """Flink types of Spark SQL expressions over ``fields``, as Spark resolves them; a column
-        itself keeps its declared type (a TIMESTAMP's precision, which Spark does not keep)."""
-        key = (tuple(fields), tuple(exprs))
+        itself keeps its declared type (a TIMESTAMP's precision, which Spark does not keep).
+        ``fields_key``: ``tuple(fields)``, if the caller has it (its hash is not cached)."""
+        key = (fields_key or tuple(fields), tuple(exprs))
         if key not in self.type_cache:
             declared = {quote(f.name): f.type for f in fields}
             computed = [e for e in exprs if e not in declared]
-            types = dict(zip(computed, self._types(fields, computed, node) if computed else []))
+            types = dict(zip(computed, self._types(key[0], computed, node) if computed else []))
             self.type_cache[key] = [declared.get(e) or types[e] for e in exprs]
         return self.type_cache[key]
 
-    def _types(self, fields, exprs: list[str], node: exp.Expression | None) -> list[FlinkType]:
-        schema = T.StructType([T.StructField(f.name, f.type.spark()) for f in fields])
-        df = self.spark.createDataFrame([], schema)
+    def _types(self, fields: tuple, exprs: list[str], node: exp.Expression | None
+               ) -> list[FlinkType]:
+        df = self.type_cache.get(fields)  # the empty frame over the fields, made once
+        if df is None:
+            schema = T.StructType([T.StructField(f.name, f.type.spark()) for f in fields])
+            df = self.type_cache[fields] = self.spark.createDataFrame([], schema)
         try:
             out = df.select(*[F.expr(e) for e in exprs]).schema
         except AnalysisException as e:

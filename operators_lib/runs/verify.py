@@ -1,14 +1,15 @@
 """``twinflow state verify``: prove that a snapshot restores.
 
 The snapshot is laid into a scratch directory in the state (``.verify-*``, removed after), and
-its stream resumed there, with the query the snapshot records, from the snapshot's checkpoint
-over everything the live stream has been offered since (the staged files, linked: they are
-immutable). A snapshot of the live state's last micro-batch has nothing to resume: it runs a
-probe instead, a state sweep (compaction.py) as one micro-batch, which opens every operator's
-state store (``probe``). The restored state is then read back operator by operator
-(state_inspect.py: ``restored_state``), and its result compared with the live state's: the
-materialized result of an updating query, every emitted row of an append-only one. The live
-state is held meanwhile (lifecycle.locked).
+its stream resumed there by a sweep run (runs/lifecycle.py, ``Steps.SWEEP``), with the query
+the snapshot records, from the snapshot's checkpoint over everything the live stream has been
+offered since (the staged files, linked: they are immutable). A snapshot of the live state's
+last micro-batch has nothing to resume: its run offers a probe instead, a state sweep
+(compaction.py) as one micro-batch, which opens every operator's state store (``probe``). The
+restored state is then read back operator by operator (state/inspect.py:
+``restored_state``), and its result compared with the live state's: the materialized result
+of an updating query, every emitted row of an append-only one. The live state is held
+meanwhile (lifecycle.locked).
 
 Equal results are the verdict ``equal`` (exit 0), else ``differs`` with a sample (exit 1).
 The resumed stream may cut its micro-batches differently from the live one (it reads what
@@ -32,6 +33,8 @@ from operators_lib.changelog import ADDS
 from operators_lib.io import offers
 from operators_lib.parity.compare import TTL_EXPLANATION, compare_frames, not_comparable
 from operators_lib.plan import OP, TTL, TTL_KEY, Node, append_only, source_tables
+from operators_lib.runs.lifecycle import run
+from operators_lib.runs.spec import RunSpec, Steps
 from operators_lib.state import lifecycle, result_store, snapshots
 from operators_lib.state.inspect import inspect
 from operators_lib.state.queries import recorded_plan, recorded_query, sql_texts
@@ -52,10 +55,9 @@ def verify(spark: SparkSession, state: Path, sid: str) -> dict:
             for t in tables:
                 _offer_as_live(state / "staged" / t, scratch / "staged" / t)
             probe = taken["batch_id"] >= live  # nothing to resume: a micro-batch all the same
-            if probe:
-                lifecycle.offer_sweep(scratch, tables, live + 1)
-            srun = lifecycle.stream(spark, plan, scratch, sorted(tables),
-                                    recorded_query(scratch).rows_per_batch)
+            spec = RunSpec.sweep_run(scratch, recorded_query(scratch).rows_per_batch,
+                                     live + 1 if probe else None)
+            srun = run(spec, spark, Steps.SWEEP, plan=plan).stream
             restored = inspect(spark, scratch)  # every operator's state reads back
             out = {"state": str(state), "snapshot": sid, "snapshot_batch_id": taken["batch_id"],
                    "live_batch_id": live, "resumed_micro_batches": srun.micro_batches,

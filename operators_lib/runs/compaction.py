@@ -2,16 +2,17 @@
 
 The state TTL (``SET 'table.exec.state.ttl'``) is applied when a key is touched (stream/join.py,
 stream/group_agg.py): the state of a key that is never touched again would stay forever. A
-compaction sweeps it: it stages one sweep file per table, a row per bucket (plan.SWEEP_FIRST),
-and runs the stream over them from its checkpoint as one more micro-batch. Each join and
-GROUP BY then drops, in every bucket, the keys idle longer than the TTL and emits their ``TTL``
-markers, as if each were touched (so parity knows them: stream/rows.py). RocksDB compacts its
-files on that micro-batch's commit; the checkpoint keeps the versions Spark retains
-(``spark.sql.streaming.minBatchesToRetain``) until they age out, so its size on disk falls
-only then. The sweep carries no data and moves no watermark: the changelog gains TTL markers
-only, the result is unchanged (checked: ``result_rows_changed`` counts what else the sweep's
-micro-batch emitted). A query with processing-time windows is refused (its watermark is the
-clock: the micro-batch would fire windows).
+compaction sweeps it: a sweep run (runs/lifecycle.py, ``Steps.SWEEP``) stages one sweep file
+per table, a row per bucket (plan.SWEEP_FIRST), and runs the stream over them from its
+checkpoint as one more micro-batch. Each join and GROUP BY then drops, in every bucket, the
+keys idle longer than the TTL and emits their ``TTL`` markers, as if each were touched (so
+parity knows them: stream/rows.py). RocksDB compacts its files on that micro-batch's commit;
+the checkpoint keeps the versions Spark retains (``spark.sql.streaming.minBatchesToRetain``)
+until they age out, so its size on disk falls only then. The sweep carries no data and moves
+no watermark: the changelog gains TTL markers only, the result is unchanged (checked:
+``result_rows_changed`` counts what else the sweep's micro-batch emitted). A query with
+processing-time windows is refused (its watermark is the clock: the micro-batch would fire
+windows).
 
 A sweep needs the stream to have read everything offered to it (it would otherwise wait behind
 that input) and committed every micro-batch it planned: otherwise it is refused (exit 2). The
@@ -56,6 +57,8 @@ from operators_lib.plan import (
     processing_time_windows,
     source_tables,
 )
+from operators_lib.runs.lifecycle import run
+from operators_lib.runs.spec import RunSpec, Steps
 from operators_lib.state import lifecycle
 from operators_lib.state.inspect import inspect
 from operators_lib.state.queries import recorded_plan, recorded_query
@@ -88,10 +91,9 @@ def compact(spark: SparkSession, state: Path) -> dict:
         tables = source_tables(plan)
         _check_all_read(state, [k for k, t in tables.items() if not t.constant], last)
         before = inspect(spark, state)
-        lifecycle.offer_sweep(state, tables, last + 1)
+        spec = RunSpec.sweep_run(state, recorded_query(state).rows_per_batch, last + 1)
         with session_conf(spark, {_COMPACT_ON_COMMIT: "true"}):
-            srun = lifecycle.stream(spark, plan, state, sorted(tables),
-                                    recorded_query(state).rows_per_batch)
+            srun = run(spec, spark, Steps.SWEEP, plan=plan).stream
         swept = last_commit(state / "checkpoint")
         counts = _kinds(spark, state, last + 1, swept)
         after = inspect(spark, state)
