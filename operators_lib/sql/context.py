@@ -34,11 +34,11 @@ class Ctx:
     stmt: Statement
     views_in_progress: tuple[str, ...] = ()
     counter: itertools.count = field(default_factory=itertools.count)
-    # (fields, expressions) -> their types; fields -> an empty DataFrame over them
-    type_cache: dict = field(default_factory=dict)
+    type_cache: dict = field(default_factory=dict)  # (fields, expressions) -> their types
     regex_cache: dict = field(default_factory=dict)
     functions: dict[str, Function] = field(default_factory=dict)  # user-defined, upper-case
     table_functions: dict[str, PythonFunction] = field(default_factory=dict)  # ditto
+    frames: dict = field(default_factory=dict)  # fields -> the empty DataFrame types resolve on
 
     def err(self, message: str, node: exp.Expression | None = None) -> SqlError:
         return self.stmt.error(message, line_of(node) if node is not None else None)
@@ -57,7 +57,8 @@ class Ctx:
 
     def for_view(self, name: str, stmt: Statement) -> Ctx:
         return Ctx(self.catalog, self.spark, stmt, self.views_in_progress + (name,), self.counter,
-                   self.type_cache, self.regex_cache, self.functions, self.table_functions)
+                   self.type_cache, self.regex_cache, self.functions, self.table_functions,
+                   self.frames)
 
     def sql(self, node: exp.Expression, fields, condition: bool = False) -> str:
         """A resolved expression over ``fields`` as Spark SQL with Flink's semantics
@@ -132,10 +133,10 @@ class Ctx:
 
     def _types(self, fields: tuple, exprs: list[str], node: exp.Expression | None
                ) -> list[FlinkType]:
-        df = self.type_cache.get(fields)  # the empty frame over the fields, made once
+        df = self.frames.get(fields)
         if df is None:
             schema = T.StructType([T.StructField(f.name, f.type.spark()) for f in fields])
-            df = self.type_cache[fields] = self.spark.createDataFrame([], schema)
+            df = self.frames[fields] = self.spark.createDataFrame([], schema)
         try:
             out = df.select(*[F.expr(e) for e in exprs]).schema
         except AnalysisException as e:

@@ -393,7 +393,8 @@ def _relation(ctx: Ctx, rel: exp.Expression, proctime: tuple[str, ...] = ()
     if computed:
         physical = [f for f in fields if table.column(f.name).expr is None]
         ddl = Ctx(ctx.catalog, ctx.spark, Statement("", table.line or 1, ctx.stmt.source),
-                  counter=ctx.counter, type_cache=ctx.type_cache, regex_cache=ctx.regex_cache)
+                  counter=ctx.counter, type_cache=ctx.type_cache, regex_cache=ctx.regex_cache,
+                  frames=ctx.frames)
         texts = {c.name: ddl.sql(c.expr, physical) for c in computed}
         types = ddl.types(physical, list(texts.values()), None)
         by_name = dict(zip(texts, types))
