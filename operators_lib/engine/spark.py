@@ -91,8 +91,10 @@ def get_spark(master: str | None = None, app: str = "twinflow",
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
+    from operators_lib.engine.reflection import remember_lookups
     from operators_lib.engine.shipping import is_local
 
+    remember_lookups()
     # Workers must run this interpreter (it has pandas/pyarrow/protobuf), not the system python3.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
