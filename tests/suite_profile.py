@@ -6,7 +6,9 @@ children that ``time`` counts.
 
 Every 0.25 s the CPU time of every process is sampled from /proc; each process's CPU is
 charged to the test its pytest-xdist worker (its ancestor) ran at that moment, split into
-the worker itself, JVMs (``java``) and other processes (Python drivers and workers, Airflow).
+the worker itself, JVMs (``java``) and other processes (Python drivers and workers, Airflow);
+``JVMs`` counts the JVMs first seen in each file's tests (a session JVM in the first file that
+used it): each new one costs seconds of CPU to start.
 A process that lives less than a sample is missed; processes of no worker are listed apart.
 """
 
@@ -68,7 +70,7 @@ def _sample(proc: subprocess.Popen) -> list[tuple[float, dict, dict]]:
     return samples
 
 
-def report(log: Path, samples: list[tuple[float, dict, dict]], top: int = 25) -> str:
+def report(log: Path, samples: list[tuple[float, dict, dict]], top: int = 40) -> str:
     runs: dict[int, list[tuple[float, float, str]]] = collections.defaultdict(list)
     started = {}
     for kind, pid, node, t in map(json.loads, log.read_text().splitlines()):
@@ -84,6 +86,8 @@ def report(log: Path, samples: list[tuple[float, dict, dict]], top: int = 25) ->
     per_test: collections.Counter = collections.Counter()
     per_file: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     elsewhere: collections.Counter = collections.Counter()
+    jvms: dict[str, set[int]] = collections.defaultdict(set)
+    seen: set[int] = set()
     for t, delta, procs in samples:
         for pid, cpu in delta.items():
             worker, p = None, pid
@@ -103,13 +107,16 @@ def report(log: Path, samples: list[tuple[float, dict, dict]], top: int = 25) ->
             per_test[node] += cpu
             per_file[node.split("::")[0]]["worker" if pid == worker else
                                           "java" if name == "java" else "other"] += cpu
+            if name == "java" and pid not in seen:
+                seen.add(pid)
+                jvms[node.split("::")[0]].add(pid)
     total = sum(per_test.values())
     lines = [f"CPU charged to tests: {total:.0f} s; to processes of no worker: "
              f"{sum(elsewhere.values()):.0f} s", "", f"{'CPU s':>8}  {'worker':>7}  "
-             f"{'java':>7}  {'other':>7}  file"]
+             f"{'java':>7}  {'other':>7}  {'JVMs':>4}  file"]
     for f, c in sorted(per_file.items(), key=lambda kv: -sum(kv[1].values())):
         lines.append(f"{sum(c.values()):8.1f}  {c['worker']:7.1f}  {c['java']:7.1f}  "
-                     f"{c['other']:7.1f}  {f}")
+                     f"{c['other']:7.1f}  {len(jvms[f]):4d}  {f}")
     lines += ["", f"the {top} tests that cost most:"]
     lines += [f"{cpu:8.1f}  {node}" for node, cpu in per_test.most_common(top)]
     return "\n".join(lines)
