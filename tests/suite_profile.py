@@ -105,11 +105,12 @@ def report(log: Path, samples: list[tuple[float, dict, dict]], top: int = 40) ->
             i = bisect.bisect_right(starts[worker], t) - 1
             node = runs[worker][i][2] if i >= 0 and runs[worker][i][1] >= t - 0.5 else "(between)"
             per_test[node] += cpu
-            per_file[node.split("::")[0]]["worker" if pid == worker else
-                                          "java" if name == "java" else "other"] += cpu
+            file = node.split("::")[0]
+            per_file[file]["worker" if pid == worker else
+                           "java" if name == "java" else "other"] += cpu
             if name == "java" and pid not in seen:
                 seen.add(pid)
-                jvms[node.split("::")[0]].add(pid)
+                jvms[file].add(pid)
     total = sum(per_test.values())
     lines = [f"CPU charged to tests: {total:.0f} s; to processes of no worker: "
              f"{sum(elsewhere.values()):.0f} s", "", f"{'CPU s':>8}  {'worker':>7}  "
