@@ -21,8 +21,11 @@ import pyspark
 SPARK_HOME = Path(pyspark.__file__).parent
 READY_S = 60
 # Every JVM the tests start is short-lived on two busy cores: the C2 JIT's compile threads cost
-# more CPU than they give back (one test file: 139 s -> 118 s). JIT tier and GC only.
-JVM_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# more CPU than they give back (one test file: 139 s -> 118 s; the whole suite 16 -> 23 min).
+# With C1 alone the code cache is 48 MB, which a session's JVM fills in about a minute of
+# corpus cases (~28,000 compiled methods); then the sweeper throws compiled code away and the
+# JIT compiles it again, over and over: 256 MB (76 window cases: the JVM's CPU 72 -> 61 s).
+JVM_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=256m"
 # Spark settings of the test session and of the query DAG tests' spark-submit: expressions
 # evaluated interpreted, as Spark's own tests do in one of their modes. Each case's queries are
 # new plans whose generated code the JVM would compile (Janino, then the JIT) for a few rows;

@@ -4,6 +4,8 @@ children that ``time`` counts.
 
     python -m tests.suite_profile DIR -- -n 3 --dist worksteal   # runs pytest, then reports
 
+DIR gets report.txt and tests.tsv (every test's CPU seconds, costliest first).
+
 Every 0.25 s the CPU time of every process is sampled from /proc; each process's CPU is
 charged to the test its pytest-xdist worker (its ancestor) ran at that moment, split into
 the worker itself, JVMs (``java``) and other processes (Python drivers and workers, Airflow);
@@ -70,7 +72,9 @@ def _sample(proc: subprocess.Popen) -> list[tuple[float, dict, dict]]:
     return samples
 
 
-def report(log: Path, samples: list[tuple[float, dict, dict]], top: int = 40) -> str:
+def report(log: Path, samples: list[tuple[float, dict, dict]],
+           top: int = 40) -> tuple[str, collections.Counter]:
+    """The report's text and the CPU seconds of every test."""
     runs: dict[int, list[tuple[float, float, str]]] = collections.defaultdict(list)
     started = {}
     for kind, pid, node, t in map(json.loads, log.read_text().splitlines()):
@@ -120,7 +124,7 @@ def report(log: Path, samples: list[tuple[float, dict, dict]], top: int = 40) ->
                      f"{c['other']:7.1f}  {len(jvms[f]):4d}  {f}")
     lines += ["", f"the {top} tests that cost most:"]
     lines += [f"{cpu:8.1f}  {node}" for node, cpu in per_test.most_common(top)]
-    return "\n".join(lines)
+    return "\n".join(lines), per_test
 
 
 def main() -> None:
@@ -134,8 +138,10 @@ def main() -> None:
     extra = args[2:] if args[1:2] == ["--"] else args[1:]
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "tests.suite_profile",
                              *extra], env={**os.environ, LOG: str(log)})
-    text = report(log, _sample(proc))
+    text, per_test = report(log, _sample(proc))
     (out / "report.txt").write_text(text + "\n")
+    (out / "tests.tsv").write_text("".join(f"{cpu:.1f}\t{node}\n"
+                                           for node, cpu in per_test.most_common()))
     print(text)
     sys.exit(proc.returncode)
 
