@@ -31,10 +31,11 @@ def main() -> None:
     ap.add_argument("cases", nargs="+")
     args = ap.parse_args()
     from operators_lib.engine.spark import get_spark
-    from tests.cluster import INTERPRETED, JVM_OPTS
+    from tests.cluster import INTERPRETED, cluster_jvm_options
 
     spark = get_spark(args.master, app="twinflow-cluster-cases",
-                      conf={"spark.executor.extraJavaOptions": JVM_OPTS, **INTERPRETED})
+                      conf={"spark.executor.extraJavaOptions": cluster_jvm_options(),
+                            **INTERPRETED})
     executors = spark.sparkContext.parallelize(range(4), 4).map(_imported_from).collect()
     results = {}
     for case_id in args.cases:

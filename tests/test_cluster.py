@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from tests.caselib import CASES, Case, assert_final
-from tests.cluster import JVM_OPTS, StandaloneCluster
+from tests.cluster import StandaloneCluster, cluster_jvm_options
 from tests.test_dags import SEED, _config, _latest, _run, _task_states
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,7 +52,7 @@ def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster(airflow_env, tmp_pat
         airflow_env.setenv("AIRFLOW_CONN_SPARK_DEFAULT", master)
         config = _config(tmp_path, "tmall_max_price")
         cfg = json.loads(config.read_text())  # the executors' JVM options, as cluster_cases'
-        cfg["spark_conf"]["spark.executor.extraJavaOptions"] = JVM_OPTS
+        cfg["spark_conf"]["spark.executor.extraJavaOptions"] = cluster_jvm_options()
         config.write_text(json.dumps(cfg))
         shutil.copy(SEED / "incoming" / "tmall_item" / "2017-11-11T10.csv",
                     tmp_path / "incoming")
