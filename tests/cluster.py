@@ -27,15 +27,6 @@ READY_S = 60
 # JIT compiles it again, over and over: 256 MB (76 window cases: the JVM's CPU 72 -> 61 s).
 JVM_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=256m"
 
-
-def cluster_jvm_options() -> str:
-    """``JVM_OPTS`` for the cluster's daemons and executors, and the drivers' class-data
-    archive where bootstrap.sh built it: their class path is the drivers' (Spark's jars), so
-    they load Spark's classes from it too (where it does not fit, the JVM goes without)."""
-    from operators_lib.engine import jvm_archive
-
-    archive = jvm_archive.path()
-    return f"{JVM_OPTS} {jvm_archive.options_for(archive)}" if archive.is_file() else JVM_OPTS
 # Spark settings of the test session and of the query DAG tests' spark-submit: expressions
 # evaluated interpreted, as Spark's own tests do in one of their modes. Each case's queries are
 # new plans whose generated code the JVM would compile (Janino, then the JIT) for a few rows;
@@ -44,6 +35,15 @@ def cluster_jvm_options() -> str:
 # console tests).
 INTERPRETED = {"spark.sql.codegen.wholeStage": "false",
                "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+
+
+def cluster_jvm_options() -> str:
+    """``JVM_OPTS`` for the cluster's daemons and executors, with the drivers' class-data
+    archive where the drivers get it (jvm_archive.java_options): their class path is the
+    drivers' (Spark's jars), so they load Spark's classes from it too."""
+    from operators_lib.engine import jvm_archive
+
+    return f"{JVM_OPTS} {jvm_archive.java_options(JVM_OPTS)}".strip()
 
 
 def _free_port() -> int:
@@ -65,7 +65,8 @@ class StandaloneCluster:
         log = self.dir / f"{name}.log"
         env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_WORKER_DIR": str(
             self.dir / "work"), "SPARK_LOG_DIR": str(self.dir),
-            # short-lived JVMs on two busy cores (as tests/conftest.py's drivers): C1 only
+            # short-lived JVMs on two busy cores (as tests/conftest.py's drivers): C1 only,
+            # and the drivers' class-data archive
             "SPARK_DAEMON_JAVA_OPTS": cluster_jvm_options()}
         with open(log, "wb") as fh:
             self.procs.append(subprocess.Popen(
