@@ -5,7 +5,8 @@
 #   ./bootstrap.sh test   ruff + the whole test suite
 #   ./bootstrap.sh setup  only the set-up
 # Creates .venv/ at the repo root with the pinned dependencies of requirements.lock.
-# Installs Java 17 (and python3-venv) with apt-get when missing and running as root.
+# Installs Java 17 (and python3-venv; PostgreSQL for the tests) with apt-get when missing and
+# running as root.
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -71,6 +72,11 @@ case "${1:-demo}" in
   demo) shift || true; exec .venv/bin/twinflow demo "$@" ;;
   test)
     shift || true
+    # The tests' real Airflow keeps its metadata in PostgreSQL (tests/airflow_server.py).
+    if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+      need_root "PostgreSQL" "postgresql"
+      apt_install postgresql
+    fi
     .venv/bin/ruff check .
     # Three test processes on two cores: the DAG and CLI tests spend much of their time
     # starting JVMs and waiting on subprocesses, while the case tests keep a core busy. The

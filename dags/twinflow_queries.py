@@ -15,7 +15,8 @@ Each run of ``twinflow_<query>``:
    and an event of the query's Asset (``twinflow_<query>``) with the run's numbers as its
    extra (jobs/gates.published_numbers): downstream DAGs can be scheduled on it.
 
-Runs are keyed by the data interval (``ts_nodash``): a retry rewrites its own run directory.
+Runs are keyed by the data interval (``ts_nodash``; a run without one, as a manual run in
+Airflow 3, by when it was due: jobs/dag_parts.run_key): a retry rewrites its own run directory.
 The DAG only wires tasks; the work is in ``jobs/`` and ``operators_lib/``.
 """
 
@@ -25,11 +26,9 @@ from pathlib import Path
 
 from airflow.sdk import DAG, Asset, get_current_context, task
 
-from jobs.dag_parts import ship_code, spark_step, twinflow_dag
+from jobs.dag_parts import RUN_KEY, ship_code, spark_step, twinflow_dag
 from operators_lib.paths import home, queries_dir
 from operators_lib.runs.query_config import QueryConfig
-
-RUN_KEY = "{{ ts_nodash }}"
 
 
 def build_dag(config_path: Path) -> DAG:

@@ -30,17 +30,15 @@ from pathlib import Path
 
 from airflow.sdk import DAG, Asset, Param, get_current_context, task
 
-from jobs.dag_parts import ship_code, spark_step, twinflow_dag
+from jobs.dag_parts import RUN_KEY, ship_code, spark_step, twinflow_dag
 from operators_lib.paths import home, queries_dir
 from operators_lib.runs.query_config import QueryConfig
-
-_TS = "{{ ts_nodash }}"
 
 
 def build_checkpoints_dag(config_path: Path) -> DAG:
     cfg = QueryConfig.read(config_path)
     name, rotation = cfg.name, cfg.checkpoints
-    run_dir = f"{home() / 'runs' / ('checkpoints_' + name)}/{_TS}"
+    run_dir = f"{home() / 'runs' / ('checkpoints_' + name)}/{RUN_KEY}"
     schedule = rotation.schedule or [Asset(name=f"twinflow_{name}")]
     with twinflow_dag(f"twinflow_checkpoints_{name}", schedule, cfg.retries, __doc__,
                       ["twinflow", "maintenance"]) as dag:
@@ -93,7 +91,7 @@ def build_rollback_dag(config_path: Path) -> DAG:
 
 def build_compact_dag(config_path: Path) -> DAG:
     cfg = QueryConfig.read(config_path)
-    run_dir = f"{home() / 'runs' / ('compact_' + cfg.name)}/{_TS}"
+    run_dir = f"{home() / 'runs' / ('compact_' + cfg.name)}/{RUN_KEY}"
     with twinflow_dag(f"twinflow_compact_{cfg.name}", cfg.compact_schedule, cfg.retries,
                       __doc__, ["twinflow", "maintenance"]) as dag:
         @task.short_circuit

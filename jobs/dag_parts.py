@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, task
@@ -17,6 +18,19 @@ from operators_lib.runs.query_config import QueryConfig
 JOB = str(Path(__file__).resolve().parent / "twinflow_job.py")
 # The zip of twinflow's code that ``ship_code`` wrote (operators_lib/engine/shipping.py).
 CODE = "{{ ti.xcom_pull(task_ids='ship_code') }}"
+# A run's key: its directory (runs/<query>/<key>/) and its published interval (``run_key``).
+RUN_KEY = "{{ run_key(dag_run) }}"
+
+
+def run_key(dag_run: Any) -> str:
+    """A DAG run's key: its logical date as ``ts_nodash`` (a scheduled run: its data
+    interval; a retry keeps it). An Asset-triggered run, and in Airflow 3 a manual one, has no
+    logical date (``ts_nodash`` is then undefined or "None"): such a run is keyed by the time
+    it was due, to the microsecond, so that two of them never share a directory. Keys of
+    either kind sort in time order."""
+    if dag_run.logical_date is not None:
+        return dag_run.logical_date.strftime("%Y%m%dT%H%M%S")
+    return dag_run.run_after.strftime("%Y%m%dT%H%M%S%f")
 
 
 @task
@@ -55,8 +69,9 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: Qu
 def twinflow_dag(dag_id: str, schedule: str | list | None, retries: int, doc: str,
                  tags: list[str]) -> DAG:
     """A DAG of one query: no catch-up, one run at a time (runs share the query's state);
-    ``retries``: of each task (the config's, or 0 where a retry would not help)."""
+    ``retries``: of each task (the config's, or 0 where a retry would not help). Its templates
+    key runs with ``RUN_KEY``."""
     return DAG(dag_id=dag_id, schedule=schedule, start_date=datetime(2024, 1, 1), catchup=False,
                max_active_runs=1, default_args={"retries": retries,
                                                 "retry_delay": timedelta(minutes=1)},
-               doc_md=doc, tags=tags)
+               doc_md=doc, tags=tags, user_defined_macros={"run_key": run_key})

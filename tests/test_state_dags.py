@@ -1,22 +1,24 @@
-"""The state lifecycle DAGs with ``dag.test()``, real spark-submit jobs, on one query's state
-(the shop's LEFT JOIN + GROUP BY, with a state TTL) after one run: checkpoint rotation, a
-backfill, TTL compaction, a rollback."""
+"""The state lifecycle DAGs under a real Airflow (tests/airflow_server.py: PostgreSQL, the
+scheduler, the DAG processor and the API server, the LocalExecutor), real spark-submit jobs, on
+one query's state (the shop's LEFT JOIN + GROUP BY, with a state TTL): the query DAG's run the
+scheduler makes for its latest hour; the checkpoint rotation its Asset event triggers; a
+rotation, a backfill and a rollback triggered by hand without a logical date (Airflow 3's
+manual runs); the TTL compaction the scheduler makes for its latest day."""
 
 from __future__ import annotations
 
 import json
 import shutil
-from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.gates import publish
+import pytest
+
 from operators_lib.ops import metrics
-from operators_lib.runs.query_config import QueryConfig
 from operators_lib.state import lifecycle, snapshots
 from operators_lib.stream.runner import last_commit
+from tests.airflow_server import RealAirflow
 from tests.cluster import INTERPRETED
-from tests.scheduled import batch_parity, stream_increment
-from tests.test_dags import _latest, _task_states
+from tests.test_dags import _latest
 
 REPO = Path(__file__).resolve().parents[1]
 SHOP = REPO / "examples" / "shop"
@@ -45,61 +47,82 @@ def _arrive(tmp: Path, hour: int) -> None:
             shutil.copy(src, tmp / "incoming" / t)
 
 
-def _at(hour: int, minute: int = 0) -> datetime:
-    return datetime(2024, 1, 1, hour, minute, tzinfo=UTC)
+def _ended(airflow: RealAirflow, dag_id: str, run_id: str | None = None) -> dict:
+    """The run once ended; its task states in the failure message."""
+    run = airflow.wait_for_run(dag_id, run_id)
+    assert run["state"] == "success", (dag_id, airflow.task_states(dag_id, run["dag_run_id"]),
+                                       airflow.dir)
+    return run
 
 
-def test_checkpoint_rotation_backfill_compaction_and_rollback(spark, airflow_env, tmp_path):
-    from dags.twinflow_backfill import build_backfill_dag
-    from dags.twinflow_state import (
-        build_checkpoints_dag,
-        build_compact_dag,
-        build_rollback_dag,
-    )
+def _key(directory: Path) -> str:
+    (run,) = [p.name for p in directory.iterdir()]
+    return run
 
+
+@pytest.fixture
+def airflow(airflow_env, tmp_path):
     config = _config(tmp_path)
-    # dag.test() syncs the DAGs folder to the metadata DB: let it see this test's config.
-    airflow_env.setenv("TWINFLOW_QUERIES", str(config.parent))
+    env = {k: v for k, v in airflow_env.items() if not k.startswith("AIRFLOW")}
+    env |= {"TWINFLOW_QUERIES": str(config.parent),
+            "AIRFLOW_CONN_SPARK_DEFAULT": airflow_env["AIRFLOW_CONN_SPARK_DEFAULT"]}
+    with RealAirflow(tmp_path / "airflow", env) as server:
+        yield server
+
+
+def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_env, tmp_path):
     home = Path(airflow_env["TWINFLOW_HOME"])
     state = home / "state" / "q_rev"
     _arrive(tmp_path, 10)
-    # The 10h run's steps in this process (the query DAG itself: tests/test_dags.py).
-    cfg = QueryConfig.load(config)
-    run_dir = home / "runs" / "q_rev" / "20240101T100000"
-    stream_increment(cfg, spark, state, run_dir)
-    assert batch_parity(cfg, spark, state, run_dir)["verdict"] == "equal"
-    publish(cfg, run_dir, run_dir.name)
+    # The rotation runs on the query's Asset: unpaused first (a paused DAG's Asset events are
+    # dropped), then the query DAG, whose run for its latest hour the scheduler makes at once.
+    airflow.unpause("twinflow_checkpoints_q_rev")
+    airflow.unpause("twinflow_q_rev")
+    run = _ended(airflow, "twinflow_q_rev")
+    airflow.pause("twinflow_q_rev")  # no second hourly run while the test goes on
+    assert run["run_type"] == "scheduled" and run["logical_date"]
+    key = _key(home / "runs" / "q_rev")
+    assert key == run["logical_date"][:19].replace("-", "").replace(":", "")
+    assert _latest(home, "q_rev").name == key
+    assert json.loads((_latest(home, "q_rev") / "parity.json").read_text())["verdict"] == \
+        "equal"
 
-    snapshots.snapshot(state, origin=snapshots.ROTATION)  # as an earlier rotation's
+    # Rotation on the Asset event: a snapshot, verified by resuming it in a scratch directory
+    # (such a run has no logical date: keyed by when it was due, jobs/dag_parts.run_key).
+    rotation = _ended(airflow, "twinflow_checkpoints_q_rev")
+    assert rotation["run_type"] == "asset_triggered" and rotation["logical_date"] is None
+    checked = home / "runs" / "checkpoints_q_rev"
+    first = json.loads((checked / _key(checked) / "verify.json").read_text())
+    assert len(_key(checked)) == len("20240101T100000123456")
+    assert (first["verdict"], first["rows"]) == ("equal", 3)  # the regions
+    assert first["probe"]  # at the live head: a probe micro-batch opened the state
+    # A rotation by hand keeps its newest snapshot (the first is pruned), never one taken by
+    # hand.
     by_hand = snapshots.snapshot(state)["id"]
-    # Rotation: a snapshot, verified by resuming it in a scratch directory; the rotation keeps
-    # its newest one (the earlier one is pruned) and never the ones taken by hand.
-    run = build_checkpoints_dag(config).test(logical_date=_at(10, 30))
-    assert run.state == "success", _task_states(run)
-    (checked,) = (home / "runs" / "checkpoints_q_rev").glob("*/verify.json")
-    verified = json.loads(checked.read_text())
-    assert (verified["verdict"], verified["rows"]) == ("equal", 3)  # the regions
-    assert verified["probe"]  # at the live head: a probe micro-batch opened the state
-    by_hand_too, kept = [s["id"] for s in snapshots.list_snapshots(state)]
-    assert (by_hand_too, kept) == (by_hand, verified["snapshot"])
+    second = airflow.trigger("twinflow_checkpoints_q_rev")
+    _ended(airflow, "twinflow_checkpoints_q_rev", second)
+    kept = json.loads((sorted(checked.iterdir())[-1] / "verify.json").read_text())["snapshot"]
+    assert [s["id"] for s in snapshots.list_snapshots(state)] == [by_hand, kept]
+    assert first["snapshot"] != kept
     at_snapshot = last_commit(state / "checkpoint")
     scheduled = (_latest(home, "q_rev") / "stream.csv").read_text()
 
-    # Backfill the interval in batch mode: gated and published as the run was.
+    # Backfill the interval in batch mode, by hand: gated and published as the run was.
     shutil.rmtree(_latest(home, "q_rev"))  # lost, say
-    run = build_backfill_dag(config).test(logical_date=_at(12), run_conf={
-        "start": "20240101T100000", "end": "20240101T100000"})
-    assert run.state == "success", _task_states(run)
+    _ended(airflow, "twinflow_backfill_q_rev", airflow.trigger(
+        "twinflow_backfill_q_rev", {"start": key, "end": key}))
     latest = _latest(home, "q_rev")
-    assert latest.name == "20240101T100000"
+    assert latest.name == key
     assert json.loads((latest / "parity.json").read_text())["verdict"] == "batch_backfill"
     assert sorted((latest / "stream.csv").read_text().splitlines()) == \
         sorted(scheduled.splitlines())  # an updating query: its whole result then
 
-    # Compaction: a sweep micro-batch through the join and the aggregate (nothing is idle
-    # for an hour here), then the audit proves the result unchanged.
-    run = build_compact_dag(config).test(logical_date=_at(12, 30))
-    assert run.state == "success", _task_states(run)
+    # Compaction, the run the scheduler makes for its latest day: a sweep micro-batch through
+    # the join and the aggregate (nothing is idle for an hour here), then the audit proves the
+    # result unchanged.
+    airflow.unpause("twinflow_compact_q_rev")
+    _ended(airflow, "twinflow_compact_q_rev")
+    airflow.pause("twinflow_compact_q_rev")
     (compacted,) = (home / "runs" / "compact_q_rev").glob("*/compact.json")
     done = json.loads(compacted.read_text())
     assert (done["compacted"], done["expired_keys"], done["not_swept"]) == (True, 0, [])
@@ -109,10 +132,9 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(spark, airflow_env
                  (home / "audit" / "q_rev.jsonl").read_text().splitlines()]
     assert (logged["action"], logged["before"]) == ("compact", done["before"])
 
-    # Rollback to the verified snapshot: the state is as it was before the sweep.
+    # Rollback to the verified snapshot, by hand: the state is as it was before the sweep.
     assert last_commit(state / "checkpoint") == at_snapshot + 1
-    run = build_rollback_dag(config).test(logical_date=_at(13), run_conf={"snapshot": kept})
-    assert run.state == "success", _task_states(run)
+    _ended(airflow, "twinflow_rollback_q_rev",
+           airflow.trigger("twinflow_rollback_q_rev", {"snapshot": kept}))
     assert last_commit(state / "checkpoint") == at_snapshot
-    assert lifecycle.run_keys(state) == ["20240101T100000"]
-
+    assert lifecycle.run_keys(state) == [key]
