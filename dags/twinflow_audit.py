@@ -27,7 +27,7 @@ from operators_lib.runs.query_config import QueryConfig
 def build_audit_dag(config_path: Path) -> DAG:
     cfg = QueryConfig.read(config_path)
     run_dir = f"{home() / 'runs' / ('audit_' + cfg.name)}/{RUN_KEY}"
-    with twinflow_dag(f"twinflow_audit_{cfg.name}", cfg.audit_schedule, cfg.retries, __doc__,
+    with twinflow_dag(f"twinflow_audit_{cfg.name}", cfg.audit_schedule, cfg, __doc__,
                       ["twinflow", "maintenance"]) as dag:
         ship_code() >> spark_step("audit", "audit", config_path, run_dir, cfg)
     return dag

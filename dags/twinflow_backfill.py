@@ -25,7 +25,7 @@ from operators_lib.runs.query_config import QueryConfig
 def build_backfill_dag(config_path: Path) -> DAG:
     cfg = QueryConfig.read(config_path)
     run_dir = f"{home() / 'runs' / ('backfill_' + cfg.name)}/{RUN_KEY}"
-    with twinflow_dag(f"twinflow_backfill_{cfg.name}", None, cfg.retries, __doc__,
+    with twinflow_dag(f"twinflow_backfill_{cfg.name}", None, cfg, __doc__,
                       ["twinflow", "maintenance"]) as dag:
         for param in ("start", "end"):
             dag.params[param] = Param(type="string", pattern=r"^\d{8}T\d{6}",

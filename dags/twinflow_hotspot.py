@@ -26,7 +26,7 @@ from operators_lib.runs.query_config import QueryConfig
 def build_hotspot_dag(config_path: Path) -> DAG:
     cfg = QueryConfig.read(config_path)
     run_dir = f"{home() / 'runs' / ('hotspot_' + cfg.name)}/{RUN_KEY}"
-    with twinflow_dag(f"twinflow_hotspot_{cfg.name}", cfg.hotspot.schedule, cfg.retries,
+    with twinflow_dag(f"twinflow_hotspot_{cfg.name}", cfg.hotspot.schedule, cfg,
                       __doc__, ["twinflow", "maintenance"]) as dag:
         measure = spark_step("measure_skew", "measure-skew", config_path, run_dir, cfg)
 

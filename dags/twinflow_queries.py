@@ -35,7 +35,7 @@ def build_dag(config_path: Path) -> DAG:
     cfg = QueryConfig.read(config_path)
     run_dir = f"{home() / 'runs' / cfg.name}/{RUN_KEY}"
     published = Asset(name=f"twinflow_{cfg.name}")
-    with twinflow_dag(f"twinflow_{cfg.name}", cfg.schedule, cfg.retries, __doc__,
+    with twinflow_dag(f"twinflow_{cfg.name}", cfg.schedule, cfg, __doc__,
                       ["twinflow"]) as dag:
         stream = spark_step("stream_increment", "stream-increment", config_path, run_dir, cfg)
         batch = spark_step("batch_parity", "batch-parity", config_path, run_dir, cfg)

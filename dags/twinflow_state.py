@@ -40,7 +40,7 @@ def build_checkpoints_dag(config_path: Path) -> DAG:
     name, rotation = cfg.name, cfg.checkpoints
     run_dir = f"{home() / 'runs' / ('checkpoints_' + name)}/{RUN_KEY}"
     schedule = rotation.schedule or [Asset(name=f"twinflow_{name}")]
-    with twinflow_dag(f"twinflow_checkpoints_{name}", schedule, cfg.retries, __doc__,
+    with twinflow_dag(f"twinflow_checkpoints_{name}", schedule, cfg, __doc__,
                       ["twinflow", "maintenance"]) as dag:
         @task
         def snapshot() -> dict:
@@ -64,10 +64,11 @@ def build_checkpoints_dag(config_path: Path) -> DAG:
 
 
 def build_rollback_dag(config_path: Path) -> DAG:
-    name = QueryConfig.read(config_path).name
+    cfg = QueryConfig.read(config_path)
+    name = cfg.name
     # A manual action, taken once: no retries.
-    with twinflow_dag(f"twinflow_rollback_{name}", None, 0, __doc__,
-                      ["twinflow", "maintenance"]) as dag:
+    with twinflow_dag(f"twinflow_rollback_{name}", None, cfg, __doc__,
+                      ["twinflow", "maintenance"], retries=0) as dag:
         dag.params["snapshot"] = Param(type="string", minLength=1,
                                        description="the snapshot's id (twinflow state list)")
 
@@ -92,7 +93,7 @@ def build_rollback_dag(config_path: Path) -> DAG:
 def build_compact_dag(config_path: Path) -> DAG:
     cfg = QueryConfig.read(config_path)
     run_dir = f"{home() / 'runs' / ('compact_' + cfg.name)}/{RUN_KEY}"
-    with twinflow_dag(f"twinflow_compact_{cfg.name}", cfg.compact_schedule, cfg.retries,
+    with twinflow_dag(f"twinflow_compact_{cfg.name}", cfg.compact_schedule, cfg,
                       __doc__, ["twinflow", "maintenance"]) as dag:
         @task.short_circuit
         def compacted(run: str) -> bool:

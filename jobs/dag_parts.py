@@ -3,6 +3,7 @@ of jobs/twinflow_job.py."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -12,6 +13,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import DAG, task
 
 from operators_lib.engine.spark import driver_java_options
+from operators_lib.errors import InputError
 from operators_lib.paths import home
 from operators_lib.runs.query_config import QueryConfig
 
@@ -56,6 +58,7 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: Qu
         task_id=task_id, application=JOB, name=f"twinflow-{cfg.name}-{step}",
         conn_id=cfg.spark_conn_id, py_files=CODE,
         application_args=[step, "--config", str(config_path), "--run-dir", run_dir, *extra],
+        execution_timeout=timedelta(minutes=cfg.step_timeout_minutes), pool=cfg.spark_pool,
         env_vars={"PYSPARK_PYTHON": sys.executable, "TWINFLOW_HOME": str(home())},
         # Driver JVM options (exit on out-of-memory, Spark's warnings only in the task log) go
         # on the spark-submit command line: the JVM starts before the job's Python code. A
@@ -66,12 +69,28 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: Qu
               **cfg.spark_conf})
 
 
-def twinflow_dag(dag_id: str, schedule: str | list | None, retries: int, doc: str,
-                 tags: list[str]) -> DAG:
+def twinflow_dag(dag_id: str, schedule: str | list | None, cfg: QueryConfig, doc: str,
+                 tags: list[str], retries: int | None = None) -> DAG:
     """A DAG of one query: no catch-up, one run at a time (runs share the query's state);
-    ``retries``: of each task (the config's, or 0 where a retry would not help). Its templates
-    key runs with ``RUN_KEY``."""
+    ``retries``: of each task (the config's unless given: 0 where a retry would not help);
+    the config's ``on_failure`` called when a task fails. Its templates key runs with
+    ``RUN_KEY``."""
+    default_args: dict[str, Any] = {
+        "retries": cfg.retries if retries is None else retries,
+        "retry_delay": timedelta(minutes=1)}
+    if cfg.on_failure:
+        default_args["on_failure_callback"] = _callback(cfg.on_failure, cfg.name)
     return DAG(dag_id=dag_id, schedule=schedule, start_date=datetime(2024, 1, 1), catchup=False,
-               max_active_runs=1, default_args={"retries": retries,
-                                                "retry_delay": timedelta(minutes=1)},
-               doc_md=doc, tags=tags, user_defined_macros={"run_key": run_key})
+               max_active_runs=1, default_args=default_args, doc_md=doc, tags=tags,
+               user_defined_macros={"run_key": run_key})
+
+
+def _callback(spec: str, query: str) -> Any:
+    """``module:attribute`` of the config's ``on_failure``, imported (an InputError naming the
+    query's config key when it is not there)."""
+    module, _, attribute = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError, ValueError) as e:
+        raise InputError(f"{query}: on_failure {spec!r} is not module:attribute of an "
+                         f"importable callable or Notifier ({e})") from None

@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,15 +23,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+from tests.cluster import free_port
+
 REPO = Path(__file__).resolve().parents[1]
 READY_S = 120
 ENDED = {"success", "failed"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _pg_bin(name: str) -> str:
@@ -51,7 +46,7 @@ class PostgreSQL:
     its own."""
 
     def __init__(self) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="twinflow-pg-"))
         self.as_user: list[str] = []
         if os.geteuid() == 0:
@@ -86,7 +81,7 @@ class RealAirflow:
 
     def __init__(self, directory: Path, env: dict[str, str]) -> None:
         self.dir = directory
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.extra = env
         self.procs: list[subprocess.Popen] = []
@@ -191,6 +186,9 @@ class RealAirflow:
     def unpause(self, dag_id: str) -> None:
         self.wait_for_dag(dag_id)
         self._call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": False})
+
+    def pool(self, name: str, slots: int) -> None:
+        self._call("POST", "/api/v2/pools", {"name": name, "slots": slots})
 
     def pause(self, dag_id: str) -> None:
         self._call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": True})

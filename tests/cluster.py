@@ -46,7 +46,8 @@ def cluster_jvm_options() -> str:
     return f"{JVM_OPTS} {jvm_archive.java_options(JVM_OPTS)}".strip()
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port free on the loopback interface now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -76,7 +77,7 @@ class StandaloneCluster:
 
     def __enter__(self) -> str:
         self.dir.mkdir(parents=True, exist_ok=True)
-        port = _free_port()
+        port = free_port()
         self.url = f"spark://127.0.0.1:{port}"
         self._start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                     "--port", str(port), "--webui-port", "0")

@@ -7,11 +7,13 @@ parity; a run whose output breaks its suite fails and publishes nothing.
 from __future__ import annotations
 
 import json
+import os
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from operators_lib.ops import metrics
 from operators_lib.ops.quality import register_suite
@@ -97,6 +99,13 @@ MALFORMED = ("ITEM10,Electronic,2017-11-11 10:04:00,abc\n"
              "ITEM15,Electronic,2017-11-11 10:04:00,10,10\n")
 
 
+def told(context) -> None:
+    """A query config's ``on_failure`` (test_a_query_across_failed_and_passing_runs): each
+    failed task's id, a line in $TWINFLOW_HOME/told."""
+    with open(Path(os.environ["TWINFLOW_HOME"]) / "told", "a") as fh:
+        fh.write(context["ti"].task_id + "\n")
+
+
 def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
     """One query's life under the DAG, each run keyed by its hour:
 
@@ -121,7 +130,8 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
                                   "kwargs": {"column": "maxPrice", "max_value": 40}})
     airflow_env.setenv("TWINFLOW_GX_ROOT", str(gx_root))
     register_suite(suite, gx_root)
-    cfg = json.loads(config.read_text())
+    cfg = json.loads(config.read_text()) | {"on_failure": "tests.test_dags:told"}
+    config.write_text(json.dumps(cfg))
     home = Path(airflow_env["TWINFLOW_HOME"])
     runs = home / "runs" / "q_tmall_max_price"
     incoming = tmp_path / "incoming"
@@ -142,6 +152,7 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
     run = _run(airflow_env, config, 12)
     assert run.state == "failed"
     assert _task_states(run)["stream_increment"] == "failed"
+    assert (home / "told").read_text() == "stream_increment\n"  # the config's on_failure
     assert len((runs / "20240101T120000").joinpath("rejected.csv").read_text()
                .splitlines()) == 1 + 6
     assert _latest(home, "q_tmall_max_price") == first
@@ -152,6 +163,7 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
     states = _task_states(run)
     assert (states["batch_parity"], states["validate"]) == ("success", "failed")
     assert states["publish"] != "success"
+    assert (home / "told").read_text().splitlines()[1:] == ["validate"]
     assert _latest(home, "q_tmall_max_price") == first
     gated = runs / "20240101T130000"
     validation = json.loads((gated / "validation.json").read_text())
@@ -378,10 +390,28 @@ def test_spark_steps_launch_a_driver_that_exits_on_oom_and_user_conf_wins(airflo
 
     dag = build_dag(config)
     for task_id in ("stream_increment", "batch_parity"):
-        conf = dag.get_task(task_id).conf
+        step = dag.get_task(task_id)
+        conf = step.conf
         assert "-XX:+ExitOnOutOfMemoryError" in conf["spark.driver.defaultJavaOptions"]
         assert conf["spark.driver.memory"] == "3g"
+        # a hung step is killed after the config's timeout (default 2 h), in its pool
+        assert (step.execution_timeout, step.pool) == (timedelta(hours=2), "default_pool")
     config.write_text(json.dumps(cfg | {"spark_conf": {
         "spark.driver.defaultJavaOptions": "-XX:-ExitOnOutOfMemoryError"}}))
     assert build_dag(config).get_task("stream_increment").conf[
         "spark.driver.defaultJavaOptions"] == "-XX:-ExitOnOutOfMemoryError"
+    config.write_text(json.dumps(cfg | {"step_timeout_minutes": 30, "spark_pool": "spark"}))
+    step = build_dag(config).get_task("batch_parity")
+    assert (step.execution_timeout, step.pool) == (timedelta(minutes=30), "spark")
+
+
+def test_an_on_failure_that_does_not_import_is_an_error_naming_it(airflow_env, tmp_path):
+    from dags.twinflow_queries import build_dag
+    from operators_lib.errors import InputError
+
+    config = _config(tmp_path, "tmall_max_price")
+    cfg = json.loads(config.read_text())
+    for spec in ("tests.test_dags:tolld", "tests.nowhere:told", "told"):
+        config.write_text(json.dumps(cfg | {"on_failure": spec}))
+        with pytest.raises(InputError, match=f"q_tmall_max_price: on_failure '{spec}'"):
+            build_dag(config)

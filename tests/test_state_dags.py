@@ -31,7 +31,7 @@ def _config(tmp: Path) -> Path:
                                   str(SHOP / "revenue_by_region.sql")],
                inputs={t: str(tmp / "incoming" / t) for t in ("customers", "orders")},
                rows_per_batch=100, retries=0, spark_conf=INTERPRETED,
-               checkpoints={"keep": 1})
+               checkpoints={"keep": 1}, spark_pool="twinflow_spark")
     for t in cfg["inputs"]:
         (tmp / "incoming" / t).mkdir(parents=True)
     path = tmp / "queries" / "q_rev.json"
@@ -67,6 +67,7 @@ def airflow(airflow_env, tmp_path):
     env |= {"TWINFLOW_QUERIES": str(config.parent),
             "AIRFLOW_CONN_SPARK_DEFAULT": airflow_env["AIRFLOW_CONN_SPARK_DEFAULT"]}
     with RealAirflow(tmp_path / "airflow", env) as server:
+        server.pool("twinflow_spark", 1)  # the spark-submit steps' (a missing one: never run)
         yield server
 
 

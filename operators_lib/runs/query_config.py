@@ -72,6 +72,14 @@ class QueryConfig(Section):
     retries: int = Field(1, ge=0, description="Airflow retries of each task (1 minute apart)")
     spark_conn_id: str = Field("spark_default", description="the Airflow connection of the "
                                "spark-submit steps")
+    step_timeout_minutes: int = Field(120, ge=1, description="each spark-submit step's "
+                                      "execution_timeout: a hung step is killed (and retried)")
+    spark_pool: str = Field("default_pool", description="the Airflow pool of the spark-submit "
+                            "steps (one of a few slots bounds how many run at once: "
+                            "airflow pools set twinflow_spark 2 'twinflow')")
+    on_failure: str | None = Field(None, description="called when a task of the query's DAGs "
+                                   "fails (a step, parity, the gate): module:attribute of a "
+                                   "callable or an Airflow Notifier, e.g. an SmtpNotifier")
     spark_conf: dict[str, str] = Field({}, description="Spark settings of the spark-submit "
                                        "steps, after twinflow's: they win")
     audit_schedule: str | None = Field("@daily", description="the audit DAG's schedule")
