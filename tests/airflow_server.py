@@ -77,10 +77,13 @@ class PostgreSQL:
 
 class RealAirflow:
     """Airflow's API server, scheduler and DAG processor over ``dags/`` with the LocalExecutor
-    and PostgreSQL; ``env`` goes to every process (and so to the tasks)."""
+    and PostgreSQL; ``env`` goes to every process (and so to the tasks), ``processor_env``
+    to the DAG processor only (over ``env``)."""
 
-    def __init__(self, directory: Path, env: dict[str, str]) -> None:
+    def __init__(self, directory: Path, env: dict[str, str],
+                 processor_env: dict[str, str] | None = None) -> None:
         self.dir = directory
+        self.processor_env = processor_env or {}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.extra = env
@@ -123,7 +126,8 @@ class RealAirflow:
                                 ("scheduler",), ("dag-processor",)):
                 with open(self.dir / f"{name}.log", "wb") as log:
                     self.procs.append(subprocess.Popen(
-                        [sys.executable, "-m", "airflow", name, *args], env=env, stdout=log,
+                        [sys.executable, "-m", "airflow", name, *args], stdout=log,
+                        env={**env, **self.processor_env} if name == "dag-processor" else env,
                         stderr=subprocess.STDOUT, start_new_session=True))
             self._wait_healthy()
         except BaseException:

@@ -1,9 +1,9 @@
 """The state lifecycle DAGs under a real Airflow (tests/airflow_server.py: PostgreSQL, the
 scheduler, the DAG processor and the API server, the LocalExecutor), real spark-submit jobs, on
 one query's state (the shop's LEFT JOIN + GROUP BY, with a state TTL): the query DAG's run the
-scheduler makes for its latest hour; the checkpoint rotation its Asset event triggers; a
+scheduler makes for its latest tick; the checkpoint rotation its Asset event triggers; a
 rotation, a backfill and a rollback triggered by hand without a logical date (Airflow 3's
-manual runs); the TTL compaction the scheduler makes for its latest day."""
+manual runs); the TTL compaction the scheduler makes for its latest tick."""
 
 from __future__ import annotations
 
@@ -31,7 +31,10 @@ def _config(tmp: Path) -> Path:
                                   str(SHOP / "revenue_by_region.sql")],
                inputs={t: str(tmp / "incoming" / t) for t in ("customers", "orders")},
                rows_per_batch=100, retries=0, spark_conf=INTERPRETED,
-               checkpoints={"keep": 1}, spark_pool="twinflow_spark")
+               checkpoints={"keep": 1}, spark_pool="twinflow_spark",
+               # the scheduler's run for the latest tick at once, and no next tick while the
+               # test runs (an hourly one crossing the hour queued a run: the rollback refused)
+               schedule="@yearly", compact_schedule="@yearly")
     for t in cfg["inputs"]:
         (tmp / "incoming" / t).mkdir(parents=True)
     path = tmp / "queries" / "q_rev.json"
@@ -66,7 +69,11 @@ def airflow(airflow_env, tmp_path):
     env = {k: v for k, v in airflow_env.items() if not k.startswith("AIRFLOW")}
     env |= {"TWINFLOW_QUERIES": str(config.parent),
             "AIRFLOW_CONN_SPARK_DEFAULT": airflow_env["AIRFLOW_CONN_SPARK_DEFAULT"]}
-    with RealAirflow(tmp_path / "airflow", env) as server:
+    # What a DAG file resolves when parsed (TWINFLOW_HOME, the Python, twinflow's paths) is
+    # the worker's: Airflow 3's task runner parses the DAG file again where the task runs.
+    # The DAG processor here has another TWINFLOW_HOME, in which nothing may land.
+    with RealAirflow(tmp_path / "airflow", env, {"TWINFLOW_HOME": str(
+            tmp_path / "dag_processor_home")}) as server:
         server.pool("twinflow_spark", 1)  # the spark-submit steps' (a missing one: never run)
         yield server
 
@@ -76,11 +83,11 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_e
     state = home / "state" / "q_rev"
     _arrive(tmp_path, 10)
     # The rotation runs on the query's Asset: unpaused first (a paused DAG's Asset events are
-    # dropped), then the query DAG, whose run for its latest hour the scheduler makes at once.
+    # dropped), then the query DAG, whose run for its latest tick the scheduler makes at once.
     airflow.unpause("twinflow_checkpoints_q_rev")
     airflow.unpause("twinflow_q_rev")
     run = _ended(airflow, "twinflow_q_rev")
-    airflow.pause("twinflow_q_rev")  # no second hourly run while the test goes on
+    airflow.pause("twinflow_q_rev")
     assert run["run_type"] == "scheduled" and run["logical_date"]
     key = _key(home / "runs" / "q_rev")
     assert key == run["logical_date"][:19].replace("-", "").replace(":", "")
@@ -118,7 +125,7 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_e
     assert sorted((latest / "stream.csv").read_text().splitlines()) == \
         sorted(scheduled.splitlines())  # an updating query: its whole result then
 
-    # Compaction, the run the scheduler makes for its latest day: a sweep micro-batch through
+    # Compaction, the run the scheduler makes for its latest tick: a sweep micro-batch through
     # the join and the aggregate (nothing is idle for an hour here), then the audit proves the
     # result unchanged.
     airflow.unpause("twinflow_compact_q_rev")
@@ -139,3 +146,4 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_e
            airflow.trigger("twinflow_rollback_q_rev", {"snapshot": kept}))
     assert last_commit(state / "checkpoint") == at_snapshot
     assert lifecycle.run_keys(state) == [key]
+    assert not (tmp_path / "dag_processor_home").exists()
