@@ -15,15 +15,15 @@ import glob
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.cluster import free_port
+from tests.cluster import free_port, stop
 
 REPO = Path(__file__).resolve().parents[1]
 READY_S = 120
@@ -149,14 +149,7 @@ class RealAirflow:
             time.sleep(1)
 
     def __exit__(self, *exc: object) -> None:
-        for p in self.procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+        stop(self.procs, timeout=30)
         self.procs.clear()
         self.postgres.__exit__()
 

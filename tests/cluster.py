@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import pyspark
@@ -44,6 +45,20 @@ def cluster_jvm_options() -> str:
     from operators_lib.engine import jvm_archive
 
     return f"{JVM_OPTS} {jvm_archive.java_options(JVM_OPTS)}".strip()
+
+
+def stop(procs: Iterable[subprocess.Popen], timeout: float) -> None:
+    """Each process's group (started with ``start_new_session``) sent SIGTERM in the order
+    given, then SIGKILL where it has not ended within ``timeout`` seconds."""
+    procs = list(procs)
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
 
 
 def free_port() -> int:
@@ -95,14 +110,7 @@ class StandaloneCluster:
         return self.url
 
     def __exit__(self, *exc: object) -> None:
-        for p in reversed(self.procs):  # workers first: they stop their executors
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+        stop(reversed(self.procs), timeout=20)  # workers first: they stop their executors
         self.procs.clear()
 
 
