@@ -48,10 +48,6 @@ if [ ! -f "$STAMP" ]; then
   echo "bootstrap: installing pinned dependencies into .venv (first time: ~1-2 min)"
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r requirements.lock
-  # pyspark-client (pulled in by the Spark provider) overwrites pyspark's Python files with
-  # its own 4.2 copies; put pyspark 4.3.0's back (never uninstall pyspark-client: that deletes
-  # pyspark's files).
-  .venv/bin/pip install -q --force-reinstall --no-deps "pyspark==4.3.0"
   .venv/bin/pip install -q --no-deps -e .
   rm -f .venv/.twinflow-* .venv/share/twinflow/spark-driver-*.jsa  # of the jars replaced
   touch "$STAMP"

@@ -2,18 +2,24 @@
 
 Each run of ``twinflow_<query>``:
 
-1. ``stream_increment`` (spark-submit): stages the input files that arrived since the last run
-   (all or nothing: a bad header, or more malformed rows than the config's
-   ``max_rejected_rows``, default 0, fails the run before anything is staged) and runs the
-   streaming job from the query's checkpoint with ``availableNow``;
-2. ``batch_parity`` (spark-submit): recomputes the same input in batch and proves the stream's
-   emitted rows equal it (other rows: late, or pending behind the watermark);
-3. ``validate``: the checkpoint of the query's Great Expectations suite (the file context
+1. ``stream_and_parity`` (one spark-submit, so one Spark application per run): stages the
+   input files that arrived since the last run (all or nothing: a bad header, or more
+   malformed rows than the config's ``max_rejected_rows``, default 0, fails the run before
+   anything is staged) and runs the streaming job from the query's checkpoint with
+   ``availableNow``; then recomputes the same input in batch and proves the stream's emitted
+   rows equal it (other rows: late, or pending behind the watermark). Its log says which part
+   failed: exit 1 is a parity failure (``parity.json``), 2 bad input, 3 damaged state or
+   engine;
+2. ``validate``: the checkpoint of the query's Great Expectations suite (the file context
    ``expectations/gx/``, operators_lib/ops/quality.py; its action updates the Data Docs under
    ``$TWINFLOW_HOME/gx/``) plus run-time row-count rules; a failure fails the run;
-4. ``publish``: only then, an atomic move into ``published/<query>/<interval>/`` + ``LATEST``,
+3. ``publish``: only then, an atomic move into ``published/<query>/<interval>/`` + ``LATEST``,
    and an event of the query's Asset (``twinflow_<query>``) with the run's numbers as its
    extra (jobs/gates.published_numbers): downstream DAGs can be scheduled on it.
+
+Airflow's own backfill (``airflow backfill create``) is refused for these DAGs: a run stages what
+arrived since the last one, so a run for a past interval would stream new input under an old
+key. Past intervals are recomputed by ``twinflow_backfill_<query>`` (dags/twinflow_backfill.py).
 
 Runs are keyed by the data interval (``ts_nodash``; a run without one, as a manual run in
 Airflow 3, by when it was due: jobs/dag_parts.run_key): a retry rewrites its own run directory.
@@ -35,10 +41,12 @@ def build_dag(config_path: Path) -> DAG:
     cfg = QueryConfig.read(config_path)
     run_dir = f"{home() / 'runs' / cfg.name}/{RUN_KEY}"
     published = Asset(name=f"twinflow_{cfg.name}")
-    with twinflow_dag(f"twinflow_{cfg.name}", cfg.schedule, cfg, __doc__,
-                      ["twinflow"]) as dag:
-        stream = spark_step("stream_increment", "stream-increment", config_path, run_dir, cfg)
-        batch = spark_step("batch_parity", "batch-parity", config_path, run_dir, cfg)
+    with twinflow_dag(f"twinflow_{cfg.name}", cfg.schedule, cfg, __doc__, ["twinflow"],
+                      run_types=["scheduled", "manual"],
+                      description=f"{cfg.name}: stream, parity, gate, publish (recompute "
+                                  f"past intervals with twinflow_backfill_{cfg.name}, not "
+                                  "airflow backfill)") as dag:
+        increment = spark_step("stream_and_parity", "increment", config_path, run_dir, cfg)
 
         @task(retries=0)
         def validate(run: str) -> dict:
@@ -57,7 +65,7 @@ def build_dag(config_path: Path) -> DAG:
             return str(target)
 
         summary = validate(run_dir)
-        ship_code() >> stream >> batch >> summary
+        ship_code() >> increment >> summary
         publish(run_dir, RUN_KEY, summary)
     return dag
 

@@ -11,6 +11,8 @@
     twinflow state inspect  --out DIR              # per operator: keys, rows, bytes
     twinflow report --out DIR --html FILE          # the run history as a page with charts
     twinflow jvm-archive [--rebuild]   # once per machine: Spark drivers start in half the time
+    twinflow dags install FOLDER       # Airflow: the installed twinflow's DAGs in its DAGs folder
+    twinflow --version
 
 Prints a line per step and a summary; what Spark, Great Expectations and Airflow print goes to
 DIR/engine.log (--verbose: to the console).
@@ -20,7 +22,8 @@ runs/verify.py, runs/compaction.py, state/inspect.py, ops/report.py); what Spark
 the state directory's engine.log.
 
 Exit codes: 0 success (in ``both`` mode: finals equal, or every difference explained by late
-rows); 1 parity failed (the diff is printed); 2 bad input or unsupported SQL; 3 internal error.
+rows); 1 parity failed (the diff is printed); 2 bad input or unsupported SQL; 3 internal error;
+4 the machine (a full disk, a permission denied).
 """
 
 from __future__ import annotations
@@ -54,12 +57,29 @@ def _conf_arg(text: str) -> tuple[str, str]:
     return key.strip(), value
 
 
+def version() -> str:
+    """twinflow's version and the Spark and Airflow it runs with (as installed: nothing is
+    imported)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    def of(name: str) -> str:
+        try:
+            return installed(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    return (f"twinflow {of('twinflow')} (pyspark {of('pyspark')}, apache-airflow "
+            f"{of('apache-airflow')}, Python {sys.version.split()[0]})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="twinflow", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="show what Spark, its Python workers, Great Expectations and Airflow "
                          "print (default: DIR/engine.log)")
+    ap.add_argument("--version", action="version", version=version())
     # --verbose also after the command; SUPPRESS keeps a flag given before it
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
@@ -118,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--master", default=None, help="Spark master (default local[2])")
             p.add_argument("--conf", action="append", default=[], type=_conf_arg,
                            metavar="KEY=VALUE", help="a Spark setting (repeatable)")
+    dags = sub.add_parser("dags", help="Airflow: twinflow's DAGs in a DAGs folder")
+    dags_actions = dags.add_subparsers(dest="action", required=True)
+    install = dags_actions.add_parser("install", help="write FOLDER/twinflow.py, the DAG file "
+                                      "of the installed twinflow's DAGs")
+    install.add_argument("folder", type=Path, help="Airflow's DAGs folder ([core] dags_folder)")
     report = sub.add_parser("report", help="the query's run history as an HTML page with "
                                            "charts (offline)")
     report.add_argument("--out", type=Path, required=True,
@@ -141,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         return demo(args.out, args.verbose)
     if args.command == "jvm-archive":
         return _jvm_archive(args.rebuild)
+    if args.command == "dags":
+        return _dags_install(args.folder)
     if args.command in ("state", "report"):
         return _state(args)
     log = None if args.verbose else args.out / "engine.log"
@@ -240,6 +267,17 @@ def _jvm_archive(rebuild: bool) -> int:
     except RuntimeError as e:
         print(f"twinflow: error: {e}", file=sys.stderr)
         return 3
+    return 0
+
+
+def _dags_install(folder: Path) -> int:
+    from jobs.dag_files import install
+
+    try:
+        print(f"twinflow: DAG file {install(folder)}")
+    except TwinflowError as e:
+        print(f"twinflow: error: {e}", file=sys.stderr)
+        return e.exit_code
     return 0
 
 

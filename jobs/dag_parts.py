@@ -70,19 +70,22 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: Qu
 
 
 def twinflow_dag(dag_id: str, schedule: str | list | None, cfg: QueryConfig, doc: str,
-                 tags: list[str], retries: int | None = None) -> DAG:
+                 tags: list[str], retries: int | None = None,
+                 run_types: list[str] | None = None, description: str | None = None) -> DAG:
     """A DAG of one query: no catch-up, one run at a time (runs share the query's state);
     ``retries``: of each task (the config's unless given: 0 where a retry would not help);
-    the config's ``on_failure`` called when a task fails. Its templates key runs with
-    ``RUN_KEY``."""
+    the config's ``on_failure`` called when a task fails; ``run_types``: the only kinds of
+    runs Airflow may make of it (Airflow's ``allowed_run_types``; None: any). Its templates
+    key runs with ``RUN_KEY``."""
     default_args: dict[str, Any] = {
         "retries": cfg.retries if retries is None else retries,
-        "retry_delay": timedelta(minutes=1)}
+        "retry_delay": timedelta(minutes=cfg.retry_delay_minutes)}
     if cfg.on_failure:
         default_args["on_failure_callback"] = _callback(cfg.on_failure, cfg.name)
     return DAG(dag_id=dag_id, schedule=schedule, start_date=datetime(2024, 1, 1), catchup=False,
                max_active_runs=1, default_args=default_args, doc_md=doc, tags=tags,
-               user_defined_macros={"run_key": run_key})
+               user_defined_macros={"run_key": run_key}, allowed_run_types=run_types,
+               description=description)
 
 
 def _callback(spec: str, query: str) -> Any:

@@ -1,7 +1,6 @@
 """spark-submit entry point for scheduled (incremental) runs of one configured query.
 
-    spark-submit jobs/twinflow_job.py stream-increment --config Q.json --run-dir DIR
-    spark-submit jobs/twinflow_job.py batch-parity     --config Q.json --run-dir DIR
+    spark-submit jobs/twinflow_job.py increment        --config Q.json --run-dir DIR
     spark-submit jobs/twinflow_job.py measure-skew     --config Q.json --run-dir DIR
     spark-submit jobs/twinflow_job.py audit            --config Q.json --run-dir DIR
     spark-submit jobs/twinflow_job.py compact          --config Q.json --run-dir DIR
@@ -9,6 +8,11 @@
     spark-submit jobs/twinflow_job.py backfill         --config Q.json --run-dir DIR \
                                                        --start KEY --end KEY
 
+increment: a scheduled run's stream step (stage what arrived, stream it from the checkpoint,
+materialize, record) and then, in the same driver, its parity step (the interval's emitted rows
+against batch): one Spark application per run, as a cluster schedules it once. The two reports
+are printed in turn; a failed parity (exit 1) comes after the stream's state is committed, so a
+retry of the task finds the interval streamed and checks it again.
 measure-skew writes DIR/skew.json: the TopN's partition skew over the recent input
 (operators_lib/runs/hotspot.py), which the hotspot DAG turns into a split factor. audit writes
 DIR/audit.json: everything the query's stream emitted against batch over all retained input
@@ -40,15 +44,16 @@ from operators_lib.runs.query_config import QueryConfig
 from operators_lib.runs.spec import RunSpec, Steps
 from operators_lib.runs.verify import verify
 
-RUNS = {"stream-increment": Steps.STREAM, "batch-parity": Steps.PARITY, "audit": Steps.AUDIT,
-        "backfill": Steps.BACKFILL}  # the steps that are runs (runs/lifecycle.py)
+# The steps that are runs (runs/lifecycle.py), each the lifecycle's steps in turn.
+RUNS = {"increment": (Steps.STREAM, Steps.PARITY), "audit": (Steps.AUDIT,),
+        "backfill": (Steps.BACKFILL,)}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="twinflow_job", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["stream-increment", "batch-parity", "measure-skew", "audit",
-                                     "compact", "verify", "backfill"])
+    ap.add_argument("step", choices=["increment", "measure-skew", "audit", "compact", "verify",
+                                     "backfill"])
     ap.add_argument("--config", type=Path, required=True)
     ap.add_argument("--run-dir", type=Path, required=True)
     ap.add_argument("--snapshot", help="verify: the snapshot's id")
@@ -86,7 +91,10 @@ def main(argv: list[str] | None = None) -> int:
                     return 1
             else:
                 spec = RunSpec.scheduled(cfg, state, args.run_dir, args.start, args.end)
-                report = run(spec, spark, RUNS[args.step]).report.as_json()
+                for steps in RUNS[args.step]:
+                    report = run(spec, spark, steps).report.as_json()
+                    if steps is not RUNS[args.step][-1]:
+                        print(json.dumps(report, indent=2, default=str), flush=True)
     except TwinflowError as e:
         print(f"twinflow_job: error: {e}", file=sys.stderr)
         return e.exit_code

@@ -1,4 +1,8 @@
-"""Where scheduled runs keep state, run outputs and published results ($TWINFLOW_HOME)."""
+"""Where scheduled runs keep state, run outputs and published results ($TWINFLOW_HOME), and
+where their configs are ($TWINFLOW_QUERIES).
+
+In a source checkout the repository's folders are the defaults; an installed twinflow (a
+wheel in site-packages) has none, and a setting it needs is an InputError naming it."""
 
 from __future__ import annotations
 
@@ -6,11 +10,24 @@ import json
 import os
 from pathlib import Path
 
+from operators_lib.errors import InputError
+
 REPO = Path(__file__).resolve().parents[1]
+CHECKOUT = (REPO / "pyproject.toml").is_file()
+
+
+def setting(variable: str, in_checkout: Path) -> Path:
+    """The directory the environment variable names, else a checkout's default."""
+    if value := os.environ.get(variable):
+        return Path(value)
+    if CHECKOUT:
+        return in_checkout
+    raise InputError(f"{variable} is not set: an installed twinflow has no default for it "
+                     "(docs/DEPLOY.md)")
 
 
 def home() -> Path:
-    return Path(os.environ.get("TWINFLOW_HOME", REPO / ".twinflow"))
+    return setting("TWINFLOW_HOME", REPO / ".twinflow")
 
 
 def state_dir(query: str) -> Path:
@@ -43,4 +60,4 @@ def published_dir(query: str) -> Path:
 
 
 def queries_dir() -> Path:
-    return Path(os.environ.get("TWINFLOW_QUERIES", REPO / "dags" / "queries"))
+    return setting("TWINFLOW_QUERIES", REPO / "dags" / "queries")

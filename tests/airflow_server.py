@@ -78,21 +78,26 @@ class PostgreSQL:
 class RealAirflow:
     """Airflow's API server, scheduler and DAG processor over ``dags/`` with the LocalExecutor
     and PostgreSQL; ``env`` goes to every process (and so to the tasks), ``processor_env``
-    to the DAG processor only (over ``env``)."""
+    to the DAG processor only (over ``env``); ``python``: the environment's (default this
+    one's), ``dags``: the DAGs folder (default the checkout's ``dags/``)."""
 
     def __init__(self, directory: Path, env: dict[str, str],
-                 processor_env: dict[str, str] | None = None) -> None:
+                 processor_env: dict[str, str] | None = None, python: str = sys.executable,
+                 dags: Path = REPO / "dags") -> None:
         self.dir = directory
+        self.python = python
+        self.dags = dags
         self.processor_env = processor_env or {}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.extra = env
         self.procs: list[subprocess.Popen] = []
         self.postgres = PostgreSQL()
+        self.env: dict[str, str] = {}
         self._token = ""
 
     def _env(self, database: str) -> dict[str, str]:
-        venv = str(Path(sys.executable).parent)
+        venv = str(Path(self.python).parent)
         return {**os.environ, **self.extra,
                 "PATH": venv + os.pathsep + os.environ.get("PATH", ""),
                 "AIRFLOW_HOME": str(self.dir / "home"),
@@ -101,7 +106,7 @@ class RealAirflow:
                 "AIRFLOW__CORE__PARALLELISM": "4",
                 "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
                 "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
-                "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+                "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
                 "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
                 # one secret for every component: the tasks' tokens are signed with it
                 "AIRFLOW__API_AUTH__JWT_SECRET": os.urandom(24).hex(),
@@ -115,10 +120,12 @@ class RealAirflow:
 
     def __enter__(self) -> RealAirflow:
         self.dir.mkdir(parents=True, exist_ok=True)
-        env = self._env(self.postgres.__enter__())
+        self.env = env = self._env(self.postgres.__enter__())
         try:
-            migrate = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"],
-                                     env=env, capture_output=True, text=True)
+            # (run from its own directory: ``python -m`` puts the working directory first on
+            # sys.path, and this checkout's packages are not those of the environment)
+            migrate = subprocess.run([self.python, "-m", "airflow", "db", "migrate"],
+                                     env=env, capture_output=True, text=True, cwd=self.dir)
             if migrate.returncode:
                 raise RuntimeError(f"airflow db migrate failed: {migrate.stderr[-2000:]}")
             for name, *args in (("api-server", "--host", "127.0.0.1", "--port", str(self.port),
@@ -126,9 +133,9 @@ class RealAirflow:
                                 ("scheduler",), ("dag-processor",)):
                 with open(self.dir / f"{name}.log", "wb") as log:
                     self.procs.append(subprocess.Popen(
-                        [sys.executable, "-m", "airflow", name, *args], stdout=log,
+                        [self.python, "-m", "airflow", name, *args], stdout=log,
                         env={**env, **self.processor_env} if name == "dag-processor" else env,
-                        stderr=subprocess.STDOUT, start_new_session=True))
+                        stderr=subprocess.STDOUT, start_new_session=True, cwd=self.dir))
             self._wait_healthy()
         except BaseException:
             self.__exit__()
@@ -152,6 +159,11 @@ class RealAirflow:
         stop(self.procs, timeout=30)
         self.procs.clear()
         self.postgres.__exit__()
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess:
+        """``airflow ARGS`` as an operator types it, against this Airflow's database."""
+        return subprocess.run([self.python, "-m", "airflow", *args], env=self.env,
+                              capture_output=True, text=True, timeout=120, cwd=self.dir)
 
     # -- the REST API (v2) ------------------------------------------------------------------
     def _call(self, method: str, path: str, body: dict | None = None) -> dict:
@@ -180,6 +192,9 @@ class RealAirflow:
                     raise
             time.sleep(1)
 
+    def dag(self, dag_id: str) -> dict:
+        return self._get(f"/api/v2/dags/{dag_id}")
+
     def unpause(self, dag_id: str) -> None:
         self.wait_for_dag(dag_id)
         self._call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": False})
@@ -203,6 +218,16 @@ class RealAirflow:
     def task_states(self, dag_id: str, run_id: str) -> dict[str, str]:
         tis = self._get(f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances")
         return {t["task_id"]: t["state"] for t in tis["task_instances"]}
+
+    def tries(self, dag_id: str, run_id: str, task_id: str) -> list[dict]:
+        """Each try of a task instance, the first first."""
+        return self._get(f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/"
+                         "tries")["task_instances"]
+
+    def task_log(self, dag_id: str, run_id: str, task_id: str, try_number: int) -> str:
+        """A try's log, as the worker wrote it."""
+        return (self.dir / "home" / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}" /
+                f"task_id={task_id}" / f"attempt={try_number}.log").read_text()
 
     def wait_for_run(self, dag_id: str, run_id: str | None = None, timeout: float = 300
                      ) -> dict:

@@ -59,7 +59,7 @@ def test_dagbag_imports_the_query_dags(airflow_env):
     dag = bag.get_dag("twinflow_tmall_max_price")
     assert dag is not None
     assert set(dag.task_ids) == {
-        "ship_code", "stream_increment", "batch_parity", "validate", "publish"}
+        "ship_code", "stream_and_parity", "validate", "publish"}
     hotspot = bag.get_dag("twinflow_hotspot_top_shops")  # top_shops.json has a hotspot section
     assert hotspot is not None
     assert set(hotspot.task_ids) == {"ship_code", "measure_skew", "choose_split"}
@@ -151,8 +151,8 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
     (incoming / "mixed.csv").write_text((seed / "2017-11-11T11.csv").read_text() + MALFORMED)
     run = _run(airflow_env, config, 12)
     assert run.state == "failed"
-    assert _task_states(run)["stream_increment"] == "failed"
-    assert (home / "told").read_text() == "stream_increment\n"  # the config's on_failure
+    assert _task_states(run)["stream_and_parity"] == "failed"
+    assert (home / "told").read_text() == "stream_and_parity\n"  # the config's on_failure
     assert len((runs / "20240101T120000").joinpath("rejected.csv").read_text()
                .splitlines()) == 1 + 6
     assert _latest(home, "q_tmall_max_price") == first
@@ -161,7 +161,7 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
     run = _run(airflow_env, config, 13)
     assert run.state == "failed"
     states = _task_states(run)
-    assert (states["batch_parity"], states["validate"]) == ("success", "failed")
+    assert (states["stream_and_parity"], states["validate"]) == ("success", "failed")
     assert states["publish"] != "success"
     assert (home / "told").read_text().splitlines()[1:] == ["validate"]
     assert _latest(home, "q_tmall_max_price") == first
@@ -389,7 +389,7 @@ def test_spark_steps_launch_a_driver_that_exits_on_oom_and_user_conf_wins(airflo
     from dags.twinflow_queries import build_dag
 
     dag = build_dag(config)
-    for task_id in ("stream_increment", "batch_parity"):
+    for task_id in ("stream_and_parity",):
         step = dag.get_task(task_id)
         conf = step.conf
         assert "-XX:+ExitOnOutOfMemoryError" in conf["spark.driver.defaultJavaOptions"]
@@ -398,10 +398,10 @@ def test_spark_steps_launch_a_driver_that_exits_on_oom_and_user_conf_wins(airflo
         assert (step.execution_timeout, step.pool) == (timedelta(hours=2), "default_pool")
     config.write_text(json.dumps(cfg | {"spark_conf": {
         "spark.driver.defaultJavaOptions": "-XX:-ExitOnOutOfMemoryError"}}))
-    assert build_dag(config).get_task("stream_increment").conf[
+    assert build_dag(config).get_task("stream_and_parity").conf[
         "spark.driver.defaultJavaOptions"] == "-XX:-ExitOnOutOfMemoryError"
     config.write_text(json.dumps(cfg | {"step_timeout_minutes": 30, "spark_pool": "spark"}))
-    step = build_dag(config).get_task("batch_parity")
+    step = build_dag(config).get_task("stream_and_parity")
     assert (step.execution_timeout, step.pool) == (timedelta(minutes=30), "spark")
 
 

@@ -268,3 +268,26 @@ def test_reject_mode_is_refused_in_scheduled_runs_for_now(spark, tmp_path):
                       inputs={"orders": d}, expectations="none")
     with pytest.raises(SqlError, match="not supported in scheduled runs yet"):
         plan_for(cfg, load_script(cfg.sql), spark)
+
+
+def test_only_the_users_modules_are_pickled_by_value(tmp_path):
+    """Modules imported from the SQL files' folder go with the UDF by value; a virtualenv
+    inside that folder (a project's .venv beside its queries) holds numpy and pyarrow, whose C
+    objects cannot be pickled: those stay by reference. (Found by the real-Airflow test, whose
+    virtualenv sits in the folder of its SQL files.)"""
+    from types import ModuleType
+
+    from operators_lib.sql.python_udfs import _ours
+
+    def module(name: str, file: Path) -> ModuleType:
+        m = ModuleType(name)
+        m.__file__ = str(file)
+        return m
+
+    site = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages"
+    assert _ours(module("helpers", tmp_path / "helpers.py"), [tmp_path])
+    assert _ours(module("mine.sub", tmp_path / "mine" / "sub.py"), [tmp_path])
+    assert _ours(module("fast", tmp_path / "fast.cpython-311-x86_64-linux-gnu.so"), [tmp_path])
+    assert not _ours(module("numpy", site / "numpy" / "__init__.py"), [tmp_path])
+    assert not _ours(module("six", site / "six.py"), [tmp_path])
+    assert not _ours(module("helpers", tmp_path / "helpers.py"), [tmp_path / "elsewhere"])

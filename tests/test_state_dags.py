@@ -1,14 +1,19 @@
-"""The state lifecycle DAGs under a real Airflow (tests/airflow_server.py: PostgreSQL, the
-scheduler, the DAG processor and the API server, the LocalExecutor), real spark-submit jobs, on
+"""twinflow deployed as a user deploys it (its wheel pip-installed into an Airflow environment,
+its DAG file written by ``twinflow dags install``: tests/installed.py), and the query and state
+lifecycle DAGs under that real Airflow (tests/airflow_server.py: PostgreSQL, the scheduler,
+the DAG processor and the API server, the LocalExecutor), real spark-submit jobs, on
 one query's state (the shop's LEFT JOIN + GROUP BY, with a state TTL): the query DAG's run the
-scheduler makes for its latest tick; the checkpoint rotation its Asset event triggers; a
+scheduler makes for its latest tick (its first try hangs, is killed at its timeout and
+retried); the checkpoint rotation its Asset event triggers; a
 rotation, a backfill and a rollback triggered by hand without a logical date (Airflow 3's
-manual runs); the TTL compaction the scheduler makes for its latest tick."""
+manual runs); the TTL compaction the scheduler makes for its latest tick; Airflow's own backfill
+of the query DAG, refused."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +21,7 @@ import pytest
 from operators_lib.ops import metrics
 from operators_lib.state import lifecycle, snapshots
 from operators_lib.stream.runner import last_commit
+from tests import installed
 from tests.airflow_server import RealAirflow
 from tests.cluster import INTERPRETED
 from tests.test_dags import _latest
@@ -24,13 +30,39 @@ REPO = Path(__file__).resolve().parents[1]
 SHOP = REPO / "examples" / "shop"
 
 
+# A Python UDF (the identity) that hangs the first time it is called: the query run's first
+# try hangs in its stream's micro-batch until the step's execution_timeout kills it.
+HANG = """
+import os, time
+from pyflink.table import DataTypes
+from pyflink.table.udf import udf
+
+@udf(result_type=DataTypes.BIGINT())
+def hang_once(x):
+    try:
+        os.remove({marker!r})
+    except FileNotFoundError:
+        return x
+    time.sleep(300)
+    return x
+"""
+
+
 def _config(tmp: Path) -> Path:
-    (tmp / "ttl.sql").write_text("SET 'table.exec.state.ttl' = '1 h';\n")
+    (tmp / "ttl.sql").write_text("SET 'table.exec.state.ttl' = '1 h';\n"
+                                 "CREATE TEMPORARY FUNCTION hang_once AS 'hang.hang_once' "
+                                 "LANGUAGE PYTHON;\n")
+    (tmp / "hang.py").write_text(HANG.format(marker=str(tmp / "hang")))
+    (tmp / "hang").touch()
+    (tmp / "query.sql").write_text((SHOP / "revenue_by_region.sql").read_text().replace(
+        "COUNT(o.order_id)", "COUNT(hang_once(o.order_id))"))
     cfg = json.loads((REPO / "dags" / "queries" / "revenue_by_region.json").read_text())
     cfg.update(name="q_rev", sql=[str(SHOP / "shop.sql"), str(tmp / "ttl.sql"),
-                                  str(SHOP / "revenue_by_region.sql")],
+                                  str(tmp / "query.sql")],
                inputs={t: str(tmp / "incoming" / t) for t in ("customers", "orders")},
-               rows_per_batch=100, retries=0, spark_conf=INTERPRETED,
+               # a step killed after 2 minutes is tried again at once
+               retries=1, retry_delay_minutes=0, step_timeout_minutes=2,
+               rows_per_batch=100, spark_conf=INTERPRETED,
                checkpoints={"keep": 1}, spark_pool="twinflow_spark",
                # the scheduler's run for the latest tick at once, and no next tick while the
                # test runs (an hourly one crossing the hour queued a run: the rollback refused)
@@ -65,20 +97,45 @@ def _key(directory: Path) -> str:
 
 @pytest.fixture
 def airflow(airflow_env, tmp_path):
+    """A real Airflow in a virtualenv that had Airflow and its providers and into which the
+    twinflow wheel was installed (tests/installed.py); its DAGs folder holds the DAG file
+    ``twinflow dags install`` writes."""
     config = _config(tmp_path)
+    python = installed.install(tmp_path / "deployment")
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    subprocess.run([python.parent / "twinflow", "dags", "install", dags], check=True,
+                   capture_output=True)
     env = {k: v for k, v in airflow_env.items() if not k.startswith("AIRFLOW")}
-    env |= {"TWINFLOW_QUERIES": str(config.parent),
+    env |= {"TWINFLOW_QUERIES": str(config.parent), "TWINFLOW_GX_ROOT": str(REPO / "expectations"),
             "AIRFLOW_CONN_SPARK_DEFAULT": airflow_env["AIRFLOW_CONN_SPARK_DEFAULT"]}
     # What a DAG file resolves when parsed (TWINFLOW_HOME, the Python, twinflow's paths) is
     # the worker's: Airflow 3's task runner parses the DAG file again where the task runs.
     # The DAG processor here has another TWINFLOW_HOME, in which nothing may land.
     with RealAirflow(tmp_path / "airflow", env, {"TWINFLOW_HOME": str(
-            tmp_path / "dag_processor_home")}) as server:
+            tmp_path / "dag_processor_home")}, python=str(python), dags=dags) as server:
         server.pool("twinflow_spark", 1)  # the spark-submit steps' (a missing one: never run)
         yield server
 
 
+def _installed_as_a_user_installs_it(airflow: RealAirflow) -> None:
+    """pip's view of the Airflow environment is clean, and not one of pyspark's files was
+    overwritten (the Spark provider 6.x's pyspark-client would: pyproject.toml)."""
+    python = Path(airflow.python)
+    check = subprocess.run([python, "-m", "pip", "check"], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout
+    assert installed.changed_files(python, "pyspark") == []
+    version = subprocess.run([python.parent / "twinflow", "--version"], capture_output=True,
+                             text=True, check=True).stdout
+    assert version.startswith("twinflow 0.1.0 (pyspark 4.3.0, apache-airflow 3.3.2")
+    # the DAGs come from the installed package, not from this checkout
+    site = subprocess.run([python, "-c", "import twinflow_dags.twinflow_queries as m; "
+                           "print(m.__file__)"], capture_output=True, text=True).stdout
+    assert "site-packages" in site and str(REPO) not in site
+
+
 def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_env, tmp_path):
+    _installed_as_a_user_installs_it(airflow)
     home = Path(airflow_env["TWINFLOW_HOME"])
     state = home / "state" / "q_rev"
     _arrive(tmp_path, 10)
@@ -92,8 +149,28 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_e
     key = _key(home / "runs" / "q_rev")
     assert key == run["logical_date"][:19].replace("-", "").replace(":", "")
     assert _latest(home, "q_rev").name == key
-    assert json.loads((_latest(home, "q_rev") / "parity.json").read_text())["verdict"] == \
-        "equal"
+    # Its first try hung in the stream (the UDF took the marker) and was killed by the
+    # scheduler at the step's timeout; the second try's result is the whole one, once:
+    # nothing lost (every staged row streamed) and nothing duplicated.
+    assert not (tmp_path / "hang").exists()
+    tries = airflow.tries("twinflow_q_rev", run["dag_run_id"], "stream_and_parity")
+    assert [t["try_number"] for t in tries] == [1, 2] and tries[1]["state"] == "success", tries
+    assert "AirflowTaskTimeout" in airflow.task_log("twinflow_q_rev", run["dag_run_id"],
+                                                    "stream_and_parity", 1)
+    latest = _latest(home, "q_rev")
+    assert json.loads((latest / "parity.json").read_text())["verdict"] == "equal"
+    assert sorted((latest / "stream.csv").read_text().splitlines()[1:]) == [
+        "east,1,0,0.00", "north,2,2,15.00", "south,1,1,20.00"]
+    assert json.loads((latest / "stream_report.json").read_text())["new_input_rows"] == {
+        "customers": 4, "orders": 4}
+    # Airflow's own backfill would stream what arrives under past intervals' keys: refused,
+    # pointing to twinflow's backfill DAG; nothing runs.
+    refused = airflow.cli("backfill", "create", "--dag-id", "twinflow_q_rev", "--from-date",
+                          "2020-01-01", "--to-date", "2022-01-01")
+    assert refused.returncode != 0 and "does not allow backfill runs" in refused.stderr + \
+        refused.stdout, refused
+    assert "twinflow_backfill_q_rev" in airflow.dag("twinflow_q_rev")["description"]
+    assert [r["run_type"] for r in airflow.runs("twinflow_q_rev")] == ["scheduled"]
 
     # Rotation on the Asset event: a snapshot, verified by resuming it in a scratch directory
     # (such a run has no logical date: keyed by when it was due, jobs/dag_parts.run_key).

@@ -21,7 +21,6 @@ output through.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,16 +28,15 @@ from pathlib import Path
 import pandas as pd
 
 from operators_lib.errors import InputError
-from operators_lib.paths import home
+from operators_lib.paths import REPO, home, setting
 
-REPO = Path(__file__).resolve().parents[2]
 SOURCE = "twinflow"  # the context's pandas data source
 BATCH = "whole"  # each asset's batch definition: the whole output
 
 
 def gx_root() -> Path:
     """The directory that holds the GX context (``gx/``)."""
-    return Path(os.environ.get("TWINFLOW_GX_ROOT", REPO / "expectations"))
+    return setting("TWINFLOW_GX_ROOT", REPO / "expectations")
 
 
 def data_docs_index() -> Path:

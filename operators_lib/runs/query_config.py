@@ -69,11 +69,14 @@ class QueryConfig(Section):
                                    "aside (rejected.csv) and still go on")
     one_row_per_input_row: bool = Field(False, description="the gate expects as many output "
                                         "rows as parity's emitted rows (OVER queries)")
-    retries: int = Field(1, ge=0, description="Airflow retries of each task (1 minute apart)")
+    retries: int = Field(1, ge=0, description="Airflow retries of each task")
+    retry_delay_minutes: float = Field(1, ge=0, description="how long a failed task waits "
+                                       "before its retry")
     spark_conn_id: str = Field("spark_default", description="the Airflow connection of the "
                                "spark-submit steps")
-    step_timeout_minutes: int = Field(120, ge=1, description="each spark-submit step's "
-                                      "execution_timeout: a hung step is killed (and retried)")
+    step_timeout_minutes: float = Field(120, gt=0, description="each spark-submit step's "
+                                        "execution_timeout: a hung step is killed (and "
+                                        "retried)")
     spark_pool: str = Field("default_pool", description="the Airflow pool of the spark-submit "
                             "steps (one of a few slots bounds how many run at once: "
                             "airflow pools set twinflow_spark 2 'twinflow')")

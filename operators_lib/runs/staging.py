@@ -141,9 +141,9 @@ def stage(spec: RunSpec, spark: SparkSession, plan: Node, recorded: RunRecord | 
         check_rejected(spec, parsed, spec.out / "rejected.csv")
         lifecycle.discard_unstaged(state)
         rebuilt = binding.bind_state(spec)
-    added = {} if resume else lifecycle.stage(
-        spark, parsed, state, run.rows_per_batch, file_batches=not spec.bounded,
-        ends=spec.bounded and ends_in_last_part(plan))
+    if not resume:
+        lifecycle.stage(spark, parsed, state, run.rows_per_batch, file_batches=not spec.bounded,
+                        ends=spec.bounded and ends_in_last_part(plan))
     record_query(state, list(spec.sql), spec.topn_split, run.rows_per_batch)
     run.pool = {k: ingest.stage_constant(state / "staged" / k) if t.constant else
                 lifecycle.staged_files(state, k) for k, t in run.tables.items()}
@@ -152,14 +152,25 @@ def stage(spec: RunSpec, spark: SparkSession, plan: Node, recorded: RunRecord | 
         run.report = _bounded_report(run, spark)
         return run
     shutil.rmtree(parsed.dir, ignore_errors=True)  # staged: the parsed copy is not needed
-    run.new_rows = {k: parsed.rows(k) if k in added else 0 for k in run.tables}
+    run.new_rows = _new_rows(spec, list(run.tables))
     run.report = StreamReport(
         query=spec.name, interval=spec.key,
         new_input_rows={s.table.name: 0 for s in scans(plan)}
-        | {parsed.tables[k].name: parsed.rows(k) for k in added},
+        | {t.name: run.new_rows[k] for k, t in run.tables.items()},
         rejected_rows=parsed.rejected(), max_rejected_rows=spec.max_rejected_rows,
         topn_split=spec.topn_split, state_rebuilt=rebuilt)
     return run
+
+
+def _new_rows(spec: RunSpec, tables: list[str]) -> dict[str, int]:
+    """Each table's rows that the interval brought: those staged since the run before it was
+    recorded. That is more than this try staged where a try of the interval that failed, or
+    was killed, after staging did the staging (a retry stages nothing again), or where a run
+    of an earlier interval failed after staging (this run streams its rows)."""
+    previous = lifecycle.previous_record(spec.state, spec.key)
+    earlier = previous.rows if previous else {}
+    staged = Manifest.load(spec.state)
+    return {k: staged.table(k).rows - earlier.get(k, 0) for k in tables}
 
 
 def _inputs(spec: RunSpec, plan: Node) -> dict[str, tuple[TableDef, list[Path]]]:

@@ -101,9 +101,23 @@ def _import(fdef: FunctionDef, paths: tuple[Path, ...]) -> pyflink_api.Declared:
 
 
 def _ours(module: object, roots: list[Path]) -> bool:
-    """Was ``module`` loaded from one of the ``python.files`` roots?"""
+    """Was ``module`` imported from one of the ``python.files`` roots: a module or package
+    right in it? One found deeper is not (a virtualenv inside the folder of the SQL files holds
+    numpy and pyarrow, which cannot be pickled by value)."""
     f = getattr(module, "__file__", None)
-    return bool(f) and any(Path(f).resolve().is_relative_to(r) for r in roots)
+    if not f:
+        return False
+    top = getattr(module, "__name__", "").partition(".")[0]
+    path = Path(f).resolve()
+    return any(path.is_relative_to(r.resolve())
+               and path.relative_to(r.resolve()).parts[0] in (top, f"{top}.py",
+                                                              *_extension_names(path, top))
+               for r in roots)
+
+
+def _extension_names(path: Path, top: str) -> tuple[str, ...]:
+    """A compiled top-level module's file name (``m.cpython-311-x86_64-linux-gnu.so``)."""
+    return (path.name,) if path.name.startswith(f"{top}.") else ()
 
 
 def _type(fdef: FunctionDef, text: str, what: str) -> FlinkType:

@@ -92,12 +92,11 @@ def discard_unstaged(state: Path) -> None:
 
 
 def stage(spark: SparkSession | None, parsed: ingest.Parsed, state: Path, rows_per_batch: int,
-          file_batches: bool, ends: bool = False) -> dict[str, list[Path]]:
+          file_batches: bool, ends: bool = False) -> None:
     """Stage the parsed input after what the manifest records, as micro-batch files of
     ``rows_per_batch`` rows (``file_batches``: each input file starts one); the manifest, saved
     last, records them. ``ends``: this is the whole input, and its last part announces its end
-    to every bucket (plan.ends_in_last_part); ``spark`` None: without Spark (ingest.stage).
-    Returns each table's new files."""
+    to every bucket (plan.ends_in_last_part); ``spark`` None: without Spark (ingest.stage)."""
     record = Manifest.load(state)
     added = {}
     for key in parsed.tables:
@@ -120,7 +119,6 @@ def stage(spark: SparkSession | None, parsed: ingest.Parsed, state: Path, rows_p
             entry.rows += rows
         entry.parts += len(added[key])
     record.save(state)
-    return added
 
 
 def table_watermarks(state: Path, tables: dict[str, TableDef]) -> dict[str, int | None]:
