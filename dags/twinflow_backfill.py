@@ -17,14 +17,14 @@ from pathlib import Path
 
 from airflow.sdk import DAG, Param, task
 
-from jobs.dag_parts import RUN_KEY, ship_code, spark_step, twinflow_dag
-from operators_lib.paths import home, queries_dir
+from jobs.dag_parts import dag_run_dir, ship_code, spark_step, twinflow_dag
+from operators_lib.paths import queries_dir
 from operators_lib.runs.query_config import QueryConfig
 
 
 def build_backfill_dag(config_path: Path) -> DAG:
     cfg = QueryConfig.read(config_path)
-    run_dir = f"{home() / 'runs' / ('backfill_' + cfg.name)}/{RUN_KEY}"
+    run_dir = dag_run_dir("backfill", cfg.name)
     with twinflow_dag(f"twinflow_backfill_{cfg.name}", None, cfg, __doc__,
                       ["twinflow", "maintenance"]) as dag:
         for param in ("start", "end"):

@@ -32,17 +32,17 @@ from pathlib import Path
 
 from airflow.sdk import DAG, Asset, get_current_context, task
 
-from jobs.dag_parts import RUN_KEY, ship_code, spark_step, twinflow_dag
-from operators_lib.paths import home, queries_dir
+from jobs.dag_parts import RUN_KEY, dag_run_dir, ship_code, spark_step, twinflow_dag
+from operators_lib.paths import queries_dir
 from operators_lib.runs.query_config import QueryConfig
 
 
 def build_dag(config_path: Path) -> DAG:
     cfg = QueryConfig.read(config_path)
-    run_dir = f"{home() / 'runs' / cfg.name}/{RUN_KEY}"
+    run_dir = dag_run_dir("", cfg.name)
     published = Asset(name=f"twinflow_{cfg.name}")
     with twinflow_dag(f"twinflow_{cfg.name}", cfg.schedule, cfg, __doc__, ["twinflow"],
-                      run_types=["scheduled", "manual"],
+                      run_types=["scheduled", "manual"], deadline=True,
                       description=f"{cfg.name}: stream, parity, gate, publish (recompute "
                                   f"past intervals with twinflow_backfill_{cfg.name}, not "
                                   "airflow backfill)") as dag:

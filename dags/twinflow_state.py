@@ -30,15 +30,15 @@ from pathlib import Path
 
 from airflow.sdk import DAG, Asset, Param, get_current_context, task
 
-from jobs.dag_parts import RUN_KEY, ship_code, spark_step, twinflow_dag
-from operators_lib.paths import home, queries_dir
+from jobs.dag_parts import dag_run_dir, ship_code, spark_step, twinflow_dag
+from operators_lib.paths import queries_dir
 from operators_lib.runs.query_config import QueryConfig
 
 
 def build_checkpoints_dag(config_path: Path) -> DAG:
     cfg = QueryConfig.read(config_path)
     name, rotation = cfg.name, cfg.checkpoints
-    run_dir = f"{home() / 'runs' / ('checkpoints_' + name)}/{RUN_KEY}"
+    run_dir = dag_run_dir("checkpoints", name)
     schedule = rotation.schedule or [Asset(name=f"twinflow_{name}")]
     with twinflow_dag(f"twinflow_checkpoints_{name}", schedule, cfg, __doc__,
                       ["twinflow", "maintenance"]) as dag:
@@ -92,7 +92,7 @@ def build_rollback_dag(config_path: Path) -> DAG:
 
 def build_compact_dag(config_path: Path) -> DAG:
     cfg = QueryConfig.read(config_path)
-    run_dir = f"{home() / 'runs' / ('compact_' + cfg.name)}/{RUN_KEY}"
+    run_dir = dag_run_dir("compact", cfg.name)
     with twinflow_dag(f"twinflow_compact_{cfg.name}", cfg.compact_schedule, cfg,
                       __doc__, ["twinflow", "maintenance"]) as dag:
         @task.short_circuit

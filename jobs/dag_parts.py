@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import DAG, task
+from airflow.sdk import DAG, DeadlineAlert, DeadlineReference, SyncCallback, task
 
 from operators_lib.engine.spark import driver_java_options
 from operators_lib.errors import InputError
@@ -22,6 +22,12 @@ JOB = str(Path(__file__).resolve().parent / "twinflow_job.py")
 CODE = "{{ ti.xcom_pull(task_ids='ship_code') }}"
 # A run's key: its directory (runs/<query>/<key>/) and its published interval (``run_key``).
 RUN_KEY = "{{ run_key(dag_run) }}"
+
+
+def dag_run_dir(kind: str, query: str) -> str:
+    """A DAG run's directory (templated): ``$TWINFLOW_HOME/runs/<kind>_<query>/<run key>``, or
+    ``runs/<query>/<run key>`` for the query's own runs (kind "")."""
+    return f"{home() / 'runs' / (f'{kind}_{query}' if kind else query)}/{RUN_KEY}"
 
 
 def run_key(dag_run: Any) -> str:
@@ -71,12 +77,14 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: Qu
 
 def twinflow_dag(dag_id: str, schedule: str | list | None, cfg: QueryConfig, doc: str,
                  tags: list[str], retries: int | None = None,
-                 run_types: list[str] | None = None, description: str | None = None) -> DAG:
+                 run_types: list[str] | None = None, description: str | None = None,
+                 deadline: bool = False) -> DAG:
     """A DAG of one query: no catch-up, one run at a time (runs share the query's state);
     ``retries``: of each task (the config's unless given: 0 where a retry would not help);
     the config's ``on_failure`` called when a task fails; ``run_types``: the only kinds of
-    runs Airflow may make of it (Airflow's ``allowed_run_types``; None: any). Its templates
-    key runs with ``RUN_KEY``."""
+    runs Airflow may make of it (Airflow's ``allowed_run_types``; None: any); ``deadline``:
+    the config's ``deadline_minutes`` applies to its runs. Its templates key runs with
+    ``RUN_KEY``."""
     default_args: dict[str, Any] = {
         "retries": cfg.retries if retries is None else retries,
         "retry_delay": timedelta(minutes=cfg.retry_delay_minutes)}
@@ -85,15 +93,29 @@ def twinflow_dag(dag_id: str, schedule: str | list | None, cfg: QueryConfig, doc
     return DAG(dag_id=dag_id, schedule=schedule, start_date=datetime(2024, 1, 1), catchup=False,
                max_active_runs=1, default_args=default_args, doc_md=doc, tags=tags,
                user_defined_macros={"run_key": run_key}, allowed_run_types=run_types,
-               description=description)
+               description=description,
+               deadline=_deadline(cfg) if deadline and cfg.deadline_minutes else None)
 
 
-def _callback(spec: str, query: str) -> Any:
-    """``module:attribute`` of the config's ``on_failure``, imported (an InputError naming the
-    query's config key when it is not there)."""
+def _deadline(cfg: QueryConfig) -> DeadlineAlert:
+    """Airflow's deadline of a run: ``deadline_minutes`` after it was queued, then the
+    config's ``on_deadline`` (else its ``on_failure``) is called on an executor."""
+    spec = cfg.on_deadline or cfg.on_failure
+    if not spec:
+        raise InputError(f"{cfg.name}: deadline_minutes needs on_deadline or on_failure (whom "
+                         "to tell)")
+    _callback(spec, cfg.name, "on_deadline" if cfg.on_deadline else "on_failure")
+    return DeadlineAlert(reference=DeadlineReference.DAGRUN_QUEUED_AT,
+                         interval=timedelta(minutes=cfg.deadline_minutes),
+                         callback=SyncCallback(spec.replace(":", ".")))
+
+
+def _callback(spec: str, query: str, key: str = "on_failure") -> Any:
+    """``module:attribute`` of the config's ``key``, imported (an InputError naming the query's
+    config key when it is not there)."""
     module, _, attribute = spec.partition(":")
     try:
         return getattr(importlib.import_module(module), attribute)
     except (ImportError, AttributeError, ValueError) as e:
-        raise InputError(f"{query}: on_failure {spec!r} is not module:attribute of an "
+        raise InputError(f"{query}: {key} {spec!r} is not module:attribute of an "
                          f"importable callable or Notifier ({e})") from None

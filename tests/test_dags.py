@@ -415,3 +415,29 @@ def test_an_on_failure_that_does_not_import_is_an_error_naming_it(airflow_env, t
         config.write_text(json.dumps(cfg | {"on_failure": spec}))
         with pytest.raises(InputError, match=f"q_tmall_max_price: on_failure '{spec}'"):
             build_dag(config)
+
+
+def test_a_deadline_calls_the_configs_callback(airflow_env, tmp_path):
+    """deadline_minutes: Airflow's deadline of each query run (from when it was queued), whose
+    miss calls on_deadline, else on_failure (a real miss: tests/test_state_dags.py); none on
+    the maintenance DAGs; a deadline that would tell nobody is an error."""
+    from airflow.sdk import DeadlineReference
+
+    from dags.twinflow_queries import build_dag
+    from dags.twinflow_state import build_compact_dag
+    from operators_lib.errors import InputError
+
+    config = _config(tmp_path, "tmall_max_price")
+    cfg = json.loads(config.read_text()) | {"deadline_minutes": 30}
+    config.write_text(json.dumps(cfg | {"on_failure": "tests.test_dags:told"}))
+    (alert,) = build_dag(config).deadline
+    assert (alert.interval, alert.callback.path) == (timedelta(minutes=30), "tests.test_dags.told")
+    assert alert.reference == DeadlineReference.DAGRUN_QUEUED_AT
+    assert not build_compact_dag(config).deadline
+    config.write_text(json.dumps(cfg | {"on_failure": "tests.test_dags:told",
+                                        "on_deadline": "tests.nowhere:late"}))
+    with pytest.raises(InputError, match="q_tmall_max_price: on_deadline .tests.nowhere:late."):
+        build_dag(config)
+    config.write_text(json.dumps(cfg))
+    with pytest.raises(InputError, match="deadline_minutes needs on_deadline or on_failure"):
+        build_dag(config)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,18 @@ def hang_once(x):
 """
 
 
+# The query's on_deadline: a run not done a minute after it was queued (the hung try above)
+# is reported; Airflow calls it on an executor with the run's context.
+ALERTS = """
+import json, os
+from pathlib import Path
+
+def late(context):
+    Path(os.environ["TWINFLOW_HOME"], "late.json").write_text(json.dumps(
+        {"context": sorted(context), "dag_run": str(context.get("dag_run"))}))
+"""
+
+
 def _config(tmp: Path) -> Path:
     (tmp / "ttl.sql").write_text("SET 'table.exec.state.ttl' = '1 h';\n"
                                  "CREATE TEMPORARY FUNCTION hang_once AS 'hang.hang_once' "
@@ -62,6 +75,7 @@ def _config(tmp: Path) -> Path:
                inputs={t: str(tmp / "incoming" / t) for t in ("customers", "orders")},
                # a step killed after 2 minutes is tried again at once
                retries=1, retry_delay_minutes=0, step_timeout_minutes=2,
+               deadline_minutes=1, on_deadline="alerts:late",
                rows_per_batch=100, spark_conf=INTERPRETED,
                checkpoints={"keep": 1}, spark_pool="twinflow_spark",
                # the scheduler's run for the latest tick at once, and no next tick while the
@@ -90,6 +104,14 @@ def _ended(airflow: RealAirflow, dag_id: str, run_id: str | None = None) -> dict
     return run
 
 
+def _appears(path: Path, timeout: float = 60) -> Path:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} did not appear in {timeout} s"
+        time.sleep(1)
+    return path
+
+
 def _key(directory: Path) -> str:
     (run,) = [p.name for p in directory.iterdir()]
     return run
@@ -101,6 +123,8 @@ def airflow(airflow_env, tmp_path):
     twinflow wheel was installed (tests/installed.py); its DAGs folder holds the DAG file
     ``twinflow dags install`` writes."""
     config = _config(tmp_path)
+    (tmp_path / "callbacks").mkdir()
+    (tmp_path / "callbacks" / "alerts.py").write_text(ALERTS)
     python = installed.install(tmp_path / "deployment")
     dags = tmp_path / "dags"
     dags.mkdir()
@@ -108,6 +132,7 @@ def airflow(airflow_env, tmp_path):
                    capture_output=True)
     env = {k: v for k, v in airflow_env.items() if not k.startswith("AIRFLOW")}
     env |= {"TWINFLOW_QUERIES": str(config.parent), "TWINFLOW_GX_ROOT": str(REPO / "expectations"),
+            "PYTHONPATH": str(tmp_path / "callbacks"),
             "AIRFLOW_CONN_SPARK_DEFAULT": airflow_env["AIRFLOW_CONN_SPARK_DEFAULT"]}
     # What a DAG file resolves when parsed (TWINFLOW_HOME, the Python, twinflow's paths) is
     # the worker's: Airflow 3's task runner parses the DAG file again where the task runs.
@@ -163,6 +188,9 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_e
         "east,1,0,0.00", "north,2,2,15.00", "south,1,1,20.00"]
     assert json.loads((latest / "stream_report.json").read_text())["new_input_rows"] == {
         "customers": 4, "orders": 4}
+    # The run missed its one-minute deadline: the config's on_deadline was called.
+    told = _appears(home / "late.json")
+    assert "twinflow_q_rev" in json.loads(told.read_text())["dag_run"]
     # Airflow's own backfill would stream what arrives under past intervals' keys: refused,
     # pointing to twinflow's backfill DAG; nothing runs.
     refused = airflow.cli("backfill", "create", "--dag-id", "twinflow_q_rev", "--from-date",

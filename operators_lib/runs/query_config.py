@@ -83,6 +83,12 @@ class QueryConfig(Section):
     on_failure: str | None = Field(None, description="called when a task of the query's DAGs "
                                    "fails (a step, parity, the gate): module:attribute of a "
                                    "callable or an Airflow Notifier, e.g. an SmtpNotifier")
+    deadline_minutes: float | None = Field(None, gt=0, description="Airflow's deadline of each "
+                                           "run of the query DAG: minutes after it was queued; "
+                                           "a run not done by then calls on_deadline")
+    on_deadline: str | None = Field(None, description="module:attribute of a callable, called "
+                                    "with the run's context on an executor when a query run "
+                                    "misses its deadline (default: on_failure)")
     spark_conf: dict[str, str] = Field({}, description="Spark settings of the spark-submit "
                                        "steps, after twinflow's: they win")
     audit_schedule: str | None = Field("@daily", description="the audit DAG's schedule")
