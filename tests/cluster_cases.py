@@ -34,8 +34,9 @@ def main() -> None:
     from tests.cluster import INTERPRETED, cluster_jvm_options
 
     spark = get_spark(args.master, app="twinflow-cluster-cases",
+                      # a cluster keeps Spark's 200 shuffle partitions unless told: as a user
                       conf={"spark.executor.extraJavaOptions": cluster_jvm_options(),
-                            **INTERPRETED})
+                            "spark.sql.shuffle.partitions": "2", **INTERPRETED})
     executors = spark.sparkContext.parallelize(range(4), 4).map(_imported_from).collect()
     results = {}
     for case_id in args.cases:
@@ -44,8 +45,9 @@ def main() -> None:
         stream = result.report.stream
         results[case_id] = {"exit_code": result.exit_code, "message": result.message,
                             "micro_batches": stream and stream.micro_batches_this_run}
+    ui = spark.sparkContext.uiWebUrl
     spark.stop()
-    print(json.dumps({"executor_code": executors, "cases": results}))
+    print(json.dumps({"executor_code": executors, "cases": results, "ui": ui}))
 
 
 if __name__ == "__main__":

@@ -39,6 +39,8 @@ def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster(airflow_env, tmp_pat
             env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=900)
         assert proc.returncode == 0, proc.stderr[-4000:]
         ran = json.loads(proc.stdout.strip().splitlines()[-1])
+        # On a cluster twinflow's local defaults do not apply: Spark's UI is up.
+        assert ran["ui"] and ran["ui"].startswith("http"), ran["ui"]
         # the executors' Python workers imported the shipped zip, not the driver's checkout
         assert all("/operators_lib-" in p and ".zip/" in p for p in ran["executor_code"]), ran
         for case_id in CLUSTER_CASES:
@@ -53,6 +55,7 @@ def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster(airflow_env, tmp_pat
         config = _config(tmp_path, "tmall_max_price")
         cfg = json.loads(config.read_text())  # the executors' JVM options, as cluster_cases'
         cfg["spark_conf"]["spark.executor.extraJavaOptions"] = cluster_jvm_options()
+        cfg["spark_conf"]["spark.sql.shuffle.partitions"] = "2"
         config.write_text(json.dumps(cfg))
         shutil.copy(SEED / "incoming" / "tmall_item" / "2017-11-11T10.csv",
                     tmp_path / "incoming")

@@ -56,10 +56,8 @@ DRIVER_DIED = (
 # twinflow's defaults: each applies only where the user (spark-submit --conf,
 # spark-defaults.conf, ``twinflow run --conf``) set nothing.
 DEFAULTS = {
-    "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
-    "spark.sql.shuffle.partitions": os.environ.get("TWINFLOW_SHUFFLE_PARTITIONS", "2"),
     "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
     "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -75,6 +73,12 @@ DEFAULTS = {
         "org.apache.spark.sql.execution.streaming.checkpointing."
         "FileSystemBasedCheckpointFileManager",
 }
+# More defaults for a local master only (one machine, small data, no one at its UI): on a
+# cluster the user's Spark defaults stay (its UI, its shuffle partitions).
+LOCAL_DEFAULTS = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": os.environ.get("TWINFLOW_SHUFFLE_PARTITIONS", "2"),
+}
 # What Flink's semantics need (a TIME(p) column type; a MAP[..] constructor and a JSON object
 # keeping the last value of a repeated key): set whatever the user set.
 REQUIRED = {"spark.sql.timeType.enabled": "true", "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
@@ -85,9 +89,10 @@ def get_spark(master: str | None = None, app: str = "twinflow",
               conf: dict[str, str] | None = None) -> SparkSession:
     """Create (or reuse) the session. ``master`` defaults to spark-submit's ``--master``, else
     $TWINFLOW_MASTER, else local[2]. Settings: the user's (spark-submit, spark-defaults.conf,
-    then ``conf``, which wins), twinflow's ``DEFAULTS`` where they set nothing, ``REQUIRED``
-    always. The JVM starts first (loading spark-defaults.conf, as spark-submit does), so that
-    twinflow can see what the user set."""
+    then ``conf``, which wins), twinflow's ``DEFAULTS`` where they set nothing (and on a
+    local master its ``LOCAL_DEFAULTS``), ``REQUIRED`` always. The JVM starts first
+    (loading spark-defaults.conf, as spark-submit does), so that twinflow can see what the
+    user set."""
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
@@ -117,9 +122,9 @@ def get_spark(master: str | None = None, app: str = "twinflow",
         SparkContext._ensure_initialized()
     settings = SparkConf()  # the JVM's: spark-submit's and spark-defaults.conf
     settings.setIfMissing("spark.app.name", app)
-    for key, value in DEFAULTS.items():
+    local = is_local(conf.get("spark.master", settings.get("spark.master", "local")))
+    for key, value in (DEFAULTS | LOCAL_DEFAULTS if local else DEFAULTS).items():
         settings.setIfMissing(key, value)
-    local = is_local(settings.get("spark.master", "local"))
     if local:  # a cluster's executors lack twinflow
         settings.setIfMissing("spark.python.daemon.module", "operators_lib.engine.worker_daemon")
     settings.setAll([*conf.items(), *REQUIRED.items()])
