@@ -104,7 +104,8 @@ def _deadline(cfg: QueryConfig) -> DeadlineAlert:
     if not spec:
         raise InputError(f"{cfg.name}: deadline_minutes needs on_deadline or on_failure (whom "
                          "to tell)")
-    _callback(spec, cfg.name, "on_deadline" if cfg.on_deadline else "on_failure")
+    if cfg.on_deadline:  # (on_failure: imported by twinflow_dag already)
+        _callback(cfg.on_deadline, cfg.name, "on_deadline")
     return DeadlineAlert(reference=DeadlineReference.DAGRUN_QUEUED_AT,
                          interval=timedelta(minutes=cfg.deadline_minutes),
                          callback=SyncCallback(spec.replace(":", ".")))

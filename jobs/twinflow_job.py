@@ -91,10 +91,11 @@ def main(argv: list[str] | None = None) -> int:
                     return 1
             else:
                 spec = RunSpec.scheduled(cfg, state, args.run_dir, args.start, args.end)
-                for steps in RUNS[args.step]:
-                    report = run(spec, spark, steps).report.as_json()
-                    if steps is not RUNS[args.step][-1]:
-                        print(json.dumps(report, indent=2, default=str), flush=True)
+                *first, last = RUNS[args.step]
+                for steps in first:  # each report as its step ends
+                    print(json.dumps(run(spec, spark, steps).report.as_json(), indent=2,
+                                     default=str), flush=True)
+                report = run(spec, spark, last).report.as_json()
     except TwinflowError as e:
         print(f"twinflow_job: error: {e}", file=sys.stderr)
         return e.exit_code

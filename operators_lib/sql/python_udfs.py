@@ -101,23 +101,19 @@ def _import(fdef: FunctionDef, paths: tuple[Path, ...]) -> pyflink_api.Declared:
 
 
 def _ours(module: object, roots: list[Path]) -> bool:
-    """Was ``module`` imported from one of the ``python.files`` roots: a module or package
-    right in it? One found deeper is not (a virtualenv inside the folder of the SQL files holds
-    numpy and pyarrow, which cannot be pickled by value)."""
+    """Was ``module`` imported from one of the ``python.files`` roots: a module, package or
+    compiled module right in it (the first part of its path there is named by its top-level
+    name)? One found deeper is not (a virtualenv inside the folder of the SQL files holds numpy
+    and pyarrow, which cannot be pickled by value)."""
     f = getattr(module, "__file__", None)
     if not f:
         return False
     top = getattr(module, "__name__", "").partition(".")[0]
     path = Path(f).resolve()
-    return any(path.is_relative_to(r.resolve())
-               and path.relative_to(r.resolve()).parts[0] in (top, f"{top}.py",
-                                                              *_extension_names(path, top))
-               for r in roots)
-
-
-def _extension_names(path: Path, top: str) -> tuple[str, ...]:
-    """A compiled top-level module's file name (``m.cpython-311-x86_64-linux-gnu.so``)."""
-    return (path.name,) if path.name.startswith(f"{top}.") else ()
+    for root in (r.resolve() for r in roots):
+        if path.is_relative_to(root) and path.relative_to(root).parts[0].partition(".")[0] == top:
+            return True
+    return False
 
 
 def _type(fdef: FunctionDef, text: str, what: str) -> FlinkType:
