@@ -3,8 +3,9 @@
 Triggered by hand with the params ``start`` and ``end``, two data intervals (run keys, as
 ``ts_nodash``: ``20240101T110000``): ``backfill`` (spark-submit) recomputes in batch mode, from
 the retained input, what each recorded interval in that range published
-(operators_lib/runs/backfill.py); ``gate_and_publish`` runs each through the query's Great
-Expectations suite and publishes it as the query's runs do (``published/<query>/<interval>/``,
+(operators_lib/runs/backfill.py) and validates each with the query's Great Expectations suite
+in the same Spark application (runs/gating.py); ``gate_and_publish`` takes each gate's verdict
+and publishes the interval as the query's runs do (``published/<query>/<interval>/``,
 replacing that interval's version; ``LATEST`` stays on the newest interval). A failed gate
 stops there: the intervals before it are published, it and those after are not.
 

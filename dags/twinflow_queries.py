@@ -7,15 +7,22 @@ Each run of ``twinflow_<query>``:
    malformed rows than the config's ``max_rejected_rows``, default 0, fails the run before
    anything is staged) and runs the streaming job from the query's checkpoint with
    ``availableNow``; then recomputes the same input in batch and proves the stream's emitted
-   rows equal it (other rows: late, or pending behind the watermark). Its log says which part
+   rows equal it (other rows: late, or pending behind the watermark); then validates the
+   run's rows, as a Spark DataFrame on the executors, with the checkpoint of the query's
+   Great Expectations suite (the file context ``expectations/gx/``, operators_lib/ops/
+   quality.py; its action updates the Data Docs under ``$TWINFLOW_HOME/gx/``) plus run-time
+   row-count rules, into ``validation.json`` (runs/gating.py). Its log says which part
    failed: exit 1 is a parity failure (``parity.json``), 2 bad input, 3 damaged state or
    engine;
-2. ``validate``: the checkpoint of the query's Great Expectations suite (the file context
-   ``expectations/gx/``, operators_lib/ops/quality.py; its action updates the Data Docs under
-   ``$TWINFLOW_HOME/gx/``) plus run-time row-count rules; a failure fails the run;
+2. ``validate``: the gate's verdict: a failed critical expectation fails the run (no data is
+   loaded on the Airflow worker);
 3. ``publish``: only then, an atomic move into ``published/<query>/<interval>/`` + ``LATEST``,
    and an event of the query's Asset (``twinflow_<query>``) with the run's numbers as its
-   extra (jobs/gates.published_numbers): downstream DAGs can be scheduled on it.
+   extra (jobs/gates.published_numbers): downstream DAGs can be scheduled on it;
+4. ``report``: the run's numbers as Airflow metrics (StatsD or OpenTelemetry, as Airflow's
+   ``[metrics]`` says) and the query's ops report re-rendered, shown in the UI by the twinflow
+   plugin (the DAG's "twinflow report" tab; jobs/ops_reports.py). Its result (XCom) is the
+   run's numbers and the report's path.
 
 Airflow's own backfill (``airflow backfill create``) is refused for these DAGs: a run stages what
 arrived since the last one, so a run for a past interval would stream new input under an old
@@ -64,9 +71,15 @@ def build_dag(config_path: Path) -> DAG:
                 target, run_key)
             return str(target)
 
+        @task(retries=0)
+        def report(run_key: str, published: str) -> dict:
+            from jobs.ops_reports import after_run
+
+            return after_run(cfg.name, run_key)
+
         summary = validate(run_dir)
         ship_code() >> increment >> summary
-        publish(run_dir, RUN_KEY, summary)
+        report(RUN_KEY, publish(run_dir, RUN_KEY, summary))
     return dag
 
 

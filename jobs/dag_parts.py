@@ -14,7 +14,7 @@ from airflow.sdk import DAG, DeadlineAlert, DeadlineReference, SyncCallback, tas
 
 from operators_lib.engine.spark import driver_java_options
 from operators_lib.errors import InputError
-from operators_lib.paths import home
+from operators_lib.paths import gx_root, home
 from operators_lib.runs.query_config import QueryConfig
 
 JOB = str(Path(__file__).resolve().parent / "twinflow_job.py")
@@ -65,7 +65,9 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: Qu
         conn_id=cfg.spark_conn_id, py_files=CODE,
         application_args=[step, "--config", str(config_path), "--run-dir", run_dir, *extra],
         execution_timeout=timedelta(minutes=cfg.step_timeout_minutes), pool=cfg.spark_pool,
-        env_vars={"PYSPARK_PYTHON": sys.executable, "TWINFLOW_HOME": str(home())},
+        # (the driver imports the shipped code: no checkout's defaults there)
+        env_vars={"PYSPARK_PYTHON": sys.executable, "TWINFLOW_HOME": str(home()),
+                  "TWINFLOW_GX_ROOT": str(gx_root())},
         # Driver JVM options (exit on out-of-memory, Spark's warnings only in the task log) go
         # on the spark-submit command line: the JVM starts before the job's Python code. A
         # query's "spark_conf" comes last and wins.

@@ -63,10 +63,13 @@ def main(out: Path, verbose: bool = False) -> int:
 
 def run_demo(out: Path, console: Console, log: Path | None, verbose: bool) -> int:
     from operators_lib.engine.spark import get_spark
-    from operators_lib.ops.quality import validate_csv
+    from operators_lib.io.output import read_csv_frame
+    from operators_lib.ops.quality import validate
+    from operators_lib.ops.reports import BoundedReport
     from operators_lib.paths import home
     from operators_lib.runs.lifecycle import run
     from operators_lib.runs.spec import RunSpec, Steps
+    from operators_lib.types import FlinkType
 
     t0 = time.perf_counter()
     console.activity("spark", "starting")
@@ -84,10 +87,12 @@ def run_demo(out: Path, console: Console, log: Path | None, verbose: bool) -> in
         rows.append([name, verdict, str(r.batch.rows), str(r.stream.rows), str(r.late_rows),
                      str(r.rejected_rows), f"{target}/"])
         code = code or result.exit_code
-    checked = out / "rows_max_price" / "stream.csv"
+    checked = out / "rows_max_price"
     console.activity("gate", "great expectations on rows_max_price")
-    gate = validate_csv(checked, "tmall_max_price", result_path=checked.with_name(
-        "validation.json"), progress_bars=verbose)
+    columns = [(c.name, FlinkType.parse(c.type)) for c in BoundedReport.load(checked).columns]
+    gate = validate(read_csv_frame(spark, checked / "stream.csv", columns), "tmall_max_price",
+                    checked.name, result_path=checked / "validation.json",
+                    progress_bars=verbose)
     gate_text = f"{'passed' if gate['success'] else 'FAILED'} ({gate['evaluated']} expectations)"
     console.step("gate", f"great expectations on rows_max_price: {gate_text}")
     spark.stop()
@@ -101,7 +106,7 @@ def run_demo(out: Path, console: Console, log: Path | None, verbose: bool) -> in
     summary = [
         ["files", "<query>/: report.json batch.csv changelog.csv stream.csv late.csv "
                   "rejected.csv"],
-        ["gate", f"{gate_text}  {checked.with_name('validation.json')}"],
+        ["gate", f"{gate_text}  {checked / 'validation.json'}"],
         ["airflow", f"{dag_state}, published: {published}"],
         ["state", f"{home()}/  (DAG checkpoints, run directories, published results)"]]
     if log is not None:

@@ -1,12 +1,12 @@
-"""The non-Spark steps of a scheduled run: the quality gate and the atomic publish."""
+"""The non-Spark steps of a scheduled run: the quality gate's verdict and the atomic publish."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from operators_lib.ops import metrics
-from operators_lib.ops.quality import validate_csv
-from operators_lib.ops.reports import ParityReport, StreamReport
+from operators_lib.errors import StateError
+from operators_lib.ops.reports import VALIDATION, ParityReport, StreamReport
 from operators_lib.paths import state_dir
 from operators_lib.runs.query_config import QueryConfig
 
@@ -16,21 +16,18 @@ class GateFailed(RuntimeError):
 
 
 def validate(cfg: QueryConfig, run: Path) -> dict:
-    stream, parity = StreamReport.load(run), ParityReport.load(run)
-    runtime = []
-    if cfg.one_row_per_input_row:
-        # OVER emits one row per on-time input row once the watermark passes it: the run's
-        # output holds exactly the rows parity checked, one per input row it emitted.
-        runtime.append({"type": "expect_table_row_count_to_equal",
-                        "kwargs": {"value": parity.emitted_rows}})
-    summary = validate_csv(run / "stream.csv", cfg.expectations, runtime,
-                           run / "validation.json")
+    """The gate's verdict on the run (its Spark step validated the rows: runs/gating.py), with
+    the run's late and rejected rows and watermark; GateFailed if a critical expectation
+    failed."""
+    try:
+        summary = json.loads((run / VALIDATION).read_text())
+    except FileNotFoundError:
+        raise StateError(f"{cfg.name}: {run} has no {VALIDATION}: its Spark step did not gate it "
+                         "(run the step again)") from None
+    stream = StreamReport.load(run)
     summary["late_rows"], summary["watermark"] = stream.late_rows, stream.watermark
     # Staging already refused more than max_rejected_rows; these are the ones accepted.
     summary["rejected_rows"] = stream.rejected_rows
-    metrics.record_outcome(state_dir(cfg.name), run.name, gate=(
-        "failed" if not summary["success"] else
-        "passed_with_warnings" if summary["warnings"] else "passed"))
     if not summary["success"]:
         raise GateFailed(f"{cfg.name}: {len(summary['failed'])} expectation(s) failed: "
                          f"{summary['failed']}")

@@ -10,7 +10,9 @@
 
 increment: a scheduled run's stream step (stage what arrived, stream it from the checkpoint,
 materialize, record) and then, in the same driver, its parity step (the interval's emitted rows
-against batch): one Spark application per run, as a cluster schedules it once. The two reports
+against batch) and its quality gate (the result validated as a Spark DataFrame by its Great
+Expectations suite, DIR/validation.json: operators_lib/runs/gating.py; the DAG's validate task
+reads the verdict): one Spark application per run, as a cluster schedules it once. The reports
 are printed in turn; a failed parity (exit 1) comes after the stream's state is committed, so a
 retry of the task finds the interval streamed and checks it again.
 measure-skew writes DIR/skew.json: the TopN's partition skew over the recent input
@@ -19,7 +21,7 @@ DIR/audit.json: everything the query's stream emitted against batch over all ret
 (operators_lib/runs/checking.py). compact, verify: the state commands of ``twinflow state``
 on the query's state (operators_lib/runs/compaction.py, runs/verify.py), their JSON in
 DIR/compact.json, DIR/verify.json. backfill: DIR/<interval>/ for each recorded interval in
-[start, end] (operators_lib/runs/backfill.py).
+[start, end] (operators_lib/runs/backfill.py), each gated as an increment's run is.
 
 Exit codes as for ``twinflow run``: 1 parity failed, 2 bad input / unsupported SQL, 3 damaged
 state or a failed engine.
@@ -38,6 +40,7 @@ from operators_lib.engine.locations import check_shared, local_path
 from operators_lib.errors import TwinflowError, state_check_failed
 from operators_lib.paths import append_audit, home, state_dir
 from operators_lib.runs.compaction import compact
+from operators_lib.runs.gating import gate
 from operators_lib.runs.hotspot import measure_skew
 from operators_lib.runs.lifecycle import run
 from operators_lib.runs.query_config import QueryConfig
@@ -47,6 +50,9 @@ from operators_lib.runs.verify import verify
 # The steps that are runs (runs/lifecycle.py), each the lifecycle's steps in turn.
 RUNS = {"increment": (Steps.STREAM, Steps.PARITY), "audit": (Steps.AUDIT,),
         "backfill": (Steps.BACKFILL,)}
+# The runs whose results are then gated here (runs/gating.py): the run directories.
+GATED = {"increment": lambda run_dir: [run_dir],
+         "backfill": lambda run_dir: sorted(p for p in run_dir.iterdir() if p.is_dir())}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
                     print(json.dumps(run(spec, spark, steps).report.as_json(), indent=2,
                                      default=str), flush=True)
                 report = run(spec, spark, last).report.as_json()
+                if args.step in GATED:
+                    print(json.dumps(report, indent=2, default=str), flush=True)
+                    report = {"gate": {d.name: gate(cfg, spark, state, d)
+                                       for d in GATED[args.step](args.run_dir)}}
     except TwinflowError as e:
         print(f"twinflow_job: error: {e}", file=sys.stderr)
         return e.exit_code

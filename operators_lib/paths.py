@@ -55,6 +55,16 @@ def append_audit(query: str, record: dict) -> None:
         fh.write(json.dumps(record, default=str) + "\n")
 
 
+def gx_root() -> Path:
+    """The directory that holds the Great Expectations context (``gx/``)."""
+    return setting("TWINFLOW_GX_ROOT", REPO / "expectations")
+
+
+def reports_dir() -> Path:
+    """The queries' ops reports (``<query>.html``, ``index.html``) the DAGs render."""
+    return home() / "reports"
+
+
 def published_dir(query: str) -> Path:
     return home() / "published" / query
 

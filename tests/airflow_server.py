@@ -15,9 +15,11 @@ import glob
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -73,6 +75,39 @@ class PostgreSQL:
         subprocess.run([*self.as_user, _pg_bin("pg_ctl"), "-D", str(self.dir / "data"), "-m",
                         "immediate", "stop"], capture_output=True)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class StatsD:
+    """A StatsD server on a loopback UDP port: the metrics lines it received with ``prefix``
+    (Airflow's own, sent all along, are dropped)."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix.encode()
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.5)
+        self.port = self.sock.getsockname()[1]
+        self.lines: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._receive, daemon=True)
+
+    def _receive(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data = self.sock.recv(65536)
+            except TimeoutError:
+                continue
+            self.lines += [line.decode() for line in data.split(b"\n")
+                           if line.startswith(self.prefix)]
+
+    def __enter__(self) -> StatsD:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
 
 
 class RealAirflow:
@@ -179,6 +214,18 @@ class RealAirflow:
 
     def _get(self, path: str) -> dict:
         return self._call("GET", path)
+
+    def page(self, path: str) -> tuple[int, str]:
+        """A page the API server serves (a plugin's), as a signed-in user reads it: its status
+        and text."""
+        self._token = self._token or self._get("/auth/token")["access_token"]
+        req = urllib.request.Request(self.url + path,
+                                     headers={"Authorization": f"Bearer {self._token}"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return resp.status, resp.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
 
     def wait_for_dag(self, dag_id: str, timeout: float = 120) -> None:
         """Until the DAG processor has parsed ``dag_id`` into the database."""

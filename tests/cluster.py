@@ -32,10 +32,13 @@ JVM_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=2
 # evaluated interpreted, as Spark's own tests do in one of their modes. Each case's queries are
 # new plans whose generated code the JVM would compile (Janino, then the JIT) for a few rows;
 # measured on 12 join/GROUP BY cases (local[2], C1): the JVM's CPU 41 -> 28 s, wall 42 -> 32 s.
-# Spark's default code generation still runs where a test starts `twinflow run` (CLI and
-# console tests).
+# Adaptive query execution off too: on inputs of a few rows its re-planning after each stage
+# is pure cost (changelog corpus, -n 2: the JVMs' CPU 129 -> 117 s, wall 92 -> 83 s); streaming
+# micro-batches never use it. Spark's defaults (code generation, AQE on the batch side) still
+# run where a test starts `twinflow run` (CLI, console and failed-run tests) and in the demo.
 INTERPRETED = {"spark.sql.codegen.wholeStage": "false",
-               "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+               "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+               "spark.sql.adaptive.enabled": "false"}
 
 
 def cluster_jvm_options() -> str:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 LOCK = REPO / "requirements.lock"
-# What the user's environment had before twinflow came.
-DEPLOYMENT = ["apache-airflow", "apache-airflow-providers-apache-spark",
+# What the user's environment had before twinflow came (Airflow sending its metrics to StatsD).
+DEPLOYMENT = ["apache-airflow[statsd]", "apache-airflow-providers-apache-spark",
               "apache-airflow-providers-postgres"]
 
 

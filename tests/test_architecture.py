@@ -110,11 +110,12 @@ STEPS = {f"operators_lib.runs.{module}.{step}" for module, step in (
         "stage", "offer", "offer_sweep", "stream", "record_run")}
 ENTRY = "operators_lib.runs.lifecycle.run"
 # What jobs/ may import of runs/: the entry point, the spec, the query config, the hotspot
-# rule (measure-skew: not a run), the state commands whose stream is a sweep run (through the
-# entry point).
+# rule (measure-skew: not a run), the quality gate (it reads a run's outputs: not a run), the
+# state commands whose stream is a sweep run (through the entry point).
 JOBS_MAY_IMPORT = {"operators_lib.runs.lifecycle", "operators_lib.runs.spec",
                    "operators_lib.runs.query_config", "operators_lib.runs.hotspot",
-                   "operators_lib.runs.compaction", "operators_lib.runs.verify"}
+                   "operators_lib.runs.gating", "operators_lib.runs.compaction",
+                   "operators_lib.runs.verify"}
 
 
 def _module_name(path: Path) -> str:

@@ -9,7 +9,7 @@ import json
 import time
 
 from jobs.cli import main
-from operators_lib.ops import metrics
+from operators_lib.ops import history
 from operators_lib.state import lifecycle
 
 TTL_S = 3
@@ -50,8 +50,8 @@ def test_compact_drops_expired_state_and_keeps_the_result(spark, tmp_path, capsy
     assert done["micro_batch"] == 2  # the sweep: one micro-batch after the run's two
     code, seen, err = _state(capsys, "inspect", "--out", out)
     assert code == 0 and seen["operators"][0]["keys"] == 0, err
-    history = metrics.history(state)["compactions"]
-    assert history[["expired_keys", "keys_before", "keys_after"]].values.tolist() == [[2, 2, 0]]
+    compactions = history.history(state)["compactions"]
+    assert compactions[["expired_keys", "keys_before", "keys_after"]].values.tolist() == [[2, 2, 0]]
 
     # The run continues after the sweep: c1's group started afresh (n = 1 again, as in Flink
     # after an expiry), which parity explains by the expired keys; what was emitted stays.

@@ -77,20 +77,6 @@ def test_default_output_is_step_lines_and_a_summary(tmp_path):
     assert WORKER_PRINT in log and " WARN " in log
 
 
-def test_spark_settings_of_the_user_win_over_twinflows_defaults(tmp_path):
-    """spark-defaults.conf beats twinflow's default (2 shuffle partitions); --conf beats
-    spark-defaults.conf; where neither says anything, twinflow's default holds."""
-    conf_dir = tmp_path / "conf"
-    conf_dir.mkdir()
-    (conf_dir / "spark-defaults.conf").write_text(
-        "spark.sql.shuffle.partitions 5\nspark.app.name from-defaults\n")
-    proc = _cli(tmp_path, "--mode", "batch", "--conf", "spark.app.name=from-cli",
-                env={"SPARK_CONF_DIR": str(conf_dir)})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = json.loads((tmp_path / "out" / "report.json").read_text())
-    assert report["spark"] == {"master": "local[2]", "app": "from-cli", "shuffle_partitions": 5}
-
-
 def test_spark_submits_settings_win_over_twinflows_defaults(tmp_path):
     """Under spark-submit too: its --conf beats twinflow's default, and a local master's Python
     processes start through twinflow's launcher (operators_lib/engine/worker_daemon.py)."""
@@ -112,12 +98,23 @@ def test_spark_submits_settings_win_over_twinflows_defaults(tmp_path):
     assert Path(python).name.startswith("python-")
 
 
-def test_verbose_shows_engine_output(tmp_path):
-    proc = _cli(tmp_path, "--mode", "stream", "--verbose")
+def test_verbose_shows_engine_output_and_the_users_spark_settings_win(tmp_path):
+    """--verbose: what the engines print reaches the console, no log file. And the user's
+    Spark settings: spark-defaults.conf beats twinflow's default (2 shuffle partitions);
+    --conf beats spark-defaults.conf; where neither says anything, twinflow's default holds.
+    (One CLI run for both: each starts a JVM.)"""
+    conf_dir = tmp_path / "conf"
+    conf_dir.mkdir()
+    (conf_dir / "spark-defaults.conf").write_text(
+        "spark.sql.shuffle.partitions 5\nspark.app.name from-defaults\n")
+    proc = _cli(tmp_path, "--mode", "stream", "--verbose", "--conf", "spark.app.name=from-cli",
+                env={"SPARK_CONF_DIR": str(conf_dir)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert WORKER_PRINT in proc.stderr and " WARN " in proc.stderr
     assert re.search(r"^stream  \d+ micro-batches  2 rows", proc.stdout, re.M)
     assert not (tmp_path / "out" / "engine.log").exists()
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["spark"] == {"master": "local[2]", "app": "from-cli", "shuffle_partitions": 5}
 
 
 def test_bad_input_is_one_line_on_stderr_and_writes_nothing(tmp_path):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from operators_lib.ops import metrics
+from operators_lib.ops import history
 from operators_lib.ops.quality import register_suite
 from operators_lib.ops.report import render
 from operators_lib.plan import OP, ROWNUM
@@ -59,7 +59,8 @@ def test_dagbag_imports_the_query_dags(airflow_env):
     dag = bag.get_dag("twinflow_tmall_max_price")
     assert dag is not None
     assert set(dag.task_ids) == {
-        "ship_code", "stream_and_parity", "validate", "publish"}
+        "ship_code", "stream_and_parity", "validate", "publish", "report"}
+    assert set(bag.get_dag("twinflow_reports").task_ids) == {"render"}
     hotspot = bag.get_dag("twinflow_hotspot_top_shops")  # top_shops.json has a hotspot section
     assert hotspot is not None
     assert set(hotspot.task_ids) == {"ship_code", "measure_skew", "choose_split"}
@@ -97,6 +98,16 @@ MALFORMED = ("ITEM10,Electronic,2017-11-11 10:04:00,abc\n"
              "ITEM13,Electronic,,10\n"
              "ITEM14,Electronic,2017-11-11 10:04:00,1e\n"
              "ITEM15,Electronic,2017-11-11 10:04:00,10,10\n")
+
+
+def _result(run, task_id: str):
+    """What a task of a ``dag.test()`` run returned (its XCom)."""
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        return XComModel.deserialize_value(session.query(XComModel).filter_by(
+            dag_id=run.dag_id, run_id=run.run_id, task_id=task_id, key="return_value").one())
 
 
 def told(context) -> None:
@@ -147,6 +158,12 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
     # the watermark is 10:02, so ITEM003/ITEM004 (10:03) wait; none late
     assert parity["verdict"] == "equal_for_emitted_rows"
     assert (parity["input_rows"], parity["emitted_rows"], parity["late_rows"]) == (4, 2, 0)
+    # The run's last task: its numbers (also sent as Airflow metrics) and its ops report.
+    numbers = _result(run, "report")
+    assert (numbers["run"], numbers["input_rows"], numbers["parity"]) == (
+        "20240101T110000", 4, "equal_for_emitted_rows")
+    page = home / "reports" / "q_tmall_max_price.html"
+    assert numbers["report"] == str(page) and "20240101T110000" in page.read_text()
 
     (incoming / "mixed.csv").write_text((seed / "2017-11-11T11.csv").read_text() + MALFORMED)
     run = _run(airflow_env, config, 12)
@@ -162,7 +179,7 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
     assert run.state == "failed"
     states = _task_states(run)
     assert (states["stream_and_parity"], states["validate"]) == ("success", "failed")
-    assert states["publish"] != "success"
+    assert states["publish"] != "success" and states["report"] != "success"
     assert (home / "told").read_text().splitlines()[1:] == ["validate"]
     assert _latest(home, "q_tmall_max_price") == first
     gated = runs / "20240101T130000"
@@ -182,21 +199,21 @@ def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
             *(gated / "stream.csv").read_text().splitlines()[1:]]
     assert len(rows) == len(SEED_RESULT) and set(rows) == SEED_RESULT
 
-    # The query's history (operators_lib/ops/metrics.py): each interval's numbers and outcomes.
-    history = metrics.history(home / "state" / "q_tmall_max_price")
-    runs = history["runs"].set_index("run")
+    # The query's history (operators_lib/ops/history.py): each interval's numbers and outcomes.
+    hist = history.history(home / "state" / "q_tmall_max_price")
+    runs = hist["runs"].set_index("run")
     assert runs.loc["20240101T110000", ["kind", "input_rows", "parity", "gate"]].tolist() == [
         "scheduled", 4, "equal_for_emitted_rows", "passed"]
     assert runs.loc["20240101T130000", ["rejected_rows", "parity", "gate"]].tolist() == [
         6, "equal_for_emitted_rows", "failed"]
     assert "20240101T120000" not in runs.index  # failed before its stream step
     # The table's own watermark: its latest event time (10:03, then 10:08) less 1 minute.
-    tables = history["tables"].set_index("run")
+    tables = hist["tables"].set_index("run")
     assert tables.loc["20240101T110000", ["table", "input_rows", "watermark"]].tolist() == [
         "tmall_item", 4, "2017-11-11T10:02:00+00:00"]
     assert tables.loc["20240101T130000", "watermark"] == "2017-11-11T10:07:00+00:00"
     assert tables["oldest_input_age_s"].notna().all()  # how long the new file waited
-    assert set(history["micro_batches"]["run"]) == {"20240101T110000", "20240101T130000"}
+    assert set(hist["micro_batches"]["run"]) == {"20240101T110000", "20240101T130000"}
     # Each gate's validation is a page of the Data Docs, which the ops report links.
     docs = home / "gx" / "data_docs"
     assert len(list((docs / "validations").rglob("*.html"))) == 2  # 11h, 13h (failed)

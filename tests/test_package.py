@@ -53,6 +53,7 @@ def test_dags_install_writes_a_dag_file_airflow_parses(airflow_env, tmp_path, ca
                        f"twinflow_checkpoints_{name}", f"twinflow_audit_{name}"):
             dag = bag.get_dag(dag_id)
             assert dag is not None and dag.fileloc == str(folder / "twinflow.py"), dag_id
+    assert bag.get_dag("twinflow_reports") is not None
     # The query DAG refuses Airflow's own backfill and says what to use.
     query = bag.get_dag(f"twinflow_{configs[0]}")
     assert {t.value for t in query.allowed_run_types} == {"scheduled", "manual"}

@@ -1,5 +1,6 @@
-"""The quality gate (operators_lib/ops/quality.py), through a GX file context: GX severity is
-honoured (a failed warning passes with the failure listed, a failed critical expectation
+"""The quality gate (operators_lib/ops/quality.py), through a GX file context, on a Spark
+DataFrame read back from an output CSV with its types (io/output.read_csv_frame): GX severity
+is honoured (a failed warning passes with the failure listed, a failed critical expectation
 fails), and each validation is in the Data Docs."""
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from operators_lib.errors import InputError
-from operators_lib.ops.quality import data_docs_index, register_suite, validate_csv
+from operators_lib.io.output import read_csv_frame
+from operators_lib.ops.quality import data_docs_index, register_suite, validate
+from operators_lib.types import FlinkType
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -22,19 +25,23 @@ def _suite(root: Path, severity: str) -> None:
          "kwargs": {"column": "v", "max_value": 10}}]}, root)
 
 
-def test_a_failed_warning_passes_and_a_failed_critical_fails(tmp_path, monkeypatch):
+def test_a_failed_warning_passes_and_a_failed_critical_fails(spark, tmp_path, monkeypatch):
     monkeypatch.setenv("TWINFLOW_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("TWINFLOW_GX_ROOT", str(tmp_path))
     shutil.copytree(REPO / "expectations" / "gx", tmp_path / "gx",
                     ignore=shutil.ignore_patterns("uncommitted"))
-    (tmp_path / "out.csv").write_text("k,v\na,1\nb,42\n")
+    (tmp_path / "out.csv").write_text("k,v\na,9\nb,42\n")
+    rows = read_csv_frame(spark, tmp_path / "out.csv", [("k", FlinkType.parse("STRING")),
+                                                         ("v", FlinkType.parse("BIGINT"))])
+    # numbers, not text (as text "9" > "10": the bound would fail both rows)
+    assert rows.where("v <= 10").count() == 1
     _suite(tmp_path, "warning")
-    summary = validate_csv(tmp_path / "out.csv", "s")
+    summary = validate(rows, "s", "20240101T100000")
     assert summary["success"] and not summary["failed"]
     assert [(w["type"], w["severity"]) for w in summary["warnings"]] == [
         ("expect_column_values_to_be_between", "warning")]
     _suite(tmp_path, "critical")
-    summary = validate_csv(tmp_path / "out.csv", "s", runtime=[
+    summary = validate(rows, "s", "20240101T110000", runtime=[
         {"type": "expect_table_row_count_to_equal", "kwargs": {"value": 3}}])
     assert not summary["success"] and not summary["warnings"]
     assert [(f["type"], f["severity"]) for f in summary["failed"]] == [
@@ -46,4 +53,4 @@ def test_a_failed_warning_passes_and_a_failed_critical_fails(tmp_path, monkeypat
     assert data_docs_index().is_file()
     assert len(list((tmp_path / "home" / "gx" / "data_docs" / "validations").rglob("*.html"))) == 2
     with pytest.raises(InputError, match="no checkpoint 'nope'"):
-        validate_csv(tmp_path / "out.csv", "nope")
+        validate(rows, "nope", "20240101T120000")

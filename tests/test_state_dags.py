@@ -7,7 +7,8 @@ scheduler makes for its latest tick (its first try hangs, is killed at its timeo
 retried); the checkpoint rotation its Asset event triggers; a
 rotation, a backfill and a rollback triggered by hand without a logical date (Airflow 3's
 manual runs); the TTL compaction the scheduler makes for its latest tick; Airflow's own backfill
-of the query DAG, refused."""
+of the query DAG, refused; the run's numbers sent to Airflow's StatsD and the query's ops report
+in the UI (the twinflow plugin)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from operators_lib.ops import metrics
+from operators_lib.ops import history
 from operators_lib.state import lifecycle, snapshots
 from operators_lib.stream.runner import last_commit
 from tests import installed
-from tests.airflow_server import RealAirflow
+from tests.airflow_server import RealAirflow, StatsD
 from tests.cluster import INTERPRETED
 from tests.test_dags import _latest
 
@@ -121,10 +122,16 @@ def _key(directory: Path) -> str:
 
 
 @pytest.fixture
-def airflow(airflow_env, tmp_path):
+def statsd():
+    with StatsD("airflow.twinflow.") as server:
+        yield server
+
+
+@pytest.fixture
+def airflow(airflow_env, tmp_path, statsd):
     """A real Airflow in a virtualenv that had Airflow and its providers and into which the
     twinflow wheel was installed (tests/installed.py); its DAGs folder holds the DAG file
-    ``twinflow dags install`` writes."""
+    ``twinflow dags install`` writes; Airflow sends its metrics to ``statsd``."""
     config = _config(tmp_path)
     (tmp_path / "callbacks").mkdir()
     (tmp_path / "callbacks" / "alerts.py").write_text(ALERTS)
@@ -136,6 +143,8 @@ def airflow(airflow_env, tmp_path):
     env = {k: v for k, v in airflow_env.items() if not k.startswith("AIRFLOW")}
     env |= {"TWINFLOW_QUERIES": str(config.parent), "TWINFLOW_GX_ROOT": str(REPO / "expectations"),
             "PYTHONPATH": str(tmp_path / "callbacks"),
+            "AIRFLOW__METRICS__STATSD_ON": "True", "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
+            "AIRFLOW__METRICS__STATSD_PORT": str(statsd.port),
             "AIRFLOW_CONN_SPARK_DEFAULT": airflow_env["AIRFLOW_CONN_SPARK_DEFAULT"]}
     # What a DAG file resolves when parsed (TWINFLOW_HOME, the Python, twinflow's paths) is
     # the worker's: Airflow 3's task runner parses the DAG file again where the task runs.
@@ -162,7 +171,24 @@ def _installed_as_a_user_installs_it(airflow: RealAirflow) -> None:
     assert "site-packages" in site and str(REPO) not in site
 
 
-def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_env, tmp_path):
+def _ops_report_and_metrics(airflow: RealAirflow, statsd: StatsD, key: str) -> None:
+    """The run's last task sent its numbers to Airflow's StatsD and rendered the query's ops
+    report, which the twinflow plugin serves on every DAG page of the query."""
+    assert "airflow.twinflow.q_rev.input_rows:8|g" in statsd.lines, statsd.lines
+    assert any(line.startswith("airflow.twinflow.q_rev.state_rows:") for line in statsd.lines)
+    (plugin,) = [p for p in airflow._get("/api/v2/plugins")["plugins"]
+                 if p["name"] == "twinflow"]
+    assert {v["destination"] for v in plugin["external_views"]} == {"dag", "nav"}
+    for dag_id in ("twinflow_q_rev", "twinflow_checkpoints_q_rev"):
+        status, page = airflow.page(f"/twinflow/reports/{dag_id}")
+        assert status == 200 and "twinflow: run history" in page and key in page, page[:300]
+    status, page = airflow.page("/twinflow/reports/")
+    assert status == 200 and "twinflow_q_rev" in page
+    assert airflow.page("/twinflow/reports/some_other_dag")[0] == 404
+
+
+def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_env, tmp_path,
+                                                              statsd):
     _installed_as_a_user_installs_it(airflow)
     home = Path(airflow_env["TWINFLOW_HOME"])
     state = home / "state" / "q_rev"
@@ -191,6 +217,7 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_e
         FIRST_HOUR.read_text().splitlines()[1:])
     assert json.loads((latest / "stream_report.json").read_text())["new_input_rows"] == {
         "customers": 4, "orders": 4}
+    _ops_report_and_metrics(airflow, statsd, key)
     # The run missed its one-minute deadline: the config's on_deadline was called.
     told = _appears(home / "late.json")
     assert "twinflow_q_rev" in json.loads(told.read_text())["dag_run"]
@@ -243,7 +270,7 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_e
     done = json.loads(compacted.read_text())
     assert (done["compacted"], done["expired_keys"], done["not_swept"]) == (True, 0, [])
     assert done["after"]["keys"] == done["before"]["keys"] > 0
-    assert len(metrics.history(state)["compactions"]) == 2  # one row per operator
+    assert len(history.history(state)["compactions"]) == 2  # one row per operator
     (logged,) = [json.loads(line) for line in
                  (home / "audit" / "q_rev.jsonl").read_text().splitlines()]
     assert (logged["action"], logged["before"]) == ("compact", done["before"])

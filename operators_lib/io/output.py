@@ -21,12 +21,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import StateError
-from operators_lib.plan import EMIT_TS, LINE, MARKERS, OP, ROWNUM, SEQ
+from operators_lib.plan import EMIT_TS, LINE, MARKERS, OP, ROWNUM, SEQ, quote
 from operators_lib.types import FlinkType
 
 # A field is quoted when it holds a delimiter, a quote or a line break (RFC 4180; Python's csv
@@ -185,6 +186,19 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
                         pa.default_memory_pool().release_unused()
     shutil.rmtree(parts, ignore_errors=True)
     return {**(seen.get if metrics else {}), **written.get}
+
+
+def read_csv_frame(spark: SparkSession, path: Path, columns: list[tuple[str, FlinkType]]
+                   ) -> DataFrame:
+    """A CSV file ``write_csv_frame`` wrote, read back by the executors with its columns'
+    types: numbers, booleans, dates and timestamps as Spark values (Flink's rendering is what
+    Spark's casts read), TIME and nested values as their text. An empty field is NULL."""
+    text = spark.read.options(header=True, multiLine=True, escape='"', mode="FAILFAST").schema(
+        T.StructType([T.StructField(name, T.StringType()) for name, _ in columns])).csv(str(path))
+    return text.select(*[
+        (F.col(quote(name)).cast(t.spark()) if t.is_numeric or t.is_timestamp
+         or t.name in ("BOOLEAN", "DATE") else F.col(quote(name))).alias(name)
+        for name, t in columns])
 
 
 def changelog_line(fields: list[tuple[str, FlinkType]]) -> Column:

@@ -1,9 +1,13 @@
 """Great Expectations gates on twinflow outputs, through the GX file context in the repository.
 
+The rows are validated where they are, as a Spark DataFrame, by the Spark application that
+made them (GX's Spark data source: each expectation is a Spark job on the executors); no
+process loads an output whole (runs/gating.py gates a scheduled run in its driver).
+
 The context is ``expectations/gx/`` (or ``$TWINFLOW_GX_ROOT/gx/``), in GX's own layout: per
 suite ``expectations/<suite>.json`` (static rules: key columns not NULL, aggregate bounds,
 ...), a validation definition ``validation_definitions/<suite>.json`` (the suite over the
-output's rows: the pandas data source ``twinflow``, one dataframe asset per suite) and a
+output's rows: the Spark data source ``twinflow``, one dataframe asset per suite) and a
 checkpoint ``checkpoints/<suite>.json`` whose action updates the Data Docs. Nothing a
 validation writes lands in the repository (a checkout may be read-only):
 ``great_expectations.yml`` puts the validation results and the Data Docs site under
@@ -24,19 +28,16 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from operators_lib.errors import InputError
-from operators_lib.paths import REPO, home, setting
+from operators_lib.paths import gx_root, home
 
-SOURCE = "twinflow"  # the context's pandas data source
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+SOURCE = "twinflow"  # the context's Spark data source
 BATCH = "whole"  # each asset's batch definition: the whole output
-
-
-def gx_root() -> Path:
-    """The directory that holds the GX context (``gx/``)."""
-    return setting("TWINFLOW_GX_ROOT", REPO / "expectations")
 
 
 def data_docs_index() -> Path:
@@ -57,12 +58,13 @@ def _context(root: Path, progress_bars: bool = False):
     return ctx
 
 
-def validate_csv(csv_path: Path, suite_name: str, runtime: list[dict] | None = None,
-                 result_path: Path | None = None, progress_bars: bool = False) -> dict:
-    """Run the suite's checkpoint over ``csv_path`` (+ ``runtime`` expectations given as
-    ``{"type": "expect_...", "kwargs": {...}}``); returns a summary with ``success`` and the
-    Data Docs page of the validation. ``progress_bars``: GX's tqdm bars on stderr (off: they
-    would flood task logs)."""
+def validate(df: DataFrame, suite_name: str, run_name: str, runtime: list[dict] | None = None,
+             result_path: Path | None = None, progress_bars: bool = False) -> dict:
+    """Run the suite's checkpoint over ``df`` (+ ``runtime`` expectations given as
+    ``{"type": "expect_...", "kwargs": {...}}``), named ``run_name`` in the Data Docs (a
+    scheduled run's interval); returns a summary with ``success`` and the Data Docs page of the
+    validation, also written to ``result_path``. ``progress_bars``: GX's tqdm bars on stderr
+    (off: they would flood task logs)."""
     from great_expectations.core.run_identifier import RunIdentifier
     from great_expectations.exceptions import DataContextError
     from great_expectations.expectations.registry import get_expectation_impl
@@ -73,12 +75,10 @@ def validate_csv(csv_path: Path, suite_name: str, runtime: list[dict] | None = N
     except DataContextError:
         raise InputError(f"no checkpoint {suite_name!r} in {gx_root() / 'gx'}: add the suite "
                          "with `python -m operators_lib.ops.quality SUITE.json`") from None
-    df = pd.read_csv(csv_path, keep_default_na=False, na_values=[""])
-    # Named by the output's directory (a scheduled run's: its interval) in the Data Docs, at
-    # the time it ran (GX would read a time out of an interval's name: a re-run would replace
-    # the first run's page).
+    # At the time it ran (GX would read a time out of an interval's name: a re-run would
+    # replace the first run's page).
     run = checkpoint.run(batch_parameters={"dataframe": df}, run_id=RunIdentifier(
-        run_name=csv_path.parent.name, run_time=datetime.now(UTC)))
+        run_name=run_name, run_time=datetime.now(UTC)))
     (identifier, result), = run.run_results.items()
     results = [result]
     if runtime:
@@ -97,7 +97,7 @@ def validate_csv(csv_path: Path, suite_name: str, runtime: list[dict] | None = N
                      "kwargs": {k: v for k, v in cfg.kwargs.items() if k != "batch_id"},
                      "observed": (item.result or {}).get("observed_value")})
     pages = ctx.get_docs_sites_urls(resource_identifier=identifier)
-    summary = {"suite": suite_name, "rows": len(df), "success": not failed,
+    summary = {"suite": suite_name, "rows": df.count(), "success": not failed,
                "evaluated": sum(len(r.results) if hasattr(r, "results") else 1
                                 for r in results), "failed": failed, "warnings": warned,
                "data_docs": pages[0]["site_url"] if pages else None}
@@ -117,7 +117,7 @@ def register_suite(suite: dict, root: Path | None = None) -> None:
     try:
         source = ctx.data_sources.get(SOURCE)
     except KeyError:
-        source = ctx.data_sources.add_pandas(SOURCE)
+        source = ctx.data_sources.add_spark(SOURCE)
     try:
         asset = source.get_asset(name)
     except LookupError:

@@ -1,4 +1,4 @@
-"""``twinflow report``: one static HTML page of a query's run history (metrics.py), for the
+"""``twinflow report``: one static HTML page of a query's run history (history.py), for the
 people who watch it. Self-contained (charts are inline SVG drawn by matplotlib, no script, no
 network), so it can be mailed, archived or opened offline.
 
@@ -23,7 +23,7 @@ matplotlib.use("Agg")  # no display: files only
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from operators_lib.ops import metrics  # noqa: E402
+from operators_lib.ops import history  # noqa: E402
 from operators_lib.ops.quality import data_docs_index  # noqa: E402
 from operators_lib.stream.runner import last_commit  # noqa: E402
 
@@ -36,7 +36,7 @@ _NEUTRAL = {"not_applicable", "not_run"}
 
 def render(state: Path, out: Path) -> dict:
     """Write the report of ``state``'s history to ``out``; returns what it drew."""
-    h = metrics.history(state)
+    h = history.history(state)
     runs, batches = h["runs"], h["micro_batches"]
     batches = batches.assign(
         t=pd.to_datetime(batches["time"], utc=True, errors="coerce"),
@@ -170,7 +170,7 @@ def _color(verdict: str) -> str:
             "lightgray" if verdict in _NEUTRAL else "tab:red")
 
 
-def _page(state: Path, runs: pd.DataFrame, history: dict[str, pd.DataFrame],
+def _page(state: Path, runs: pd.DataFrame, hist: dict[str, pd.DataFrame],
           charts: list[tuple[str, str]]) -> str:
     now = datetime.now(UTC)
     commits = state / "checkpoint" / "commits"
@@ -208,8 +208,8 @@ def _page(state: Path, runs: pd.DataFrame, history: dict[str, pd.DataFrame],
                                    "how long its oldest new input waited"),
                         ("audits", "Audits"),
                         ("compactions", "State compactions (per operator, before and after)")):
-        if not history[name].empty:
-            parts.append(f"<h2>{html.escape(title)}</h2>" + _table(history[name]))
+        if not hist[name].empty:
+            parts.append(f"<h2>{html.escape(title)}</h2>" + _table(hist[name]))
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -20,6 +20,9 @@ from pydantic import Discriminator, Field, Tag
 
 from operators_lib.io.records import Record
 
+# The quality gate's verdict on a run (runs/gating.py writes it, jobs/gates.py reads it).
+VALIDATION = "validation.json"
+
 # A watermark as the stream's progress gives it: ISO text (Spark), epoch ms (the operator
 # harness of tests/), None before the first.
 Watermark = str | int | None
@@ -38,6 +41,11 @@ class Report(Record):
     def save(self, run: Path) -> None:
         run.mkdir(parents=True, exist_ok=True)
         self.write(run / self.FILE)
+
+
+class Column(Record):
+    name: str
+    type: str  # its SQL type
 
 
 class Rebuilt(Record):
@@ -83,6 +91,8 @@ class StreamReport(Report):
     shuffle_partitions: int | None = None
     seconds: float | None = None
     rerun: bool = False
+    # The result's columns (stream.csv's), which the quality gate reads it back with.
+    columns: list[Column] = Field(default_factory=list)
 
 
 class DiffSummary(Record):
@@ -165,11 +175,6 @@ class TableCounts(Record):
     accepted_rows: int
     rejected_rows: int
     micro_batch_files: int
-
-
-class Column(Record):
-    name: str
-    type: str  # its SQL type
 
 
 class SparkSettings(Record):

@@ -36,6 +36,7 @@ from operators_lib.io.output import write_csv_frame
 from operators_lib.ops.reports import BackfillReport, ParityReport, StreamReport
 from operators_lib.plan import ROWNUM, Node, append_only, quote, source_tables
 from operators_lib.runs.spec import RunSpec
+from operators_lib.runs.staging import columns_of
 from operators_lib.state import lifecycle
 from operators_lib.state.lifecycle import RunRecord
 
@@ -77,7 +78,8 @@ def backfill(spec: RunSpec, spark: SparkSession, plan: Node) -> BackfillReport:
                                   [f.name for f in plan.fields])["rows"]
         StreamReport(query=spec.name, interval=key, backfill=True,
                      new_input_rows={t: n - earlier.get(t, 0) for t, n in record.rows.items()},
-                     late_rows=0, rejected_rows=0, watermark=None).save(run)
+                     late_rows=0, rejected_rows=0, watermark=None,
+                     columns=columns_of(plan)).save(run)
         ParityReport(verdict=VERDICT, emitted_rows=written).save(run)
         done[key] = written
     if whole is not None:

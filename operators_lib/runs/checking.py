@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError, ParityError
 from operators_lib.io.output import write_csv_frame
-from operators_lib.ops import metrics
+from operators_lib.ops import history
 from operators_lib.ops.reports import ParityInput, ParityReport, StreamSection, Unemitted
 from operators_lib.parity.compare import (
     SAMPLE,
@@ -112,7 +112,7 @@ def parity(run: Run, spark: SparkSession, streamed: Streamed | None, batch: Data
         report.parity, outcome.exit_code, outcome.message = _whole_result(
             spark, plan, run.pool, batch, streamed, report.stream)
     if streamed is not None:
-        metrics.record_outcome(spec.state, spec.key, parity=report.parity.verdict)
+        history.record_outcome(spec.state, spec.key, parity=report.parity.verdict)
     outcome.report = report
     return outcome
 
@@ -234,9 +234,9 @@ def _check(run: Run, spark: SparkSession, whole: bool) -> ParityReport:
     _report(out, whole, report)
     shutil.rmtree(out / ".result", ignore_errors=True)  # the audit's merged result, if any
     if whole:
-        metrics.record_audit(state, record.interval, report.verdict)
+        history.record_audit(state, record.interval, report.verdict)
     else:
-        metrics.record_outcome(state, record.interval, parity=report.verdict)
+        history.record_outcome(state, record.interval, parity=report.verdict)
     if report.verdict == "failed":
         unemitted = report.unemitted_behind_watermark
         lost = None if unemitted is None else unemitted.rows

@@ -37,7 +37,7 @@ from pyspark.sql import SparkSession
 from operators_lib.engine.spark import session_conf
 from operators_lib.errors import InputError
 from operators_lib.io import offers
-from operators_lib.ops import metrics
+from operators_lib.ops import history
 from operators_lib.plan import (
     MARKERS,
     OP,
@@ -101,10 +101,10 @@ def compact(spark: SparkSession, state: Path) -> dict:
         # TTL_UPSTREAM marker (stream/rows.marker_output).
         expired = counts.pop(TTL, 0) + counts.pop(TTL_UPSTREAM, 0)
         changed = sum(n for kind, n in counts.items() if kind not in MARKERS)
-        metrics.record_run(state, f"compact-{datetime.now(UTC):%Y%m%dT%H%M%S.%f}", "compact",
+        history.record_run(state, f"compact-{datetime.now(UTC):%Y%m%dT%H%M%S.%f}", "compact",
                            srun.progress, 0, 0, 0, srun.seconds)
         operators = _per_operator(before, after)
-        metrics.record_compaction(state, swept, expired, operators)
+        history.record_compaction(state, swept, expired, operators)
     reached = [n for n in ttl if _reached(n)]
     return {"state": str(state), "compacted": True, "micro_batch": swept,
             "expired_keys": expired, "result_rows_changed": changed,

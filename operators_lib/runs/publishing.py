@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from operators_lib.batch import batch_dataframe
 from operators_lib.io import ingest
 from operators_lib.io.output import write_csv_frame, write_text
-from operators_lib.ops.reports import BoundedReport, ParityReport, StreamReport
+from operators_lib.ops.reports import VALIDATION, BoundedReport, ParityReport, StreamReport
 from operators_lib.paths import published_dir
 from operators_lib.plan import ROWNUM, quote
 from operators_lib.runs.spec import RunSpec
@@ -26,7 +26,7 @@ from operators_lib.state.manifest import Manifest
 from operators_lib.types import FlinkType
 from operators_lib.udf.rejects import REASON, rejected_rows
 
-PUBLISHED = ("stream.csv", "changes.csv", "batch.csv", ParityReport.FILE, "validation.json",
+PUBLISHED = ("stream.csv", "changes.csv", "batch.csv", ParityReport.FILE, VALIDATION,
              StreamReport.FILE, "rejected.csv")
 
 

@@ -1,10 +1,10 @@
 """The record step of every run that streamed: what its stream step covered, in the state's
 run records (state/lifecycle.record_run: what a re-run, parity, audit and backfill read), and
-its row in the metrics history (ops/metrics.py: the ops view)."""
+its row in the metrics history (ops/history.py: the ops view)."""
 
 from __future__ import annotations
 
-from operators_lib.ops import metrics
+from operators_lib.ops import history
 from operators_lib.runs.staging import Run
 from operators_lib.runs.streaming import Streamed
 from operators_lib.state import lifecycle
@@ -20,7 +20,7 @@ def record(run: Run, srun: StreamRun, streamed: Streamed) -> None:
                          streamed.recorded, replayed=run.replayed, topn_split=spec.topn_split)
     tables = {k: t for k, t in run.tables.items() if not t.constant}
     marks = lifecycle.table_watermarks(spec.state, tables)
-    metrics.record_run(spec.state, spec.key, "twinflow run" if spec.bounded else "scheduled",
+    history.record_run(spec.state, spec.key, "twinflow run" if spec.bounded else "scheduled",
                        srun.progress, sum(run.new_rows.values()), run.parsed.rejected(),
                        streamed.late_rows, srun.seconds,
                        [(t.name, run.new_rows.get(k, 0), marks[k], (run.waited or {}).get(k))

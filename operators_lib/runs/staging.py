@@ -158,8 +158,13 @@ def stage(spec: RunSpec, spark: SparkSession, plan: Node, recorded: RunRecord | 
         new_input_rows={s.table.name: 0 for s in scans(plan)}
         | {t.name: run.new_rows[k] for k, t in run.tables.items()},
         rejected_rows=parsed.rejected(), max_rejected_rows=spec.max_rejected_rows,
-        topn_split=spec.topn_split, state_rebuilt=rebuilt)
+        topn_split=spec.topn_split, state_rebuilt=rebuilt, columns=columns_of(plan))
     return run
+
+
+def columns_of(plan: Node) -> list[Column]:
+    """The result's columns with their SQL types, as the reports list them."""
+    return [Column(name=f.name, type=f.type.sql()) for f in plan.fields]
 
 
 def _new_rows(spec: RunSpec, tables: list[str]) -> dict[str, int]:
@@ -235,7 +240,7 @@ def _bounded_report(run: Run, spark: SparkSession) -> BoundedReport:
                                     rejected_rows=parsed.rejected(k),
                                     micro_batch_files=len(run.pool[k]))
                 for k, t in run.tables.items() if not t.constant},
-        columns=[Column(name=f.name, type=f.type.sql()) for f in plan.fields],
+        columns=columns_of(plan),
         warnings=plan_warnings(plan) + ([
             f"{discarded}: its state in {spec.state} was discarded and "
             + ("the stream recomputed from scratch" if spec.mode != "batch" else "not resumed")]

@@ -68,7 +68,7 @@ from operators_lib.plan import (
 )
 from operators_lib.relational import WEND
 from operators_lib.runs.spec import Listener, StreamProgress
-from operators_lib.runs.staging import Run, set_run_status
+from operators_lib.runs.staging import Run, columns_of, set_run_status
 from operators_lib.scan import staged_schema
 from operators_lib.state import lifecycle, result_store
 from operators_lib.state.manifest import Manifest
@@ -154,6 +154,7 @@ def materialize(run: Run, spark: SparkSession, srun: StreamRun | None) -> Stream
               record.replayed)
         run.report = record.stream_report.model_copy()
         run.report.rerun = True
+        run.report.columns = columns_of(run.plan)  # (a record of an older twinflow has none)
         return Streamed(record.first_batch, record.last_batch, record.report, 0)
     # The run covers every micro-batch since the last recorded run, also those of a run that
     # failed after its stream step (they were never published), or, when the state was

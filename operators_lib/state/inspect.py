@@ -35,7 +35,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from operators_lib.errors import InputError
-from operators_lib.ops.metrics import tree_bytes
+from operators_lib.ops.history import tree_bytes
 from operators_lib.stream.join import codes
 from operators_lib.stream.rows import WRITTEN
 from operators_lib.stream.runner import batch_metadata, last_commit

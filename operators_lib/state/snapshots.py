@@ -29,7 +29,7 @@ from pathlib import Path
 
 from operators_lib.errors import InputError
 from operators_lib.io.output import write_json
-from operators_lib.ops import metrics
+from operators_lib.ops import history
 from operators_lib.state import lifecycle
 from operators_lib.state.manifest import MANIFEST
 from operators_lib.stream.runner import last_commit
@@ -42,7 +42,7 @@ _INFO = "snapshot.json"
 _COPIED = (MANIFEST, lifecycle.RUNS, "checkpoint", "changelog", "result", "late")
 # Not state: kept in place by a rollback and by a fresh `twinflow run` (runs/staging.py); the
 # metrics history records what happened.
-KEPT = {SNAPSHOTS, ROLLED_BACK, lifecycle.LOCK, metrics.HISTORY}
+KEPT = {SNAPSHOTS, ROLLED_BACK, lifecycle.LOCK, history.HISTORY}
 
 
 def state_dir(path: Path) -> Path:
@@ -72,7 +72,7 @@ def snapshot(state: Path, keep: int | None = None, origin: str = MANUAL) -> dict
         shutil.rmtree(tmp, ignore_errors=True)
         _lay(state, tmp)
         info = {"id": sid, "batch_id": batch, "time": now.isoformat(timespec="seconds"),
-                "bytes": metrics.tree_bytes(tmp), "origin": origin}
+                "bytes": history.tree_bytes(tmp), "origin": origin}
         write_json(tmp / _INFO, info)
         os.replace(tmp, state / SNAPSHOTS / sid)
         if keep is not None:
