@@ -1,7 +1,13 @@
-"""The query DAG end to end with ``dag.test()``: real spark-submit jobs, a real GX gate.
+"""The query DAG end to end with ``dag.test()``: the job of each Spark step, a real GX gate.
 
 A passing run publishes; a second run with new input processes only that input and stays in
 parity; a run whose output breaks its suite fails and publishes nothing.
+
+The Spark steps of these runs execute the spark-submit job's ``main`` (jobs/twinflow_job.py,
+with the step's rendered arguments) in this process, on the test session (``spark_steps``): a
+spark-submit would start a cold JVM and import twinflow and GX again for each step, the
+largest cost of these tests. What only spark-submit shows runs elsewhere: its driver options
+(below), a real scheduler's runs (tests/test_state_dags.py), a cluster (tests/test_cluster.py).
 """
 
 from __future__ import annotations
@@ -40,6 +46,23 @@ def _config(tmp: Path, suite: str) -> Path:
     path.parent.mkdir()
     path.write_text(json.dumps(cfg))
     return path
+
+
+@pytest.fixture
+def spark_steps(spark, monkeypatch):
+    """Each SparkSubmitOperator of a DAG runs its job's main() here, with its rendered
+    arguments; a non-zero exit fails the task as spark-submit's would."""
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+    from airflow.sdk.exceptions import AirflowException
+
+    from jobs.twinflow_job import main
+
+    def execute(self, context) -> None:
+        code = main([str(a) for a in self.application_args])
+        if code:
+            raise AirflowException(f"{self.task_id}: twinflow_job exited with {code}")
+
+    monkeypatch.setattr(SparkSubmitOperator, "execute", execute)
 
 
 def _run(airflow_env, config: Path, hour: int):
@@ -117,7 +140,7 @@ def told(context) -> None:
         fh.write(context["ti"].task_id + "\n")
 
 
-def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path):
+def test_a_query_across_failed_and_passing_runs(airflow_env, tmp_path, spark_steps):
     """One query's life under the DAG, each run keyed by its hour:
 
     11h the first file is staged and published (rows behind the watermark wait; a file with a
@@ -269,7 +292,8 @@ def _topn_config(tmp: Path) -> Path:
     return path
 
 
-def test_hotspot_dag_raises_the_split_and_the_next_run_uses_it(spark, airflow_env, tmp_path):
+def test_hotspot_dag_raises_the_split_and_the_next_run_uses_it(spark, airflow_env, tmp_path,
+                                                               spark_steps):
     """Skewed input (18 of 20 rows in one category): the hotspot DAG raises the TopN split
     factor with an audit record; the next query run rebuilds its state for it and stays in
     parity, and its result is Flink's."""
@@ -342,7 +366,7 @@ def _minute(start: str, url: str, views: int, users: int) -> str:
     return f"2024-01-01 {start}:00.000,2024-01-01 {end}:00.000,{url},{views},{users}"
 
 
-def test_window_query_publishes_fired_windows(airflow_env, tmp_path):
+def test_window_query_publishes_fired_windows(airflow_env, tmp_path, spark_steps):
     """TUMBLE(1 minute) under the DAG, watermark ts - 5 s, two hourly files in one run. A
     scheduled run writes no end-of-input marker: a window is published once the watermark
     passes its end; a row for a window already fired is late. (Windows fired across runs:
