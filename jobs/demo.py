@@ -69,7 +69,6 @@ def run_demo(out: Path, console: Console, log: Path | None, verbose: bool) -> in
     from operators_lib.paths import home
     from operators_lib.runs.lifecycle import run
     from operators_lib.runs.spec import RunSpec, Steps
-    from operators_lib.types import FlinkType
 
     t0 = time.perf_counter()
     console.activity("spark", "starting")
@@ -89,7 +88,7 @@ def run_demo(out: Path, console: Console, log: Path | None, verbose: bool) -> in
         code = code or result.exit_code
     checked = out / "rows_max_price"
     console.activity("gate", "great expectations on rows_max_price")
-    columns = [(c.name, FlinkType.parse(c.type)) for c in BoundedReport.load(checked).columns]
+    columns = [(c.name, c.type) for c in BoundedReport.load(checked).columns]
     gate = validate(read_csv_frame(spark, checked / "stream.csv", columns), "tmall_max_price",
                     checked.name, result_path=checked / "validation.json",
                     progress_bars=verbose)

@@ -11,11 +11,16 @@ takes tags)."""
 
 from __future__ import annotations
 
+import logging
+import os
+import tempfile
 from pathlib import Path
 
 from operators_lib.ops import history
 from operators_lib.ops.report import render
 from operators_lib.paths import reports_dir, state_dir
+
+log = logging.getLogger(__name__)
 
 # A run's numbers (ops/history.py): rows are per run, state and checkpoint after it.
 GAUGES = ("input_rows", "rejected_rows", "late_rows", "micro_batches", "stream_seconds",
@@ -30,37 +35,64 @@ def run_gauges(query: str, record: dict) -> dict[str, float]:
 
 def after_run(query: str, run_key: str) -> dict:
     """A query DAG's last step: the run's gauges sent, the query's report rendered. Returns
-    what the task shows as its result: the run's numbers and the report's path."""
+    what the task shows as its result: the run's numbers and the report's path. A report
+    that cannot be rendered is logged, not a failure: the run is published already."""
     from airflow.sdk.observability import stats
 
     record = history.run_record(state_dir(query), run_key)
     gauges = run_gauges(query, record or {})
     for name, value in gauges.items():
         stats.gauge(name, value, tags={"query": query})
-    page = render_report(query)
-    return {"run": run_key, "report": str(page), "parity": (record or {}).get("parity"),
+    try:
+        page = str(render_report(query))
+    except Exception as e:  # noqa: BLE001 (any: the run's outcome stands)
+        log.warning("%s: the ops report was not rendered: %s", query, e)
+        page = None
+    return {"run": run_key, "report": page, "parity": (record or {}).get("parity"),
             **{name.rsplit(".", 1)[1]: value for name, value in gauges.items()}}
 
 
 def render_report(query: str) -> Path:
-    """``$TWINFLOW_HOME/reports/<query>.html`` from the query's history."""
+    """``$TWINFLOW_HOME/reports/<query>.html`` from the query's history, replaced whole (the
+    UI never serves half a page; two renders at once each write their own file)."""
     page = reports_dir() / f"{query}.html"
-    tmp = page.with_name(f".{page.name}.tmp")  # the UI never serves half a page
-    render(state_dir(query), tmp)
-    tmp.replace(page)
+    page.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=page.parent, prefix=f".{page.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        render(state_dir(query), Path(tmp))
+        os.replace(tmp, page)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
     return page
 
 
 def render_all(queries: list[str]) -> dict[str, str]:
-    """Every query's report (the daily reports DAG): query -> page."""
-    return {q: str(render_report(q)) for q in queries}
+    """Every query's report (the daily reports DAG): query -> page. One that fails does not
+    stop the others; then the task fails, naming them."""
+    pages, failed = {}, {}
+    for q in queries:
+        try:
+            pages[q] = str(render_report(q))
+        except Exception as e:  # noqa: BLE001 (reported below, with the query)
+            failed[q] = f"{type(e).__name__}: {e}"
+    if failed:
+        raise RuntimeError(f"ops reports not rendered: {failed} (rendered: {sorted(pages)})")
+    return pages
+
+
+# The DAGs of a query ``q`` besides its own (``twinflow_<q>``): ``twinflow_<kind>_<q>``.
+DAG_KINDS = ("audit", "backfill", "checkpoints", "compact", "hotspot", "rollback")
 
 
 def query_of(dag_id: str, queries: set[str]) -> str | None:
-    """The query a twinflow DAG belongs to: ``twinflow_<q>`` or ``twinflow_<kind>_<q>`` (the
-    DAG's own query first where both would match)."""
+    """The query of ``queries`` a twinflow DAG belongs to: ``twinflow_<q>`` or
+    ``twinflow_<kind>_<q>`` for a kind of ``DAG_KINDS``; None for any other DAG."""
     rest = dag_id.removeprefix("twinflow_")
     if rest == dag_id:
         return None
-    kind_and_query = rest.split("_", 1)
-    return next((q for q in (rest, kind_and_query[-1]) if q in queries), None)
+    if rest in queries:
+        return rest
+    return next((rest.removeprefix(f"{kind}_") for kind in DAG_KINDS
+                 if rest.startswith(f"{kind}_") and rest.removeprefix(f"{kind}_") in queries),
+                None)

@@ -61,7 +61,7 @@ def gx_root() -> Path:
 
 
 def reports_dir() -> Path:
-    """The queries' ops reports (``<query>.html``, ``index.html``) the DAGs render."""
+    """The queries' ops reports (``<query>.html``) the DAGs render."""
     return home() / "reports"
 
 

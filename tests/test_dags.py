@@ -95,6 +95,12 @@ def test_dagbag_imports_the_query_dags(airflow_env):
                           ("compact", {"ship_code", "compact", "compacted", "audit"}),
                           ("backfill", {"ship_code", "backfill", "gate_and_publish"})):
         assert set(bag.get_dag(f"twinflow_{dag_id}_top_shops").task_ids) == tasks
+    # Each DAG of a query shows that query's ops report (the plugin's tab): its id names it.
+    from jobs.ops_reports import query_of
+
+    configs = {p.stem for p in (REPO / "dags" / "queries").glob("*.json")}
+    ours = [d for d in bag.dag_ids if d != "twinflow_reports"]
+    assert ours and all(query_of(d, configs) in configs for d in ours), ours
 
 
 def _task_states(run) -> dict[str, str]:

@@ -4,6 +4,8 @@ of it (jobs/ops_reports.py: the gauges, the query of a DAG the plugin shows the 
 
 from __future__ import annotations
 
+import pytest
+
 from jobs.ops_reports import query_of, run_gauges
 from operators_lib.ops import history
 
@@ -59,10 +61,16 @@ def test_history_is_one_document_per_record(tmp_path):
     assert gauges["twinflow.q.input_rows"] == 150.0
     assert gauges["twinflow.q.state_bytes"] == 100.0
     assert "twinflow.q.lag_s" in gauges and len(gauges) == 9
+    # A document that cannot be read (a disk that filled up) hides nothing else.
+    (state / history.HISTORY / "runs" / "bad.json").write_text('{"run": "bad", "ki')
+    with pytest.warns(UserWarning, match="bad.json skipped"):
+        assert list(history.history(state)["runs"]["run"]) == list(h["runs"]["run"])
 
 
 def test_the_plugin_finds_the_query_of_a_dag():
-    queries = {"shop", "audit_x", "x"}
+    """Only a query's own DAGs show its report (Airflow checks access to the DAG asked for)."""
+    queries = {"shop", "revenue", "x"}
     assert [query_of(d, queries) for d in (
         "twinflow_shop", "twinflow_checkpoints_shop", "twinflow_audit_x", "twinflow_audit_shop",
-        "twinflow_other", "another_dag")] == ["shop", "shop", "audit_x", "shop", None, None]
+        "twinflow_shop_revenue", "twinflow_other", "another_dag")] == [
+        "shop", "shop", "x", "shop", None, None, None]

@@ -13,7 +13,6 @@ import pytest
 from operators_lib.errors import InputError
 from operators_lib.io.output import read_csv_frame
 from operators_lib.ops.quality import data_docs_index, register_suite, validate
-from operators_lib.types import FlinkType
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -30,11 +29,12 @@ def test_a_failed_warning_passes_and_a_failed_critical_fails(spark, tmp_path, mo
     monkeypatch.setenv("TWINFLOW_GX_ROOT", str(tmp_path))
     shutil.copytree(REPO / "expectations" / "gx", tmp_path / "gx",
                     ignore=shutil.ignore_patterns("uncommitted"))
-    (tmp_path / "out.csv").write_text("k,v\na,9\nb,42\n")
-    rows = read_csv_frame(spark, tmp_path / "out.csv", [("k", FlinkType.parse("STRING")),
-                                                         ("v", FlinkType.parse("BIGINT"))])
+    (tmp_path / "out.csv").write_text('k,v,a\na,9,"[1, NULL]"\nb,42,\n')
+    rows = read_csv_frame(spark, tmp_path / "out.csv", [("k", "STRING"), ("v", "BIGINT"),
+                                                         ("a", "ARRAY<INT>")])
     # numbers, not text (as text "9" > "10": the bound would fail both rows)
     assert rows.where("v <= 10").count() == 1
+    assert [r.a for r in rows.collect()] == ["[1, NULL]", None]  # nested values: their text
     _suite(tmp_path, "warning")
     summary = validate(rows, "s", "20240101T100000")
     assert summary["success"] and not summary["failed"]

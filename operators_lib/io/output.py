@@ -188,17 +188,25 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
     return {**(seen.get if metrics else {}), **written.get}
 
 
-def read_csv_frame(spark: SparkSession, path: Path, columns: list[tuple[str, FlinkType]]
+def read_csv_frame(spark: SparkSession, path: Path, columns: list[tuple[str, str]]
                    ) -> DataFrame:
     """A CSV file ``write_csv_frame`` wrote, read back by the executors with its columns'
-    types: numbers, booleans, dates and timestamps as Spark values (Flink's rendering is what
-    Spark's casts read), TIME and nested values as their text. An empty field is NULL."""
+    types (SQL text, as the reports list them): numbers, booleans, dates and timestamps as
+    Spark values (Flink's rendering is what Spark's casts read), TIME and nested values
+    (ARRAY, MAP, ROW) as their text. An empty field is NULL."""
     text = spark.read.options(header=True, multiLine=True, escape='"', mode="FAILFAST").schema(
         T.StructType([T.StructField(name, T.StringType()) for name, _ in columns])).csv(str(path))
-    return text.select(*[
-        (F.col(quote(name)).cast(t.spark()) if t.is_numeric or t.is_timestamp
-         or t.name in ("BOOLEAN", "DATE") else F.col(quote(name))).alias(name)
-        for name, t in columns])
+    return text.select(*[(F.col(quote(name)).cast(t.spark()) if t else F.col(quote(name)))
+                         .alias(name) for name, t in ((n, _scalar(t)) for n, t in columns)])
+
+
+def _scalar(type_text: str) -> FlinkType | None:
+    """A column's type where Spark's cast reads Flink's rendering of it; None: read as text."""
+    try:
+        t = FlinkType.parse(type_text)
+    except ValueError:  # ARRAY<..>, MAP<..>, ROW<..>: their text
+        return None
+    return t if t.is_numeric or t.is_timestamp or t.name in ("BOOLEAN", "DATE") else None
 
 
 def changelog_line(fields: list[tuple[str, FlinkType]]) -> Column:

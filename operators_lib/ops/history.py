@@ -4,12 +4,13 @@ The state directory is a ``twinflow run --out DIR``'s ``DIR/_state`` or a schedu
 ``$TWINFLOW_HOME/state/<query>`` (lifecycle.py), so a query's history sits beside its state.
 It is not part of a snapshot and a rollback keeps it: it records what happened. The ops
 report (report.py) draws it; the query DAG's ``report`` task exports a run's numbers as
-Airflow metrics (export.py).
+Airflow metrics (jobs/ops_reports.py).
 
 Each record is a file of its own, written whole and never appended to or updated in place, so
 the history works where the state may live (an object store has no append, and SQLite's locks
-are unsafe on NFS), and two writers (the Spark driver and the Airflow gate) never write the
-same file. A retried run rewrites its own documents. Layout (times UTC ISO 8601):
+are unsafe on NFS), and two writers never write the same file. A retried run rewrites its own
+documents; a document that cannot be read is skipped with a warning (one bad file does not
+hide the rest). Layout (times UTC ISO 8601):
 
 - ``runs/<run>.json``: a run (its key: the data interval of a scheduled run, the start time of
   a ``twinflow run``): its kind, when it ended, new input / rejected / late rows,
@@ -33,6 +34,8 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -61,9 +64,19 @@ _KEPT_BATCHES = 100
 def _write(path: Path, doc: Any) -> None:
     """``doc`` as ``path``, whole or not at all (a reader never sees half a document)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(doc, default=str))
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(json.dumps(doc, default=str))
     os.replace(tmp, path)
+
+
+def _read(path: Path) -> Any:
+    """A document, or None (with a warning) if it cannot be read."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        warnings.warn(f"run history: {path} skipped: {e}", stacklevel=2)
+        return None
 
 
 def _now() -> str:
@@ -154,11 +167,12 @@ def history(state: Path) -> dict[str, pd.DataFrame]:
     """Every table of the history, in time order (empty frames where nothing was recorded).
     A run with an outcome but no stream step (a failed stream) is a row of its own."""
     root = state / HISTORY
-    docs = [json.loads(p.read_text()) for p in sorted((root / "runs").glob("*.json"))]
+    docs = [d for p in sorted((root / "runs").glob("*.json")) if (d := _read(p))]
     rows: dict[str, list[dict]] = {t: [] for t in COLUMNS}
     runs = {d["run"]: d for d in sorted(docs, key=lambda d: d["ended"])}
     for p in sorted((root / "outcomes").glob("*.json")):
-        outcome = json.loads(p.read_text())
+        if not (outcome := _read(p)):
+            continue
         run = runs.setdefault(outcome["run"], {"run": outcome["run"]})
         run.update({k: v for k, v in outcome.items() if k in _OUTCOMES})
     for doc in runs.values():
@@ -168,7 +182,7 @@ def history(state: Path) -> dict[str, pd.DataFrame]:
         rows["tables"] += [{"run": doc["run"], **t} for t in doc.get("tables", [])]
     for table in ("audits", "compactions"):
         for p in sorted((root / table).glob("*.json")):
-            doc = json.loads(p.read_text())
+            doc = _read(p) or []
             rows[table] += doc if isinstance(doc, list) else [doc]
     return {t: pd.DataFrame(rows[t], columns=cols) for t, cols in COLUMNS.items()}
 

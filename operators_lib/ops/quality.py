@@ -69,6 +69,8 @@ def validate(df: DataFrame, suite_name: str, run_name: str, runtime: list[dict] 
     from great_expectations.exceptions import DataContextError
     from great_expectations.expectations.registry import get_expectation_impl
 
+    from operators_lib.io.output import write_json
+
     ctx = _context(gx_root(), progress_bars)
     try:
         checkpoint = ctx.checkpoints.get(suite_name)
@@ -102,7 +104,7 @@ def validate(df: DataFrame, suite_name: str, run_name: str, runtime: list[dict] 
                                 for r in results), "failed": failed, "warnings": warned,
                "data_docs": pages[0]["site_url"] if pages else None}
     if result_path is not None:
-        result_path.write_text(json.dumps(summary, indent=2, default=str))
+        write_json(result_path, summary)  # whole or not at all: another process reads it
     return summary
 
 
@@ -117,7 +119,8 @@ def register_suite(suite: dict, root: Path | None = None) -> None:
     try:
         source = ctx.data_sources.get(SOURCE)
     except KeyError:
-        source = ctx.data_sources.add_spark(SOURCE)
+        # (the gate caches the rows itself and drops them after: GX's persist never does)
+        source = ctx.data_sources.add_spark(SOURCE, persist=False)
     try:
         asset = source.get_asset(name)
     except LookupError:

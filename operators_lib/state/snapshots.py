@@ -41,8 +41,9 @@ _INFO = "snapshot.json"
 # What a state directory holds besides its snapshots: what a snapshot takes (staged: linked).
 _COPIED = (MANIFEST, lifecycle.RUNS, "checkpoint", "changelog", "result", "late")
 # Not state: kept in place by a rollback and by a fresh `twinflow run` (runs/staging.py); the
-# metrics history records what happened.
-KEPT = {SNAPSHOTS, ROLLED_BACK, lifecycle.LOCK, history.HISTORY}
+# run history records what happened (metrics.sqlite: the history of a twinflow before the
+# JSON documents, kept, no longer read).
+KEPT = {SNAPSHOTS, ROLLED_BACK, lifecycle.LOCK, history.HISTORY, "metrics.sqlite"}
 
 
 def state_dir(path: Path) -> Path:
