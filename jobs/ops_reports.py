@@ -12,8 +12,6 @@ takes tags)."""
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 from pathlib import Path
 
 from operators_lib.ops import history
@@ -53,17 +51,10 @@ def after_run(query: str, run_key: str) -> dict:
 
 
 def render_report(query: str) -> Path:
-    """``$TWINFLOW_HOME/reports/<query>.html`` from the query's history, replaced whole (the
-    UI never serves half a page; two renders at once each write their own file)."""
+    """``$TWINFLOW_HOME/reports/<query>.html`` from the query's history (replaced whole:
+    report.render)."""
     page = reports_dir() / f"{query}.html"
-    page.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=page.parent, prefix=f".{page.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        render(state_dir(query), Path(tmp))
-        os.replace(tmp, page)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    render(state_dir(query), page)
     return page
 
 

@@ -33,14 +33,14 @@ hide the rest). Layout (times UTC ISO 8601):
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from operators_lib.io.output import write_text
 
 HISTORY = "history"
 
@@ -63,11 +63,7 @@ _KEPT_BATCHES = 100
 
 def _write(path: Path, doc: Any) -> None:
     """``doc`` as ``path``, whole or not at all (a reader never sees half a document)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(json.dumps(doc, default=str))
-    os.replace(tmp, path)
+    write_text(path, json.dumps(doc, default=str))
 
 
 def _read(path: Path) -> Any:

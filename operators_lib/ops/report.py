@@ -23,6 +23,7 @@ matplotlib.use("Agg")  # no display: files only
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from operators_lib.io.output import write_text  # noqa: E402
 from operators_lib.ops import history  # noqa: E402
 from operators_lib.ops.quality import data_docs_index  # noqa: E402
 from operators_lib.stream.runner import last_commit  # noqa: E402
@@ -53,8 +54,7 @@ def render(state: Path, out: Path) -> dict:
     ]
     drawn = [(title, svg) for title, svg in charts if svg]
     page = _page(state, runs, h, drawn)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page)
+    write_text(out, page)  # whole or not at all: the Airflow UI may be serving it
     docs = data_docs_index()
     return {"html": str(out), "runs": len(runs), "micro_batches": len(batches),
             "charts": [title for title, _ in drawn],
