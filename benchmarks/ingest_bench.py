@@ -62,7 +62,8 @@ def main() -> None:
     for path in (small, src):  # the first warms the JVM and the Python workers
         shutil.rmtree(work, ignore_errors=True)
         t0 = time.perf_counter()
-        parsed = ingest.parse(spark, {"t": (table, ingest.input_files(path))}, work / "parsed")
+        files = sorted(path.glob("*.csv")) if path.is_dir() else [path]
+        parsed = ingest.parse(spark, {"t": ingest.TableInput(table, files)}, work / "parsed")
         t1 = time.perf_counter()
         files = ingest.stage(spark, parsed, "t", work / "staged", 100_000)
         t2 = time.perf_counter()

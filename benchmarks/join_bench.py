@@ -125,7 +125,8 @@ class Bench:
         for name, table in tables.items():
             if name not in self.parsed:
                 t0 = time.perf_counter()
-                parsed = ingest.parse(self.spark, {name: (table, [self.paths[name]])},
+                parsed = ingest.parse(self.spark, {name: ingest.TableInput(
+                                          table, [self.paths[name]])},
                                       work.parent / f"parsed_{name}")
                 assert not parsed.rejected(name)
                 self.ingest_s[name] = round(time.perf_counter() - t0, 2)

@@ -78,7 +78,7 @@ def bench_twinflow(csv: Path, rows: int) -> dict:
         plan = compile_query(load_script([sql]), spark)
         table = plan_table(plan)
         t0 = time.perf_counter()
-        parsed = ingest.parse(spark, {"events": (table, [csv])}, work / "parsed")
+        parsed = ingest.parse(spark, {"events": ingest.TableInput(table, [csv])}, work / "parsed")
         ingest_s = time.perf_counter() - t0
         r = {"ingest_s": round(ingest_s, 2)}
         for label, per_batch in (("batch", rows), ("stream_1_batch", rows),

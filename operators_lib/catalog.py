@@ -47,6 +47,11 @@ class TableDef:
     # (twinflow's result is its own files in --out; a source's partition columns would come
     # from directory names, which twinflow does not read)
     partitioned_by: tuple[str, ...] = ()
+    # The WITH clause's options as written (sql/connectors.py reads them where the table is
+    # read), the declaring file's name and folder (a relative 'path' is read from there).
+    options: tuple[tuple[str, str], ...] = ()
+    source: str | None = None
+    base: Path | None = None
 
     @property
     def physical(self) -> tuple[Column, ...]:

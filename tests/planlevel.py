@@ -55,6 +55,7 @@ from operators_lib.plan import (
     source_tables,
 )
 from operators_lib.relational import WEND
+from operators_lib.runs.sources import sources
 from operators_lib.runs.staging import plan_warnings
 from operators_lib.runs.streaming import late_tags
 from operators_lib.sql import nonfinite
@@ -134,14 +135,20 @@ class Tables:
     def __init__(self, spark: SparkSession, ddl: str, data: dict[str, Path],
                  rows_per_batch: int, work: Path | None = None, sql_dir: Path | None = None
                  ) -> None:
-        """``sql_dir``: where the SQL's relative ``python.files`` paths are read from."""
+        """``sql_dir``: where the SQL's relative ``python.files`` and WITH ``path`` are read
+        from."""
         self.spark, self.ddl, self.rows_per_batch = spark, ddl, rows_per_batch
         self.sql_dir = sql_dir
         self.work = Path(work or tempfile.mkdtemp(prefix="twinflow-planlevel-"))
-        self.catalog = script_of([("ddl.sql", ddl), ("q.sql", "SELECT 1")]).catalog
-        self.parsed = ingest.parse(None, {k.lower(): (self.catalog.tables[k.lower()],
-                                                      ingest.input_files(p))
-                                          for k, p in data.items()}, self.work / "parsed")
+        self.catalog = script_of([("ddl.sql", ddl), ("q.sql", "SELECT 1")],
+                                 {"ddl.sql": sql_dir} if sql_dir else None).catalog
+        read = {k: t for k, t in self.catalog.tables.items()  # given files or a WITH binding
+                if k in {d.lower() for d in data}
+                or dict(t.options).get("connector") == "filesystem"}
+        self.parsed = ingest.parse(None, {
+            key: ingest.TableInput(s.table, s.files(required=True), s.format,
+                                   None if s.root.is_file() else s.root)
+            for key, s in sources(read, data).items()}, self.work / "parsed")
         self.states: dict[bool, Path] = {}
         self.runs = 0
 

@@ -50,7 +50,8 @@ def _stage(spark, tmp_path, data: bytes, table: TableDef = TABLE) -> Path:
     """The one micro-batch file of one CSV file, parsed and staged by the executors."""
     path = tmp_path / f"{table.name}.csv"
     path.write_bytes(data)
-    parsed = ingest.parse(spark, {table.name: (table, [path])}, tmp_path / "parsed")
+    parsed = ingest.parse(spark, {table.name: ingest.TableInput(table, [path])},
+                          tmp_path / "parsed")
     [staged] = ingest.stage(spark, parsed, table.name, tmp_path / "staged", 10)
     return staged
 
@@ -211,8 +212,8 @@ def test_pieces_and_files_are_numbered_in_file_then_line_order(spark, tmp_path, 
             lines.append(b'"c,quoted",1,1,2024-01-01,2024-01-01 00:00:01\n')
             expected.append("c,quoted")
         (src / f).write_bytes(b"".join(lines))
-    parsed = ingest.parse(spark, {"t": (TABLE, ingest.input_files(src))}, tmp_path / "parsed",
-                          piece_bytes=200)
+    parsed = ingest.parse(spark, {"t": ingest.TableInput(TABLE, sorted(src.glob("*.csv")))},
+                          tmp_path / "parsed", piece_bytes=200)
     assert len(parsed.pieces) > 6 and parsed.rows("t") == len(expected)
     assert [(f.path.name, good, rejected) for f, good, rejected in parsed.per_file("t")] == [
         ("a.csv", 34, 6), ("b.csv", 3, 0), ("c.csv", 22, 4)]
@@ -249,7 +250,7 @@ def test_parsed_and_staged_in_this_process_as_by_the_executors(spark, tmp_path):
             for i in range(n)))
     out = {}
     for where, session in (("spark", spark), ("local", None)):
-        parsed = ingest.parse(session, {"t": (TABLE, ingest.input_files(src))},
+        parsed = ingest.parse(session, {"t": ingest.TableInput(TABLE, sorted(src.glob("*.csv")))},
                               tmp_path / where / "parsed", piece_bytes=200)
         ingest.write_rejected(parsed, tmp_path / where / "rejected.csv")
         files = ingest.stage(session, parsed, "t", tmp_path / where / "staged", 7,
@@ -274,7 +275,7 @@ def test_the_driver_does_no_row_work(spark, tmp_path):
                       for i in range(200_000))
     tracemalloc.start()
     try:
-        parsed = ingest.parse(spark, {"t": (TABLE, [path])}, tmp_path / "parsed")
+        parsed = ingest.parse(spark, {"t": ingest.TableInput(TABLE, [path])}, tmp_path / "parsed")
         files = ingest.stage(spark, parsed, "t", tmp_path / "staged", 50_000)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -291,8 +292,8 @@ def test_the_input_digest_is_the_tasks_and_follows_every_byte(spark, tmp_path):
     path.write_bytes(HEADER + b"".join(rows))
 
     def digest() -> tuple[str, int]:
-        parsed = ingest.parse(spark, {"t": (TABLE, [path])}, tmp_path / "parsed",
-                              piece_bytes=300)
+        parsed = ingest.parse(spark, {"t": ingest.TableInput(TABLE, [path])},
+                              tmp_path / "parsed", piece_bytes=300)
         return parsed.digest(), len(parsed.pieces)
 
     first, pieces = digest()

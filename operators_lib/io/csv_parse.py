@@ -38,7 +38,7 @@ _INT_RE = r"[+-]?\d+"
 _DEC_RE = r"[+-]?(?:\d+\.?\d*|\.\d+)"
 # Java's Double.parseDouble after String.trim(), as Flink's CSV format reads FLOAT / DOUBLE:
 # NaN, Infinity, exponents, hexadecimal (0x1.8p1) and a type suffix (1.5d, 2f).
-_FLOAT_RE = (r"[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?"
+FLOAT_RE = (r"[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?"
              r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+[fFdD]?)")
 _JAVA_WHITESPACE = "".join(map(chr, range(33)))  # what String.trim() strips
 _YEAR = r"(?!0000)\d{4}"  # years 0001-9999
@@ -80,8 +80,8 @@ def read_header(table: TableDef, path: Path) -> tuple[str, ...]:
         header = next(csv.reader(fh), None)
     if header is None:
         raise InputError(f"{path}: empty file (a header row is required)")
-    if any(_invalid_utf8(h) for h in header):
-        raise InputError(f"{path}: invalid UTF-8 in the header row: {_csv(header)}")
+    if any(invalid_utf8(h) for h in header):
+        raise InputError(f"{path}: invalid UTF-8 in the header row: {csv_row(header)}")
     names = [h.strip().lower() for h in header]
     twice = sorted(h for h, n in zip(header, names) if names.count(n) > 1)
     if twice:
@@ -109,9 +109,9 @@ def parse_records(table: TableDef, names: tuple[str, ...], data: bytes, first_li
         data = data[len(_BOM):]
     fast = _fast_records(table, names, data, header)
     if fast is not None:
-        return fast, [], _nonfinite(table, fast)
+        return fast, [], first_nonfinite(table, fast)
     good, rejected = general_records(table, names, data, first_line, header)
-    return good, rejected, _nonfinite(table, good)
+    return good, rejected, first_nonfinite(table, good)
 
 
 def general_records(table: TableDef, names: tuple[str, ...], data: bytes, first_line: int,
@@ -133,7 +133,7 @@ def general_records(table: TableDef, names: tuple[str, ...], data: bytes, first_
             continue
         if len(rec) != width:
             rejected.append(Rejected(start, f"expected {width} fields, got {len(rec)}",
-                                     _csv(rec)))
+                                     csv_row(rec)))
             continue
         rows.append(rec)
         lines.append(start)
@@ -145,12 +145,12 @@ def general_records(table: TableDef, names: tuple[str, ...], data: bytes, first_
     for c in physical:
         text_col = raw[c.name.lower()]
         for i in np.flatnonzero(text_col.str.contains(_INVALID_BYTE).to_numpy(dtype=bool) & ~bad):
-            reasons[i] = f"invalid UTF-8 in column {c.name}: {_invalid_utf8(text_col.iat[i])}"
+            reasons[i] = f"invalid UTF-8 in column {c.name}: {invalid_utf8(text_col.iat[i])}"
             bad[i] = True
     rowtime = table.watermark.column if table.watermark else None
     for c in physical:
         text_col = raw[c.name.lower()]
-        values, invalid = _convert(text_col, c.type)
+        values, invalid = convert_text(text_col, c.type)
         out[c.name] = values
         for i in np.flatnonzero(invalid & ~bad):
             reasons[i] = f"column {c.name}: {text_col.iat[i]!r} is not a valid {c.type.sql()}"
@@ -161,14 +161,14 @@ def general_records(table: TableDef, names: tuple[str, ...], data: bytes, first_
             invalid |= null_time
         bad |= invalid
     for i in np.flatnonzero(bad):
-        rejected.append(Rejected(lines[i], reasons[i], _csv(list(raw.iloc[i]))))
+        rejected.append(Rejected(lines[i], reasons[i], csv_row(list(raw.iloc[i]))))
     rejected.sort(key=lambda r: r[0])
     good = pa.Table.from_pandas(pd.DataFrame(out)[~bad], schema=physical_schema(table),
                                 preserve_index=False) if physical else pa.table({})
     return good, rejected
 
 
-def _nonfinite(table: TableDef, good: pa.Table) -> dict[str, list[int | None]]:
+def first_nonfinite(table: TableDef, good: pa.Table) -> dict[str, list[int | None]]:
     found = {}
     for c in table.physical:
         if not c.type.is_floating:
@@ -192,21 +192,21 @@ def rejected_csv(table: str, file: str, rejected: list[Rejected]) -> str:
     return buf.getvalue()
 
 
-def _invalid_utf8(text: str) -> str:
+def invalid_utf8(text: str) -> str:
     """The bytes that were not UTF-8 (decoded as surrogates by ``surrogateescape``), as
     'byte(s) 0xff, ..'; empty if there are none."""
     found = [f"0x{ord(ch) - 0xDC00:02x}" for ch in text if "\udc80" <= ch <= "\udcff"]
     return f"byte(s) {', '.join(found)}" if found else ""
 
 
-def _csv(fields: list[str]) -> str:
+def csv_row(fields: list[str]) -> str:
     """A row as one CSV line; bytes that were not UTF-8 shown as U+FFFD."""
     buf = io.StringIO()
     csv.writer(buf, lineterminator="").writerow(fields)
     return buf.getvalue().encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def _convert(s: pd.Series, t: FlinkType) -> tuple[pd.Series, np.ndarray]:
+def convert_text(s: pd.Series, t: FlinkType) -> tuple[pd.Series, np.ndarray]:
     """(typed values with None for NULL, invalid mask). An empty field is NULL."""
     s = s.astype(str)
     null = (s == "").to_numpy()
@@ -253,19 +253,19 @@ def _floats(s: pd.Series, null: np.ndarray) -> tuple[pd.Series, np.ndarray]:
     """Java's ``Double.parseDouble`` (Flink's CSV format): NaN and Infinity are values, kept
     apart from NULL (pandas' nullable Float64)."""
     text = s.str.strip(_JAVA_WHITESPACE)
-    ok = text.str.fullmatch(_FLOAT_RE).to_numpy(dtype=bool) & ~null
+    ok = text.str.fullmatch(FLOAT_RE).to_numpy(dtype=bool) & ~null
     strings = text.to_numpy(dtype=object)[ok]
     try:
         parsed = strings.astype(float)  # Python's float(): decimals, NaN, [+-]Infinity
     except ValueError:  # hexadecimal or with a type suffix (0x1p3, 1.5d): one by one
-        parsed = np.array([_java_double(v) for v in strings], dtype=float)
+        parsed = np.array([java_double(v) for v in strings], dtype=float)
     values = np.zeros(len(s))
     values[ok] = parsed
     return pd.Series(pd.arrays.FloatingArray(values, ~ok)), ~(ok | null)
 
 
-def _java_double(text: str) -> float:
-    """``Double.parseDouble`` of a string matching ``_FLOAT_RE``."""
+def java_double(text: str) -> float:
+    """``Double.parseDouble`` of a string matching ``FLOAT_RE``."""
     if text.endswith(("NaN", "Infinity")):
         return float(text)
     text = text.rstrip("fFdD")

@@ -51,14 +51,15 @@ from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from operators_lib.catalog import TableDef
-from operators_lib.errors import InputError
-from operators_lib.io import csv_split
+from operators_lib.io import csv_flink, csv_split, json_lines
 from operators_lib.io.csv_parse import (
+    Rejected,
+    first_nonfinite,
     parse_records,
     physical_schema,
-    read_header,
     rejected_csv,
 )
+from operators_lib.io.formats import Format, columns_of, parquet_rows, row_groups
 from operators_lib.io.offers import EOF_FILE
 from operators_lib.plan import END_FIRST, ROWNUM, SWEEP_FIRST
 
@@ -84,7 +85,24 @@ class InputFile:
     table: str  # the table's lower-case name
     index: int  # its place among the table's files (name order)
     path: Path
-    names: tuple[str, ...]  # its header's column names, lower case
+    names: tuple[str, ...]  # its fields' column names, lower case (formats.columns_of)
+    name: str = ""  # its name under the table's input (default: the file's name)
+
+    @property
+    def key(self) -> str:
+        """How the manifest names the file (a directory's files may be nested)."""
+        return self.name or self.path.name
+
+
+@dataclass(frozen=True)
+class TableInput:
+    """A table's files to parse, in arrival order, their format and the directory they are
+    under (their names are relative to it)."""
+
+    table: TableDef
+    files: list[Path]
+    format: Format = Format()
+    root: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -153,26 +171,18 @@ class Parsed:
         return found
 
 
-def input_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() == ".csv")
-        if not files:
-            raise InputError(f"input directory {path} has no .csv files")
-        return files
-    if not path.is_file():
-        raise InputError(f"input not found: {path}")
-    return [path]
-
-
-def parse(spark: SparkSession | None, inputs: dict[str, tuple[TableDef, list[Path]]],
-          work: Path, piece_bytes: int = PIECE_BYTES) -> Parsed:
-    """Parse the CSV files of each table (lower-case name -> (table, files in order)) on the
-    executors into ``work``, in pieces of about ``piece_bytes``. A header that does not match
-    its table raises InputError first. ``spark`` None: the tasks run in this process
-    (``_in_process``)."""
-    files = {key: [InputFile(key, i, p, read_header(table, p)) for i, p in enumerate(paths)]
-             for key, (table, paths) in inputs.items()}
-    tables = {key: table for key, (table, _) in inputs.items()}
+def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Path,
+          piece_bytes: int = PIECE_BYTES) -> Parsed:
+    """Parse the files of each table (lower-case name -> its input) on the executors into
+    ``work``, in pieces of about ``piece_bytes`` (a Parquet file: its row groups). A file
+    whose header or Parquet columns do not fit its table raises InputError first. ``spark``
+    None: the tasks run in this process (``_in_process``)."""
+    files = {key: [InputFile(key, i, p, columns_of(given.table, given.format, p),
+                             str(p.relative_to(given.root)) if given.root else "")
+                   for i, p in enumerate(given.files)]
+             for key, given in inputs.items()}
+    tables = {key: given.table for key, given in inputs.items()}
+    formats = {key: given.format for key, given in inputs.items()}
     work = work.absolute()
     shutil.rmtree(work, ignore_errors=True)
     table_files = [f for fs in files.values() for f in fs]
@@ -180,7 +190,16 @@ def parse(spark: SparkSession | None, inputs: dict[str, tuple[TableDef, list[Pat
         return Parsed(work, tables, files, [])
     sizes = [f.path.stat().st_size for f in table_files]
     paths = [str(f.path.resolve()) for f in table_files]  # as the tasks open them
-    plans = [[csv_split.Piece(0, size, 1)] if size <= piece_bytes else None for size in sizes]
+    plans: list[list[csv_split.Piece] | None] = []
+    for f, size in zip(table_files, sizes):
+        fmt = formats[f.table]
+        if fmt.by_row_group:  # (start, end): the row group; first_line: its first row's
+            counts = row_groups(f.path)
+            plans.append([csv_split.Piece(g, g + 1, 1 + sum(counts[:g]))
+                          for g in range(len(counts))])
+        else:
+            plans.append([csv_split.Piece(0, size, 1)] if size <= piece_bytes
+                         or not fmt.cuttable else None)
     spread = [(i, s, e) for i, size in enumerate(sizes) if plans[i] is None
               for s, e in csv_split.ranges(size, piece_bytes)]
     if spread:  # files of several ranges: where they may be cut
@@ -205,6 +224,8 @@ def parse(spark: SparkSession | None, inputs: dict[str, tuple[TableDef, list[Pat
         for at, file_scan in sorted(found):
             scans.setdefault(spread[at][0], []).append(file_scan)
         for i, file_scans in scans.items():
+            if formats[table_files[i].table].cut_at_newlines:  # a quote ends within its line
+                file_scans = [scan._replace(quotes=False) for scan in file_scans]
             plans[i] = csv_split.plan_pieces(sizes[i], file_scans)
     pieces = [(i, k, p) for i, plan in enumerate(plans) for k, p in enumerate(plan)]
     where = str(work)
@@ -214,15 +235,13 @@ def parse(spark: SparkSession | None, inputs: dict[str, tuple[TableDef, list[Pat
             for at in batch.column(0).to_pylist():
                 i, k, piece = pieces[at]
                 f, table = table_files[i], tables[table_files[i].table]
-                data = _read(paths[i], piece.start, piece.end)
-                good, bad, nonfinite = parse_records(table, f.names, data, piece.first_line,
-                                                     k == 0)
+                good, bad, digest = _parse_piece(table, formats[f.table], f, paths[i], k,
+                                                 piece)
                 _write_rows(_rows_file(where, f.table, f.index, k), good)
                 yield pa.RecordBatch.from_pylist([{
                     "table": f.table, "file": f.index, "piece": k,
                     "rows": good.num_rows, "rejected": len(bad),
-                    "nonfinite": json.dumps(nonfinite),
-                    "digest": hashlib.sha256(data).hexdigest(),
+                    "nonfinite": json.dumps(first_nonfinite(table, good)), "digest": digest,
                     "bad": rejected_csv(table.name, str(f.path), bad)}], _PARSED)
 
     if spark is None:
@@ -240,6 +259,22 @@ def parse(spark: SparkSession | None, inputs: dict[str, tuple[TableDef, list[Pat
     return Parsed(work, tables, files, [
         Piece(r["table"], r["file"], r["piece"], r["rows"], r["rejected"],
               json.loads(r["nonfinite"]), r["digest"]) for r in counts])
+
+
+def _parse_piece(table: TableDef, fmt: Format, f: InputFile, path: str, k: int,
+                 piece: csv_split.Piece) -> tuple[pa.Table, list[Rejected], str]:
+    """A piece's typed rows, its rejected rows and the digest of what it read, in a task."""
+    if fmt.by_row_group:
+        good, digest = parquet_rows(table, path, piece.start)
+        return good, [], digest
+    data = _read(path, piece.start, piece.end)
+    digest = hashlib.sha256(data).hexdigest()
+    if fmt.name == "csv":
+        return (*csv_flink.records(table, fmt, data, piece.first_line), digest)
+    if fmt.name == "json":
+        return (*json_lines.records(table, fmt, data, piece.first_line), digest)
+    good, bad, _ = parse_records(table, f.names, data, piece.first_line, k == 0)
+    return good, bad, digest
 
 
 def write_rejected(parsed: Parsed, path: Path, more: Path | None = None) -> int:

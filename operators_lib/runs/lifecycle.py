@@ -56,6 +56,7 @@ from operators_lib.plan import (
 from operators_lib.runs import binding, checking, publishing, recording, staging, streaming
 from operators_lib.runs.backfill import backfill
 from operators_lib.runs.query_config import QueryConfig
+from operators_lib.runs.sources import sources
 from operators_lib.runs.spec import MODES, Listener, Outcome, RunSpec, Steps
 from operators_lib.sql import Script, load_script
 from operators_lib.sql.script import UDF_ERRORS
@@ -211,10 +212,12 @@ def _bounded_plan(spec: RunSpec, spark: SparkSession, script: Script) -> Node:
                          "exists only in stream mode (Flink's batch mode refuses it too); "
                          "run it with --mode stream")
     given = {k.lower() for k in spec.inputs}
-    missing = sorted(k for k, t in source_tables(plan).items()
-                     if k not in given and not t.constant)
+    tables = {k: t for k, t in source_tables(plan).items() if not t.constant}
+    missing = sorted(k for k, t in tables.items() if k not in given and not t.options)
     if missing:
-        raise InputError(f"no --data given for table(s) the query reads: {', '.join(missing)}")
+        raise InputError(f"no --data given for table(s) the query reads: {', '.join(missing)} "
+                         "(nor a WITH clause binding it to its files)")
+    sources(tables, spec.inputs)  # a binding twinflow cannot read: refused before any job
     return plan
 
 

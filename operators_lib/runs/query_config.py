@@ -58,8 +58,9 @@ class QueryConfig(Section):
     name: str = Field(description="the query's name: its DAG ids, state and published "
                       "directories")
     sql: list[Path] = Field(description="SQL files run in order (DDL, then the query)")
-    inputs: dict[str, Path] = Field(description="table -> directory that its new CSV files "
-                                    "land in")
+    inputs: dict[str, Path] = Field({}, description="table -> directory that its new files "
+                                    "land in (CSV with a header row; or .json, .parquet); "
+                                    "a table not listed is read where its WITH clause says")
     expectations: str = Field(description="the Great Expectations suite that gates publishing "
                               "(expectations/gx/expectations/<name>.json)")
     rows_per_batch: int = Field(1000, ge=1, description="input rows per micro-batch")

@@ -45,7 +45,7 @@ from operators_lib.plan import (
     scans,
     source_tables,
 )
-from operators_lib.runs import binding
+from operators_lib.runs import binding, sources
 from operators_lib.runs.spec import RunSpec
 from operators_lib.sql import nonfinite
 from operators_lib.state import lifecycle
@@ -78,6 +78,7 @@ class Run:
     fingerprint: str = ""  # a bounded run's: what a stopped stream may resume with
     discarded: str | None = None  # why an unfinished stream state was discarded
     written: list[str] = field(default_factory=list)  # a bounded run's output files
+    notes: list[str] = field(default_factory=list)  # the input bindings' (runs/sources.py)
 
     @property
     def tables(self) -> dict[str, TableDef]:
@@ -119,9 +120,10 @@ def stage(spec: RunSpec, spark: SparkSession, plan: Node, recorded: RunRecord | 
     if spec.bounded:
         check_shared(spark, spec.out)
     # A bad header fails the run here, and so does a NaN or Infinity the query cannot take.
-    parsed = ingest.parse(spark, _inputs(spec, plan), state / PARSED)
+    notes: list[str] = []
+    parsed = ingest.parse(spark, _inputs(spec, plan, notes), state / PARSED)
     nonfinite.check(plan, parsed.nonfinite())
-    run = Run(spec, plan, t0, parsed=parsed)
+    run = Run(spec, plan, t0, parsed=parsed, notes=notes)
     resume = False
     if spec.bounded:
         run.fingerprint = _fingerprint(spec, parsed)
@@ -178,26 +180,28 @@ def _new_rows(spec: RunSpec, tables: list[str]) -> dict[str, int]:
     return {k: staged.table(k).rows - earlier.get(k, 0) for k in tables}
 
 
-def _inputs(spec: RunSpec, plan: Node) -> dict[str, tuple[TableDef, list[Path]]]:
-    """Each table's files to parse: a bounded run's whole input, a scheduled run's files that
-    the manifest does not list yet."""
-    given = {k.lower(): v for k, v in spec.inputs.items()}
-    if spec.bounded:
-        return {k: (t, ingest.input_files(Path(given[k])))
-                for k, t in source_tables(plan).items() if not t.constant}
-    staged = Manifest.load(spec.state)
-    new = {}
-    for key, table in source_tables(plan).items():
-        if table.constant:
-            raise SqlError(f"query {spec.name}: a SELECT without FROM (a constant row) is not "
-                           "supported in scheduled runs yet; run it with twinflow run")
-        seen = staged.table(key).files
-        src = spec.inputs.get(table.name) or given.get(key)
-        if src is None:
-            raise InputError(f"query {spec.name}: no input directory for table {table.name}")
-        new[key] = (table, [f for f in ingest.input_files(src) if f.name not in seen]
-                    if Path(src).is_dir() and any(Path(src).glob("*.csv")) else [])
-    return new
+def _inputs(spec: RunSpec, plan: Node, notes: list[str]) -> dict[str, ingest.TableInput]:
+    """Each table's files to parse (runs/sources.py binds them): a bounded run's whole input, a
+    scheduled run's files that the manifest does not list yet; the bindings' notes are added
+    to ``notes``."""
+    tables = {k: t for k, t in source_tables(plan).items() if not t.constant}
+    if not spec.bounded:
+        for table in source_tables(plan).values():
+            if table.constant:
+                raise SqlError(f"query {spec.name}: a SELECT without FROM (a constant row) is "
+                               "not supported in scheduled runs yet; run it with twinflow run")
+    bound = sources.sources(tables, spec.inputs)
+    notes.extend(f"table {s.table.name}: {n}" for s in bound.values() for n in s.notes)
+    staged = None if spec.bounded else Manifest.load(spec.state)
+    inputs = {}
+    for key, source in bound.items():
+        files = source.files(required=spec.bounded)
+        root = None if source.root.is_file() else source.root
+        if staged is not None:
+            seen = staged.table(key).files
+            files = [f for f in files if str(f.relative_to(root) if root else f.name) not in seen]
+        inputs[key] = ingest.TableInput(source.table, files, source.format, root)
+    return inputs
 
 
 def _clear(state: Path) -> None:
@@ -241,7 +245,7 @@ def _bounded_report(run: Run, spark: SparkSession) -> BoundedReport:
                                     micro_batch_files=len(run.pool[k]))
                 for k, t in run.tables.items() if not t.constant},
         columns=columns_of(plan),
-        warnings=plan_warnings(plan) + ([
+        warnings=plan_warnings(plan) + run.notes + ([
             f"{discarded}: its state in {spec.state} was discarded and "
             + ("the stream recomputed from scratch" if spec.mode != "batch" else "not resumed")]
             if discarded else []),

@@ -1,20 +1,23 @@
 """``CREATE TABLE`` in Flink's dialect: typed and computed columns, ``x AS PROCTIME()``,
 ``WATERMARK FOR col AS col [- INTERVAL 'n' UNIT]``, ``PRIMARY KEY (..) NOT ENFORCED``,
-``PARTITIONED BY (..)`` (an INSERT target's only, sql/insert.py) and an ignored ``WITH (...)``
-clause. sqlglot has no grammar for these, so the column list is split
-here and each expression is parsed with sqlglot."""
+``PARTITIONED BY (..)`` (an INSERT target's only, sql/insert.py) and the ``WITH (...)``
+options (kept as written: sql/connectors.py reads them where the table is read). sqlglot has
+no grammar for these, so the column list is split here and each expression is parsed with
+sqlglot."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from operators_lib.catalog import Column, TableDef, Watermark
 from operators_lib.sql.check import check
+from operators_lib.sql.connectors import parse_options
 from operators_lib.sql.dialect import parse_expression
 from operators_lib.sql.functions import Unsupported
 from operators_lib.sql.reserved import reserved_message
@@ -84,7 +87,8 @@ def interval_ms(node: exp.Expression) -> int | None:
     return round(value * _UNIT_MS[unit])
 
 
-def parse_create_table(stmt: Statement) -> TableDef:
+def parse_create_table(stmt: Statement, base: Path | None = None) -> TableDef:
+    """The table ``stmt`` declares; ``base``: the folder of its SQL file."""
     text = stmt.text
     m = _HEAD.match(text)
     if not m:
@@ -97,9 +101,14 @@ def parse_create_table(stmt: Statement) -> TableDef:
     partitioned = _PARTITIONED.match(rest)
     if partitioned:
         rest = rest[partitioned.end():].strip()
-    if rest and not re.match(r"^WITH\s*\(.*\)$", rest, re.IGNORECASE | re.DOTALL):
+    with_clause = re.match(r"^WITH\s*\((.*)\)$", rest, re.IGNORECASE | re.DOTALL)
+    if rest and not with_clause:
         raise stmt.error(f"unsupported clause after the column list of {name}: "
                          f"{rest.split()[0].upper()!r}", text.count("\n", 0, close) + 1)
+    options = parse_options(with_clause.group(1)) if with_clause else ()
+    if options is None:
+        raise stmt.error(f"cannot read the WITH clause of {name} (a list of 'key' = 'value')",
+                         text.count("\n", 0, close) + 1)
 
     def line(off: int) -> int:
         return text.count("\n", 0, off) + 1
@@ -147,7 +156,8 @@ def parse_create_table(stmt: Statement) -> TableDef:
     for k in parts:
         if k.lower() not in names:
             raise stmt.error(f"PARTITIONED BY column {k} is not a column of {name}")
-    return TableDef(name, tuple(columns), watermark, pk, stmt.line, partitioned_by=parts)
+    return TableDef(name, tuple(columns), watermark, pk, stmt.line, partitioned_by=parts,
+                    options=options, source=stmt.source, base=base)
 
 
 def _typeof(type_text: str, ftype: FlinkType) -> str | None:

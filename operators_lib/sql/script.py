@@ -183,7 +183,7 @@ def script_of(sources: list[tuple[str, str]], dirs: dict[str, Path] | None = Non
                              "(exactly one SELECT, last)")
         head = stmt.text
         if _CREATE_TABLE.match(head):
-            table = parse_create_table(stmt)
+            table = parse_create_table(stmt, (dirs or {}).get(stmt.source))
             if table.name.lower() in catalog.tables or table.name.lower() in catalog.views:
                 raise stmt.error(f"table {table.name} is declared twice")
             catalog.tables[table.name.lower()] = table

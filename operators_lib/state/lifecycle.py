@@ -114,8 +114,7 @@ def stage(spark: SparkSession | None, parsed: ingest.Parsed, state: Path, rows_p
             known = [entry.max_event_ms] if entry.max_event_ms is not None else []
             entry.max_event_ms = max([*latest, *known], default=None)
         for f, rows, rejected in parsed.per_file(key):
-            entry.files[f.path.name] = StagedFile(rows=rows, rejected=rejected,
-                                                  first_row=entry.rows)
+            entry.files[f.key] = StagedFile(rows=rows, rejected=rejected, first_row=entry.rows)
             entry.rows += rows
         entry.parts += len(added[key])
     record.save(state)

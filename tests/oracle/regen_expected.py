@@ -19,8 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,6 +30,12 @@ ORACLE = Path(os.environ.get("FLINK_ORACLE", REPO.parent / "shared" / "flink-ora
                              "flink_oracle.py"))
 PYTHON = os.environ.get("FLINK_PYTHON", str(Path.home() / ".cache" / "flink-venv" / "bin" /
                                             "python"))
+
+
+FLINK_VERSION = "2.3.0"
+HADOOP_VERSION = "3.5.0"  # pyspark's
+MAVEN = "https://repo1.maven.org/maven2"
+JARS = Path.home() / ".cache" / "twinflow" / "flink-jars"
 
 
 def oracle(case: Path, *args: str) -> tuple[list[str], str]:
@@ -53,10 +61,38 @@ def oracle(case: Path, *args: str) -> tuple[list[str], str]:
         args = ("--conf", f"python.files={','.join(str(m) for m in modules)}",
                 "--conf", f"python.executable={PYTHON}", *args)
         shown = [f"PYTHONPATH={where}", *shown]
+    jars = format_jars(case)
+    if jars:  # Flink's parquet / avro formats are jars of their own (Maven Central)
+        args = ("--conf", f"pipeline.jars={';'.join(j.as_uri() for j in jars)}", *args)
+        shown += ["--conf", "pipeline.jars=" + ";".join(j.name for j in jars)]
+    # (in the case's folder: a WITH clause's relative 'path' is read from there)
     proc = subprocess.run([PYTHON, str(ORACLE), *files, *args], capture_output=True, text=True,
-                          timeout=600, env=env)
+                          timeout=600, env=env, cwd=case)
     shown_args = [a.replace(str(case), where).replace(PYTHON, "$FLINK_PYTHON") for a in args]
     return proc.stdout.splitlines(), " ".join(["flink_oracle.py", *shown, *shown_args])
+
+
+def format_jars(case: Path) -> list[Path]:
+    """The jars Flink's format of the case's tables needs (its DDL's 'format' = 'parquet' or
+    'avro'; Parquet's reader needs Hadoop's classes too), fetched once from Maven Central into
+    ~/.cache/twinflow/flink-jars."""
+    ddl = (case / "ddl.sql").read_text()
+    wanted = []
+    for fmt in ("parquet", "avro"):
+        if re.search(rf"'format'\s*=\s*'{fmt}'", ddl):
+            wanted.append(f"org/apache/flink/flink-sql-{fmt}/{FLINK_VERSION}")
+    if any("parquet" in w for w in wanted):
+        wanted += [f"org/apache/hadoop/hadoop-client-{part}/{HADOOP_VERSION}"
+                   for part in ("api", "runtime")]
+    jars = []
+    for coordinate in wanted:
+        group_path, version = coordinate.rsplit("/", 1)
+        jar = JARS / f"{group_path.rsplit('/', 1)[1]}-{version}.jar"
+        if not jar.exists():
+            JARS.mkdir(parents=True, exist_ok=True)
+            urllib.request.urlretrieve(f"{MAVEN}/{coordinate}/{jar.name}", jar)
+        jars.append(jar)
+    return jars
 
 
 def blocks(lines: list[str]) -> dict[tuple[str, str], list[str]]:

@@ -1,0 +1,135 @@
+"""A table's input format and what it means for reading: how the driver learns a file's
+columns (a header row; a Parquet footer, whose column types must fit the table's), how a file
+is cut into pieces (byte ranges at newlines, Parquet row groups), and how a task turns a piece
+into typed rows and rejected rows (csv_parse.py, csv_flink.py, json_lines.py; Parquet here).
+
+Formats: ``header-csv`` (twinflow's own CSV with a header row, for ``--data`` and
+``inputs``) and Flink's ``csv``, ``json`` and ``parquet`` (a WITH clause, or ``--data`` of
+``.json`` / ``.parquet`` files).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from operators_lib.catalog import TableDef
+from operators_lib.errors import InputError
+from operators_lib.io.csv_parse import arrow_type, physical_schema, read_header
+
+HEADER_CSV = "header-csv"  # twinflow's own: a header row names the columns
+
+
+@dataclass(frozen=True)
+class Format:
+    """How a table's files are read: ``name`` (``header-csv`` or a Flink format) and the
+    format's WITH options."""
+
+    name: str = HEADER_CSV
+    options: tuple[tuple[str, str], ...] = ()
+
+    def option(self, key: str, default: str | None = None) -> str | None:
+        return next((v for k, v in self.options if k == key), default)
+
+    def flag(self, key: str) -> bool:
+        return (self.option(key) or "false").lower() == "true"
+
+    @property
+    def by_row_group(self) -> bool:
+        """A piece is a Parquet row group (not a byte range)."""
+        return self.name == "parquet"
+
+    @property
+    def cut_at_newlines(self) -> bool:
+        """A file may be cut at any newline (JSON lines hold none inside a value), not only
+        where no quote is open (CSV); csv_split.py."""
+        return self.name == "json"
+
+    @property
+    def cuttable(self) -> bool:
+        """A file may be cut into byte ranges at all: CSV quoted by ``"`` (the one csv_split
+        finds), JSON lines."""
+        if self.name == "csv":
+            return not self.flag("csv.disable-quote-character") and \
+                self.option("csv.quote-character", '"') == '"'
+        return self.name in (HEADER_CSV, "json")
+
+
+def columns_of(table: TableDef, fmt: Format, path: Path) -> tuple[str, ...]:
+    """The names a file's fields are matched by (lower case), read by the driver: a
+    header-csv file's header, checked; a Parquet footer's columns, checked against the
+    table's types; the table's own columns for the other formats."""
+    if fmt.name == HEADER_CSV:
+        return read_header(table, path)
+    if fmt.name == "parquet":
+        _check_parquet(table, path)
+    return tuple(c.name.lower() for c in table.physical)
+
+
+def row_groups(path: Path) -> list[int]:
+    """The row counts of a Parquet file's row groups (from its footer)."""
+    meta = pq.ParquetFile(path).metadata
+    return [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+
+
+def _fits(want: pa.DataType, have: pa.DataType) -> bool:
+    if pa.types.is_timestamp(want):
+        return pa.types.is_timestamp(have) and (have.tz is None) == (want.tz is None)
+    if pa.types.is_string(want):
+        return pa.types.is_string(have) or pa.types.is_large_string(have)
+    if pa.types.is_time(want):
+        return pa.types.is_time(have)
+    return want == have
+
+
+def _check_parquet(table: TableDef, path: Path) -> None:
+    """InputError unless every column of the file that the table declares has its type (a
+    column the file lacks is NULL, as Flink reads it)."""
+    try:
+        schema = pq.read_schema(path)
+    except pa.ArrowInvalid as e:
+        raise InputError(f"{path}: not a Parquet file (table {table.name}, format 'parquet': "
+                         f"{e})") from None
+    for c in table.physical:
+        index = schema.get_field_index(c.name)
+        if index < 0:
+            continue
+        want = arrow_type(c.type)
+        if c.type.name == "TIMESTAMP":
+            want = pa.timestamp("us")  # a TIMESTAMP has no time zone; a TIMESTAMP_LTZ has
+        have = schema.field(index).type
+        if not _fits(want, have):
+            raise InputError(f"{path}: column {c.name} is {have} in the Parquet file, which "
+                             f"does not fit the table's {c.type.sql()} (table {table.name})")
+
+
+def parquet_rows(table: TableDef, path: str, group: int) -> tuple[pa.Table, str]:
+    """A Parquet row group's rows as the table's typed rows, and a digest of them; read
+    where the task runs."""
+    fs, where = pafs.FileSystem.from_uri(path)
+    with fs.open_input_file(where) as fh:
+        parquet = pq.ParquetFile(fh)
+        names = set(parquet.schema_arrow.names)
+        read = parquet.read_row_group(group, columns=[c.name for c in table.physical
+                                                      if c.name in names])
+    schema = physical_schema(table)
+    columns = []
+    for field in schema:
+        if field.name not in names:
+            columns.append(pa.nulls(read.num_rows, field.type))
+            continue
+        values = read.column(field.name)
+        if pa.types.is_timestamp(field.type):  # to microseconds, a TIMESTAMP's as UTC
+            values = values.cast(pa.timestamp("us", tz=values.type.tz), safe=False) \
+                .cast(field.type)
+        columns.append(values.cast(field.type))
+    rows = pa.Table.from_arrays(columns, schema=schema)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema) as writer:
+        writer.write_table(rows)
+    return rows, hashlib.sha256(sink.getvalue()).hexdigest()

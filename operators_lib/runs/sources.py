@@ -1,0 +1,91 @@
+"""Where each table the query reads takes its input from, and in which format.
+
+One precedence: ``--data TABLE=PATH`` (``twinflow run``) or a query config's ``inputs`` bind
+the table, whole; otherwise its ``WITH`` clause does (sql/connectors.py); a table with neither
+is exit 2 naming it. A ``--data``/``inputs`` path keeps today's meaning: a ``.csv`` file (or
+a directory of them) with a header row whose names match the table's columns; a directory of
+``.json``, ``.parquet`` or ``.avro`` files, or such a file, is read in that format with its
+defaults. A WITH binding reads its ``path`` as Flink does: a file, or every file under a
+directory (recursively) whose name does not start with ``.`` or ``_``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from operators_lib.catalog import TableDef
+from operators_lib.engine.locations import local_path
+from operators_lib.errors import InputError
+from operators_lib.io.formats import HEADER_CSV, Format
+from operators_lib.sql.connectors import binding
+
+_EXTENSIONS = {".csv": HEADER_CSV, ".json": "json", ".jsonl": "json", ".ndjson": "json",
+               ".parquet": "parquet", ".avro": "avro"}
+
+
+@dataclass(frozen=True)
+class Source:
+    """A table's input: a file or a directory, its format, and how it was bound."""
+
+    table: TableDef
+    root: Path
+    format: Format
+    given: bool  # by --data / inputs (else by the WITH clause)
+    notes: tuple[str, ...] = ()
+
+    def files(self, required: bool) -> list[Path]:
+        """The input files in arrival order (their paths' order); ``required``: none is an
+        InputError (a bounded run's), else an empty list (a landing directory)."""
+        root = self.root
+        if root.is_file():
+            return [root]
+        if not root.is_dir():
+            if required or not self.given:
+                raise InputError(f"input not found: {root} (table {self.table.name})")
+            return []
+        if self.given:
+            files = sorted(p for p in root.iterdir() if p.is_file()
+                           and _EXTENSIONS.get(p.suffix.lower()) == self.format.name)
+        else:
+            files = sorted(p for p in root.rglob("*") if p.is_file() and not any(
+                part.startswith((".", "_")) for part in p.relative_to(root).parts))
+        if not files and required:
+            kind = (f"{self.format.name} files" if self.format.name != HEADER_CSV
+                    else ".csv files")
+            raise InputError(f"input directory {root} of table {self.table.name} has no {kind}")
+        return files
+
+
+def source_of(table: TableDef, given: Path | None) -> Source:
+    """Table ``table``'s input (module docstring); ``given``: its --data / inputs path."""
+    if given is not None:
+        path = local_path(given, f"input of {table.name}")
+        return Source(table, path, Format(_format_of(path)), True)
+    bound = binding(table.name, table.options, table.line, table.source)
+    # (file: URIs are local paths; other schemes are refused until twinflow reads them)
+    location = local_path(re.sub(r"^file:(//)?", "", bound.path), f"table {table.name}: 'path'")
+    if not location.is_absolute() and table.base is not None:
+        location = table.base / location
+    return Source(table, location, Format(bound.format, bound.options), False, bound.notes)
+
+
+def sources(tables: Mapping[str, TableDef], given: Mapping[str, Path]) -> dict[str, Source]:
+    """Every table's input (``tables`` by lower-case name; ``given`` by name as written)."""
+    lowered = {k.lower(): v for k, v in given.items()}
+    return {key: source_of(table, lowered.get(key)) for key, table in tables.items()}
+
+
+def _format_of(path: Path) -> str:
+    """The format of a --data / inputs path: its extension's, a directory's files' (one
+    format), header CSV if none tells."""
+    if not path.is_dir():
+        return _EXTENSIONS.get(path.suffix.lower(), HEADER_CSV)
+    found = {_EXTENSIONS[p.suffix.lower()] for p in path.iterdir()
+             if p.is_file() and p.suffix.lower() in _EXTENSIONS}
+    if len(found) > 1:
+        raise InputError(f"input directory {path} holds files of several formats "
+                         f"({', '.join(sorted(found))}): one format per table")
+    return found.pop() if found else HEADER_CSV
