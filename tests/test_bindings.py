@@ -9,6 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
+import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -107,6 +108,18 @@ def test_a_parquet_column_of_another_type_is_refused_naming_both(spark, tmp_path
     _refused(capsys, args, "not a Parquet file")
 
 
+def test_an_avro_field_of_a_type_the_column_cannot_take_is_refused_naming_both(
+        spark, tmp_path, capsys):
+    (tmp_path / "a").mkdir()
+    schema = {"type": "record", "name": "r", "fields": [
+        {"name": "id", "type": "long"}, {"name": "name", "type": "string"},
+        {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-millis"}}]}
+    with open(tmp_path / "a" / "0.avro", "wb") as fh:
+        fastavro.writer(fh, fastavro.parse_schema(schema), [{"id": 1, "name": "a", "ts": 0}])
+    args = _run(tmp_path, "'connector' = 'filesystem', 'path' = 'a', 'format' = 'avro'")
+    _refused(capsys, args, 'field id is Avro "long"', "table's INT cannot take")
+
+
 def test_a_refusal_names_the_table_its_file_and_its_line():
     with pytest.raises(SqlError, match=r"table t: .*'csv.escape-character'.*\(ddl.sql, line 3\)"):
         binding("t", (("connector", "filesystem"), ("path", "x"), ("format", "csv"),
@@ -137,3 +150,24 @@ def test_a_scheduled_run_reads_the_new_files_under_a_with_bound_directory(spark,
     assert second["new_input_rows"] == {"t": 1}
     assert sorted((tmp_path / "run2" / "stream.csv").read_text().splitlines()[1:]) == [
         "a,2", "b,1"]
+
+
+def test_partition_folders_that_cannot_be_read_are_refused(spark, tmp_path, capsys):
+    """A NULL partition (Flink 2.3 cannot read one), a file outside the key=value folders, a
+    value not of its column's type, and --data over a partitioned table: exit 2, naming it."""
+    ddl = (f"CREATE TABLE t ({COLUMNS}, hr INT) PARTITIONED BY (hr) WITH ('connector' = "
+           "'filesystem', 'path' = 'p', 'format' = 'csv');\n")
+    (tmp_path / "ddl.sql").write_text(ddl)
+    (tmp_path / "q.sql").write_text("SELECT id, hr FROM t")
+    args = ["run", "--sql", str(tmp_path / "ddl.sql"), "--sql", str(tmp_path / "q.sql"),
+            "--out", str(tmp_path / "out")]
+    for folder, needle in (("hr=__DEFAULT_PARTITION__", "a NULL partition"),
+                           (".", "not in a hr=..."),
+                           ("hr=ten", "partition hr='ten' is not a valid INT")):
+        shutil.rmtree(tmp_path / "p", ignore_errors=True)
+        (tmp_path / "p" / folder).mkdir(parents=True)
+        (tmp_path / "p" / folder / "0.csv").write_text("1,a,2024-01-01 00:00:01\n")
+        _refused(capsys, args, needle)
+    (tmp_path / "t.csv").write_text("id,name,ts,hr\n")
+    _refused(capsys, [*args, "--data", f"t={tmp_path / 't.csv'}"],
+             "is PARTITIONED BY hr: its partition values come from the key=value folders")

@@ -13,7 +13,7 @@ import csv
 
 import pytest
 
-from tests.caselib import all_cases, assert_changelog, assert_final
+from tests.caselib import all_cases, as_multiset, assert_changelog, assert_final, typed_pair
 from tests.planlevel import run_case
 
 CASES = all_cases("sources")
@@ -21,8 +21,14 @@ CASES = all_cases("sources")
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_a_with_bound_table_reads_as_flink_reads_it(spark, tmp_path, case):
+    """(``files_race``: a table of several files, which Flink reads in no set order: its
+    insert-only changelog is compared as a multiset.)"""
     run = run_case(spark, case, tmp_path, rows_per_batch=2)
-    assert_changelog(case, run)
+    if case.meta.get("files_race"):
+        ours, flink = typed_pair(case, run, "changelog.csv", "changelog.csv")
+        assert as_multiset(ours) == as_multiset(flink)
+    else:
+        assert_changelog(case, run)
     assert_final(case, run, "stream.csv", "stream_final.csv")
     assert_final(case, run, "batch.csv", "batch_final.csv")
 

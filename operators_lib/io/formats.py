@@ -1,28 +1,33 @@
 """A table's input format and what it means for reading: how the driver learns a file's
 columns (a header row; a Parquet footer, whose column types must fit the table's), how a file
 is cut into pieces (byte ranges at newlines, Parquet row groups), and how a task turns a piece
-into typed rows and rejected rows (csv_parse.py, csv_flink.py, json_lines.py; Parquet here).
+into typed rows and rejected rows (csv_parse.py, csv_flink.py, json_lines.py, avro.py; Parquet
+here).
 
 Formats: ``header-csv`` (twinflow's own CSV with a header row, for ``--data`` and
-``inputs``) and Flink's ``csv``, ``json`` and ``parquet`` (a WITH clause, or ``--data`` of
-``.json`` / ``.parquet`` files).
+``inputs``) and Flink's ``csv``, ``json``, ``parquet`` and ``avro`` (a WITH clause, or
+``--data`` of ``.json`` / ``.parquet`` / ``.avro`` files). An Avro file is one piece.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import unquote
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from operators_lib.catalog import TableDef
 from operators_lib.errors import InputError
-from operators_lib.io.csv_parse import arrow_type, physical_schema, read_header
+from operators_lib.io import avro
+from operators_lib.io.csv_parse import arrow_type, convert_text, physical_schema, read_header
 
 HEADER_CSV = "header-csv"  # twinflow's own: a header row names the columns
+DEFAULT_PARTITION = "__DEFAULT_PARTITION__"  # Flink's name of a NULL partition value
 
 
 @dataclass(frozen=True)
@@ -63,12 +68,79 @@ class Format:
 def columns_of(table: TableDef, fmt: Format, path: Path) -> tuple[str, ...]:
     """The names a file's fields are matched by (lower case), read by the driver: a
     header-csv file's header, checked; a Parquet footer's columns, checked against the
-    table's types; the table's own columns for the other formats."""
+    table's types; the table's own columns (but its partition columns) for the other
+    formats."""
     if fmt.name == HEADER_CSV:
         return read_header(table, path)
     if fmt.name == "parquet":
-        _check_parquet(table, path)
-    return tuple(c.name.lower() for c in table.physical)
+        _check_parquet(file_table(table), path)
+    if fmt.name == "avro":
+        avro.check(file_table(table), path)
+    return tuple(c.name.lower() for c in file_table(table).physical)
+
+
+def file_table(table: TableDef) -> TableDef:
+    """The columns a file of ``table`` holds: all but its partition columns (PARTITIONED BY),
+    whose values are its folders' names."""
+    if not table.partitioned_by:
+        return table
+    keys = {k.lower() for k in table.partitioned_by}
+    watermark = table.watermark if table.watermark and \
+        table.watermark.column.lower() not in keys else None
+    return replace(table, columns=tuple(c for c in table.columns if c.name.lower() not in keys),
+                   watermark=watermark)
+
+
+def partition_of(table: TableDef, fmt: Format, path: Path, name: str
+                 ) -> tuple[tuple[str, str], ...]:
+    """The partition values of the file at ``name`` under its table's folder, from its
+    ``key=value`` folders (Flink's escapes undone); InputError if one is missing or not of
+    its type, or is ``partition.default-name`` (``__DEFAULT_PARTITION__``): a NULL partition,
+    which Flink 2.3 cannot read ("Path should not be null or empty"), so neither does
+    twinflow."""
+    if not table.partitioned_by:
+        return ()
+    default = fmt.option("partition.default-name", DEFAULT_PARTITION)
+    found = {}
+    for part in Path(name).parts[:-1]:
+        key, sep, value = part.partition("=")
+        if sep and value == default:
+            raise InputError(f"{path}: a NULL partition ({part}), which Flink 2.3 cannot read "
+                             "(TableException: Path should not be null or empty), nor twinflow: "
+                             "move its files or give the partition a value")
+        if sep:
+            found[unquote(key)] = unquote(value)
+    values = []
+    for key in table.partitioned_by:
+        if key not in found:
+            raise InputError(f"{path}: not in a {key}=... folder under the table's 'path' "
+                             f"(table {table.name} is PARTITIONED BY "
+                             f"{', '.join(table.partitioned_by)})")
+        column = table.column(key)
+        value = found[key]
+        if column.type.name != "STRING" and convert_text(pd.Series([value]), column.type)[1][0]:
+            raise InputError(f"{path}: partition {key}={value!r} is not a valid "
+                             f"{column.type.sql()} (table {table.name})")
+        values.append((key, value))
+    return tuple(values)
+
+
+def with_partition(table: TableDef, rows: pa.Table, partition: tuple[tuple[str, str], ...]
+                   ) -> pa.Table:
+    """A file's rows (of ``file_table``) with its partition columns' values, in the table's
+    column order."""
+    if not partition:
+        return rows
+    values = dict(partition)
+    schema = physical_schema(table)
+    columns = []
+    for field, c in zip(schema, table.physical):
+        if c.name in values:
+            typed = pa.array(convert_text(pd.Series([values[c.name]]), c.type)[0], field.type)
+            columns.append(pa.repeat(typed[0], rows.num_rows))
+        else:
+            columns.append(rows.column(c.name))
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def row_groups(path: Path) -> list[int]:

@@ -51,7 +51,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from operators_lib.catalog import TableDef
-from operators_lib.io import csv_flink, csv_split, json_lines
+from operators_lib.io import avro, csv_flink, csv_split, json_lines
 from operators_lib.io.csv_parse import (
     Rejected,
     first_nonfinite,
@@ -59,7 +59,15 @@ from operators_lib.io.csv_parse import (
     physical_schema,
     rejected_csv,
 )
-from operators_lib.io.formats import Format, columns_of, parquet_rows, row_groups
+from operators_lib.io.formats import (
+    Format,
+    columns_of,
+    file_table,
+    parquet_rows,
+    partition_of,
+    row_groups,
+    with_partition,
+)
 from operators_lib.io.offers import EOF_FILE
 from operators_lib.plan import END_FIRST, ROWNUM, SWEEP_FIRST
 
@@ -87,6 +95,7 @@ class InputFile:
     path: Path
     names: tuple[str, ...]  # its fields' column names, lower case (formats.columns_of)
     name: str = ""  # its name under the table's input (default: the file's name)
+    partition: tuple[tuple[str, str], ...] = ()  # its partition columns' values
 
     @property
     def key(self) -> str:
@@ -177,10 +186,14 @@ def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Path,
     ``work``, in pieces of about ``piece_bytes`` (a Parquet file: its row groups). A file
     whose header or Parquet columns do not fit its table raises InputError first. ``spark``
     None: the tasks run in this process (``_in_process``)."""
-    files = {key: [InputFile(key, i, p, columns_of(given.table, given.format, p),
-                             str(p.relative_to(given.root)) if given.root else "")
-                   for i, p in enumerate(given.files)]
-             for key, given in inputs.items()}
+    files = {}
+    for key, given in inputs.items():
+        files[key] = []
+        for i, p in enumerate(given.files):
+            name = str(p.relative_to(given.root)) if given.root else ""
+            files[key].append(InputFile(
+                key, i, p, columns_of(given.table, given.format, p), name,
+                partition_of(given.table, given.format, p, name or p.name)))
     tables = {key: given.table for key, given in inputs.items()}
     formats = {key: given.format for key, given in inputs.items()}
     work = work.absolute()
@@ -264,17 +277,22 @@ def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Path,
 def _parse_piece(table: TableDef, fmt: Format, f: InputFile, path: str, k: int,
                  piece: csv_split.Piece) -> tuple[pa.Table, list[Rejected], str]:
     """A piece's typed rows, its rejected rows and the digest of what it read, in a task."""
+    held = file_table(table)  # the columns in the file: not the partition columns
+    bad: list[Rejected] = []
     if fmt.by_row_group:
-        good, digest = parquet_rows(table, path, piece.start)
-        return good, [], digest
-    data = _read(path, piece.start, piece.end)
-    digest = hashlib.sha256(data).hexdigest()
-    if fmt.name == "csv":
-        return (*csv_flink.records(table, fmt, data, piece.first_line), digest)
-    if fmt.name == "json":
-        return (*json_lines.records(table, fmt, data, piece.first_line), digest)
-    good, bad, _ = parse_records(table, f.names, data, piece.first_line, k == 0)
-    return good, bad, digest
+        good, digest = parquet_rows(held, path, piece.start)
+    else:
+        data = _read(path, piece.start, piece.end)
+        digest = hashlib.sha256(data).hexdigest()
+        if fmt.name == "csv":
+            good, bad = csv_flink.records(held, fmt, data, piece.first_line)
+        elif fmt.name == "json":
+            good, bad = json_lines.records(held, fmt, data, piece.first_line)
+        elif fmt.name == "avro":
+            good, bad = avro.records(held, data)
+        else:
+            good, bad, _ = parse_records(table, f.names, data, piece.first_line, k == 0)
+    return with_partition(table, good, f.partition), bad, digest
 
 
 def write_rejected(parsed: Parsed, path: Path, more: Path | None = None) -> int:

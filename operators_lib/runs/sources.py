@@ -62,6 +62,11 @@ class Source:
 def source_of(table: TableDef, given: Path | None) -> Source:
     """Table ``table``'s input (module docstring); ``given``: its --data / inputs path."""
     if given is not None:
+        if table.partitioned_by:
+            raise InputError(f"table {table.name} is PARTITIONED BY "
+                             f"{', '.join(table.partitioned_by)}: its partition values come "
+                             "from the key=value folders under its WITH clause's 'path', which "
+                             "--data or a config's inputs cannot bind")
         path = local_path(given, f"input of {table.name}")
         return Source(table, path, Format(_format_of(path)), True)
     bound = binding(table.name, table.options, table.line, table.source)

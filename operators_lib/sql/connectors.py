@@ -31,7 +31,7 @@ FORMAT_OPTIONS = {
     "json": ("json.ignore-parse-errors", "json.timestamp-format.standard",
              "json.fail-on-missing-field"),
     "parquet": (),
-    "avro": (),
+    "avro": (),  # (avro.codec is a sink's)
 }
 # Options that change nothing about the result: accepted, with a note saying why.
 IGNORED = {
@@ -99,7 +99,8 @@ def binding(table_name: str, options: tuple[tuple[str, str], ...], line: int | N
     if fmt not in FORMATS:
         raise refuse(f"'format' = '{fmt}' is not supported (supported: "
                      f"{', '.join(map(repr, FORMATS))})")
-    known = {"connector", "path", "format", *FORMAT_OPTIONS[fmt], *IGNORED}
+    known = {"connector", "path", "format", "partition.default-name", *FORMAT_OPTIONS[fmt],
+             *IGNORED}
     unknown = [k for k, _ in options if k not in known]
     if unknown:
         supported = ", ".join(map(repr, FORMAT_OPTIONS[fmt])) or "none"
@@ -110,7 +111,8 @@ def binding(table_name: str, options: tuple[tuple[str, str], ...], line: int | N
             raise refuse(f"{key!r} must be 'true' or 'false', got {given[key]!r}")
     _check_format(fmt, given, refuse)
     return FileBinding(given["path"], fmt,
-                       tuple((k, v) for k, v in options if k in FORMAT_OPTIONS[fmt]),
+                       tuple((k, v) for k, v in options
+                             if k in FORMAT_OPTIONS[fmt] or k == "partition.default-name"),
                        tuple(f"{k} is ignored: {IGNORED[k]}" for k in given if k in IGNORED))
 
 

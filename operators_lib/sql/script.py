@@ -235,10 +235,12 @@ def script_of(sources: list[tuple[str, str]], dirs: dict[str, Path] | None = Non
     if catalog.functions and not catalog.python_files:  # a module beside the SQL files
         catalog.python_files = tuple(dict.fromkeys((dirs or {}).values()))
     for name, stmt in partitioned.items():
-        if name in catalog.tables:
-            raise stmt.error(f"PARTITIONED BY on {catalog.tables[name].name}, a table read as "
-                             "input, is not supported (twinflow reads a table's "
-                             "columns from its CSV files, not from partition directories)")
+        table = catalog.tables.get(name)
+        if table is not None and dict(table.options).get("connector") != "filesystem":
+            raise stmt.error(f"PARTITIONED BY on {table.name}, a table read as input: its "
+                             "partition values come from the key=value folders under the "
+                             "'path' of a WITH ('connector' = 'filesystem', ..) clause, which "
+                             "it has not")
     return Script(catalog, query, query_stmt, sink, sink_columns)
 
 
