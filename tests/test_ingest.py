@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from operators_lib.catalog import Column, TableDef, Watermark
 from operators_lib.errors import InputError
 from operators_lib.io import csv_parse, csv_split, ingest
+from operators_lib.io.formats import Format
 from operators_lib.io.output import csv_line
 from operators_lib.plan import ROWNUM
 from operators_lib.types import FlinkType
@@ -342,3 +343,22 @@ def test_plain_pieces_read_by_arrow_equal_the_general_path():
         assert rejected == []
         assert fast.equals(general), (data, fast.to_pylist(), general.to_pylist())
     assert taken >= 5 and declined >= 5, (taken, declined)
+
+
+def test_json_lines_are_cut_at_any_newline_whatever_their_quotes(tmp_path):
+    """A JSON value holds no newline: a file of quoted strings is cut into pieces (a CSV file
+    with a quote is one piece), and every line is read once, in order, with its number."""
+    path = tmp_path / "t.json"
+    lines = [f'{{"k": "k{i}, \\"q\\"", "d": {i}.5}}' for i in range(40)]
+    lines[17] = "not json"
+    path.write_text("\n".join(lines) + "\n")
+    table = TableDef("t", TABLE.columns[:2])
+    parsed = ingest.parse(None, {"t": ingest.TableInput(table, [path], Format("json"))},
+                          tmp_path / "parsed", piece_bytes=150)
+    assert len(parsed.pieces) > 5 and parsed.rows("t") == 39 and parsed.rejected("t") == 1
+    rows = pa.concat_tables(ingest._read_rows(parsed.rows_file("t", 0, p.piece))
+                            for p in parsed.pieces).to_pylist()
+    assert [r["k"] for r in rows] == [f'k{i}, "q"' for i in range(40) if i != 17]
+    ingest.write_rejected(parsed, tmp_path / "rejected.csv")
+    (bad,) = list(csv.DictReader(open(tmp_path / "rejected.csv")))
+    assert (bad["line"], bad["reason"][:8]) == ("18", "not JSON")
