@@ -12,7 +12,7 @@ from typing import Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, DeadlineAlert, DeadlineReference, SyncCallback, task
 
-from operators_lib.engine.spark import driver_java_options
+from operators_lib.engine.spark import driver_java_options, store_classpath
 from operators_lib.errors import InputError
 from operators_lib.paths import gx_root, home
 from operators_lib.runs.query_config import QueryConfig
@@ -74,7 +74,7 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: Qu
         conf={"spark.sql.session.timeZone": "UTC",
               "spark.driver.defaultJavaOptions": driver_java_options(
                   cfg.spark_conf.get("spark.driver.extraJavaOptions", "")),
-              **cfg.spark_conf})
+              **store_classpath(), **cfg.spark_conf})
 
 
 def twinflow_dag(dag_id: str, schedule: str | list | None, cfg: QueryConfig, doc: str,

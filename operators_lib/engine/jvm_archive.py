@@ -8,7 +8,8 @@ path (about a minute): a small run of twinflow's own (jobs/warm_up.py) in a chil
 JVM writes the classes it loaded at exit (``-XX:ArchiveClassesAtExit``). Drivers that
 twinflow launches (``get_spark``, the DAGs' spark-submit) then get ``-XX:SharedArchiveFile``.
 The archive's name is a hash of what the JVM checks before it uses one (the java binary, the
-jars, the environment that puts directories before them); another SPARK_CONF_DIR or a
+jars, the environment that puts directories before them, the object-store connector jars that
+twinflow puts before them: engine/stores.py); another SPARK_CONF_DIR or a
 reinstalled Spark is another name, not yet built, and drivers start without. Where the JVM
 still cannot use it, or it is missing, as on a machine that never built it, the JVM starts as
 without it: its CDS messages are switched off so that this stays silent.
@@ -24,6 +25,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from operators_lib.engine import stores
 
 # Environment that changes the driver's class path (Spark's launcher puts these before its jars).
 _CLASS_PATH_ENV = ("SPARK_HOME", "SPARK_CONF_DIR", "HADOOP_CONF_DIR", "YARN_CONF_DIR",
@@ -53,7 +56,8 @@ def path() -> Path:
     java = os.path.realpath(os.path.join(os.environ["JAVA_HOME"], "bin", "java")
                             if os.environ.get("JAVA_HOME") else shutil.which("java") or "java")
     key = "\0".join([_stamp(java), _stamp(str(jars)), importlib.metadata.version("pyspark"),
-                     *(os.environ.get(k, "") for k in _CLASS_PATH_ENV)])
+                     *(os.environ.get(k, "") for k in _CLASS_PATH_ENV),
+                     stores.classpath() or ""])  # before Spark's jars (engine/spark.py)
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return Path(sys.prefix) / "share" / "twinflow" / f"spark-driver-{digest}.jsa"
 

@@ -114,7 +114,7 @@ def get_spark(master: str | None = None, app: str = "twinflow",
         launch = SparkConf(loadDefaults=False)
         launch.setAll([("spark.driver.defaultJavaOptions", driver_java_options(
                             conf.get("spark.driver.extraJavaOptions", ""))),
-                       ("spark.app.name", app), *conf.items()])
+                       *store_classpath().items(), ("spark.app.name", app), *conf.items()])
         SparkContext._ensure_initialized(conf=launch)
     elif SparkContext._jvm is None:
         # spark-submit's JVM: connect to it first, or SparkConf() would not see its settings
@@ -125,6 +125,8 @@ def get_spark(master: str | None = None, app: str = "twinflow",
     local = is_local(conf.get("spark.master", settings.get("spark.master", "local")))
     for key, value in (DEFAULTS | LOCAL_DEFAULTS if local else DEFAULTS).items():
         settings.setIfMissing(key, value)
+    for key, value in store_classpath().items():
+        settings.setIfMissing(key, value)
     if local:  # a cluster's executors lack twinflow
         settings.setIfMissing("spark.python.daemon.module", "operators_lib.engine.worker_daemon")
     settings.setAll([*conf.items(), *REQUIRED.items()])
@@ -132,6 +134,18 @@ def get_spark(master: str | None = None, app: str = "twinflow",
         spark = SparkSession.builder.config(conf=settings).getOrCreate()
     _ship_code(spark)
     return spark
+
+
+def store_classpath() -> dict[str, str]:
+    """The object-store connector jars (engine/stores.py) as the driver's and the executors'
+    default class path, which Spark puts before the user's ``extraClassPath``; none until
+    they are fetched. Every driver twinflow launches gets them (the class-data archive is
+    built with them: engine/jvm_archive.py)."""
+    from operators_lib.engine.stores import classpath
+
+    jars = classpath()
+    return {f"spark.{side}.defaultExtraClassPath": jars
+            for side in ("driver", "executor")} if jars else {}
 
 
 @contextmanager

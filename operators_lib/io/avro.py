@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import BinaryIO
 
 import fastavro
 import pyarrow as pa
@@ -51,12 +52,11 @@ def _avro_type(schema) -> tuple[str, dict | None]:
     return schema, None
 
 
-def check(table: TableDef, path: Path) -> None:
-    """InputError unless the file is Avro and each of its fields that the table declares has
-    a type the column takes (module docstring)."""
+def check(table: TableDef, path: Path | str, fh: BinaryIO) -> None:
+    """InputError unless the file (``fh``, open) is Avro and each of its fields that the table
+    declares has a type the column takes (module docstring)."""
     try:
-        with open(path, "rb") as fh:
-            schema = fastavro.reader(fh).writer_schema
+        schema = fastavro.reader(fh).writer_schema
     except (ValueError, EOFError, OSError) as e:
         raise InputError(f"{path}: not an Avro file (table {table.name}, format 'avro': {e})"
                          ) from None

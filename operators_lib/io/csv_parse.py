@@ -22,7 +22,7 @@ import io
 import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -72,12 +72,15 @@ def physical_schema(table: TableDef) -> pa.Schema:
     return pa.schema([pa.field(c.name, arrow_type(c.type)) for c in table.physical])
 
 
-def read_header(table: TableDef, path: Path) -> tuple[str, ...]:
+def read_header(table: TableDef, path: Path | str, data: BinaryIO | None = None
+                ) -> tuple[str, ...]:
     """The column names of a CSV file's header (lower case), checked against ``table``: each
-    column once, none unknown or missing."""
+    column once, none unknown or missing. ``data``: the file, open (default: opened here)."""
     # utf-8-sig: a byte-order mark before the header (Excel writes one) is not part of it.
-    with open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") as fh:
+    with (data or open(path, "rb")) as raw:
+        fh = io.TextIOWrapper(raw, newline="", encoding="utf-8-sig", errors="surrogateescape")
         header = next(csv.reader(fh), None)
+        fh.detach()
     if header is None:
         raise InputError(f"{path}: empty file (a header row is required)")
     if any(invalid_utf8(h) for h in header):

@@ -14,17 +14,18 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import BinaryIO
 from urllib.parse import unquote
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from operators_lib.catalog import TableDef
 from operators_lib.errors import InputError
-from operators_lib.io import avro
+from operators_lib.io import avro, remote
 from operators_lib.io.csv_parse import arrow_type, convert_text, physical_schema, read_header
+from operators_lib.io.remote import Store
 
 HEADER_CSV = "header-csv"  # twinflow's own: a header row names the columns
 DEFAULT_PARTITION = "__DEFAULT_PARTITION__"  # Flink's name of a NULL partition value
@@ -65,17 +66,20 @@ class Format:
         return self.name in (HEADER_CSV, "json")
 
 
-def columns_of(table: TableDef, fmt: Format, path: Path) -> tuple[str, ...]:
+def columns_of(table: TableDef, fmt: Format, path: Path | str, store: Store | None = None
+               ) -> tuple[str, ...]:
     """The names a file's fields are matched by (lower case), read by the driver: a
     header-csv file's header, checked; a Parquet footer's columns, checked against the
     table's types; the table's own columns (but its partition columns) for the other
     formats."""
-    if fmt.name == HEADER_CSV:
-        return read_header(table, path)
-    if fmt.name == "parquet":
-        _check_parquet(file_table(table), path)
-    if fmt.name == "avro":
-        avro.check(file_table(table), path)
+    if fmt.name in (HEADER_CSV, "parquet", "avro"):
+        with remote.open_input(path, store) as fh:
+            if fmt.name == HEADER_CSV:
+                return read_header(table, path, fh)
+            if fmt.name == "parquet":
+                _check_parquet(file_table(table), path, fh)
+            else:
+                avro.check(file_table(table), path, fh)
     return tuple(c.name.lower() for c in file_table(table).physical)
 
 
@@ -143,9 +147,10 @@ def with_partition(table: TableDef, rows: pa.Table, partition: tuple[tuple[str, 
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def row_groups(path: Path) -> list[int]:
+def row_groups(path: Path | str, store: Store | None = None) -> list[int]:
     """The row counts of a Parquet file's row groups (from its footer)."""
-    meta = pq.ParquetFile(path).metadata
+    with remote.open_input(path, store) as fh:
+        meta = pq.ParquetFile(fh).metadata
     return [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
 
 
@@ -159,11 +164,11 @@ def _fits(want: pa.DataType, have: pa.DataType) -> bool:
     return want == have
 
 
-def _check_parquet(table: TableDef, path: Path) -> None:
+def _check_parquet(table: TableDef, path: Path | str, fh: BinaryIO) -> None:
     """InputError unless every column of the file that the table declares has its type (a
     column the file lacks is NULL, as Flink reads it)."""
     try:
-        schema = pq.read_schema(path)
+        schema = pq.read_schema(fh)
     except pa.ArrowInvalid as e:
         raise InputError(f"{path}: not a Parquet file (table {table.name}, format 'parquet': "
                          f"{e})") from None
@@ -180,11 +185,11 @@ def _check_parquet(table: TableDef, path: Path) -> None:
                              f"does not fit the table's {c.type.sql()} (table {table.name})")
 
 
-def parquet_rows(table: TableDef, path: str, group: int) -> tuple[pa.Table, str]:
+def parquet_rows(table: TableDef, path: str, group: int, store: Store | None = None
+                 ) -> tuple[pa.Table, str]:
     """A Parquet row group's rows as the table's typed rows, and a digest of them; read
     where the task runs."""
-    fs, where = pafs.FileSystem.from_uri(path)
-    with fs.open_input_file(where) as fh:
+    with remote.open_input(path, store) as fh:
         parquet = pq.ParquetFile(fh)
         names = set(parquet.schema_arrow.names)
         read = parquet.read_row_group(group, columns=[c.name for c in table.physical

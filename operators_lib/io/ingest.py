@@ -51,7 +51,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from operators_lib.catalog import TableDef
-from operators_lib.io import avro, csv_flink, csv_split, json_lines
+from operators_lib.io import avro, csv_flink, csv_split, json_lines, remote
 from operators_lib.io.csv_parse import (
     Rejected,
     first_nonfinite,
@@ -69,6 +69,7 @@ from operators_lib.io.formats import (
     with_partition,
 )
 from operators_lib.io.offers import EOF_FILE
+from operators_lib.io.remote import Store
 from operators_lib.plan import END_FIRST, ROWNUM, SWEEP_FIRST
 
 REJECTED_COLUMNS = ["table", "file", "line", "reason", "row"]
@@ -92,15 +93,17 @@ _GROUP_BYTES = 32 << 20
 class InputFile:
     table: str  # the table's lower-case name
     index: int  # its place among the table's files (name order)
-    path: Path
+    path: Path | str  # a local path, or an object store's URI (io/remote.py)
     names: tuple[str, ...]  # its fields' column names, lower case (formats.columns_of)
     name: str = ""  # its name under the table's input (default: the file's name)
     partition: tuple[tuple[str, str], ...] = ()  # its partition columns' values
+    size: int = 0
+    mtime: float = 0.0  # when it was last modified (epoch seconds)
 
     @property
     def key(self) -> str:
         """How the manifest names the file (a directory's files may be nested)."""
-        return self.name or self.path.name
+        return self.name or name_of(self.path)
 
 
 @dataclass(frozen=True)
@@ -109,9 +112,22 @@ class TableInput:
     under (their names are relative to it)."""
 
     table: TableDef
-    files: list[Path]
+    files: list[Path] | list[str]
     format: Format = Format()
-    root: Path | None = None
+    root: Path | str | None = None
+
+
+def name_of(location: Path | str) -> str:
+    return str(location).rstrip("/").rsplit("/", 1)[-1]
+
+
+def relative(location: Path | str, root: Path | str | None) -> str:
+    """A file's name under its table's directory ("": none given)."""
+    if root is None:
+        return ""
+    if isinstance(location, str):
+        return location[len(str(root).rstrip("/")) + 1:]
+    return str(location.relative_to(root))
 
 
 @dataclass(frozen=True)
@@ -159,7 +175,7 @@ class Parsed:
         h = hashlib.sha256()
         for key, files in sorted(self.files.items()):
             for f in files:
-                h.update(f"{key}:{f.path.name}:".encode())
+                h.update(f"{key}:{f.key}:".encode())
                 h.update("".join(p.digest for p in self.pieces
                                  if p.table == key and p.file == f.index).encode())
         return h.hexdigest()
@@ -181,19 +197,21 @@ class Parsed:
 
 
 def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Path,
-          piece_bytes: int = PIECE_BYTES) -> Parsed:
+          piece_bytes: int = PIECE_BYTES, store: Store | None = None) -> Parsed:
     """Parse the files of each table (lower-case name -> its input) on the executors into
     ``work``, in pieces of about ``piece_bytes`` (a Parquet file: its row groups). A file
     whose header or Parquet columns do not fit its table raises InputError first. ``spark``
-    None: the tasks run in this process (``_in_process``)."""
+    None: the tasks run in this process (``_in_process``). ``store``: how the driver and the
+    tasks reach files on an object store (io/remote.py)."""
     files = {}
     for key, given in inputs.items():
         files[key] = []
         for i, p in enumerate(given.files):
-            name = str(p.relative_to(given.root)) if given.root else ""
+            name = relative(p, given.root)
+            size, mtime = remote.stat(p, store)
             files[key].append(InputFile(
-                key, i, p, columns_of(given.table, given.format, p), name,
-                partition_of(given.table, given.format, p, name or p.name)))
+                key, i, p, columns_of(given.table, given.format, p, store), name,
+                partition_of(given.table, given.format, p, name or name_of(p)), size, mtime))
     tables = {key: given.table for key, given in inputs.items()}
     formats = {key: given.format for key, given in inputs.items()}
     work = work.absolute()
@@ -201,13 +219,15 @@ def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Path,
     table_files = [f for fs in files.values() for f in fs]
     if not table_files:
         return Parsed(work, tables, files, [])
-    sizes = [f.path.stat().st_size for f in table_files]
-    paths = [str(f.path.resolve()) for f in table_files]  # as the tasks open them
+    sizes = [f.size for f in table_files]
+    # as the tasks open them
+    paths = [f.path if remote.is_remote(f.path) else str(Path(f.path).resolve())
+             for f in table_files]
     plans: list[list[csv_split.Piece] | None] = []
     for f, size in zip(table_files, sizes):
         fmt = formats[f.table]
         if fmt.by_row_group:  # (start, end): the row group; first_line: its first row's
-            counts = row_groups(f.path)
+            counts = row_groups(f.path, store)
             plans.append([csv_split.Piece(g, g + 1, 1 + sum(counts[:g]))
                           for g in range(len(counts))])
         else:
@@ -219,7 +239,7 @@ def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Path,
         def scan_at(at: int, chunk: int) -> csv_split.Scan:
             i, start, end = spread[at]
             return csv_split.joined([
-                csv_split.scan_range(_read(paths[i], max(s - 1, 0), e), s, e)
+                csv_split.scan_range(remote.read_range(paths[i], max(s - 1, 0), e, store), s, e)
                 for s, e in csv_split.ranges(end - start, chunk, start)])
 
         def scan(batches):
@@ -249,7 +269,7 @@ def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Path,
                 i, k, piece = pieces[at]
                 f, table = table_files[i], tables[table_files[i].table]
                 good, bad, digest = _parse_piece(table, formats[f.table], f, paths[i], k,
-                                                 piece)
+                                                 piece, store)
                 _write_rows(_rows_file(where, f.table, f.index, k), good)
                 yield pa.RecordBatch.from_pylist([{
                     "table": f.table, "file": f.index, "piece": k,
@@ -275,14 +295,15 @@ def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Path,
 
 
 def _parse_piece(table: TableDef, fmt: Format, f: InputFile, path: str, k: int,
-                 piece: csv_split.Piece) -> tuple[pa.Table, list[Rejected], str]:
+                 piece: csv_split.Piece, store: Store | None
+                 ) -> tuple[pa.Table, list[Rejected], str]:
     """A piece's typed rows, its rejected rows and the digest of what it read, in a task."""
     held = file_table(table)  # the columns in the file: not the partition columns
     bad: list[Rejected] = []
     if fmt.by_row_group:
-        good, digest = parquet_rows(held, path, piece.start)
+        good, digest = parquet_rows(held, path, piece.start, store)
     else:
-        data = _read(path, piece.start, piece.end)
+        data = remote.read_range(path, piece.start, piece.end, store)
         digest = hashlib.sha256(data).hexdigest()
         if fmt.name == "csv":
             good, bad = csv_flink.records(held, fmt, data, piece.first_line)
@@ -483,11 +504,3 @@ def _read_rows(path: str) -> pa.Table:
     fs, where = pafs.FileSystem.from_uri(path)
     with fs.open_input_stream(where) as f:
         return pa.ipc.open_stream(f).read_all()
-
-
-def _read(path: str, start: int, end: int) -> bytes:
-    """Bytes [start, end) of a file, read where the task runs (pyarrow's file systems: a local
-    path or a URI such as hdfs:// or s3://)."""
-    fs, where = pafs.FileSystem.from_uri(path)
-    with fs.open_input_file(where) as fh:
-        return fh.read_at(end - start, start)

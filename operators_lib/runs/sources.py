@@ -6,7 +6,8 @@ is exit 2 naming it. A ``--data``/``inputs`` path keeps today's meaning: a ``.cs
 a directory of them) with a header row whose names match the table's columns; a directory of
 ``.json``, ``.parquet`` or ``.avro`` files, or such a file, is read in that format with its
 defaults. A WITH binding reads its ``path`` as Flink does: a file, or every file under a
-directory (recursively) whose name does not start with ``.`` or ``_``.
+directory (recursively) whose name does not start with ``.`` or ``_``; an ``s3a://`` or
+``s3://`` path is read from the object store (io/remote.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from pathlib import Path
 from operators_lib.catalog import TableDef
 from operators_lib.engine.locations import local_path
 from operators_lib.errors import InputError
+from operators_lib.io import remote
 from operators_lib.io.formats import HEADER_CSV, Format
+from operators_lib.io.remote import Store
 from operators_lib.sql.connectors import binding
 
 _EXTENSIONS = {".csv": HEADER_CSV, ".json": "json", ".jsonl": "json", ".ndjson": "json",
@@ -31,15 +34,17 @@ class Source:
     """A table's input: a file or a directory, its format, and how it was bound."""
 
     table: TableDef
-    root: Path
+    root: Path | str  # a local path, or an object store's URI (io/remote.py)
     format: Format
     given: bool  # by --data / inputs (else by the WITH clause)
     notes: tuple[str, ...] = ()
 
-    def files(self, required: bool) -> list[Path]:
+    def files(self, required: bool, store: Store | None = None) -> list[Path] | list[str]:
         """The input files in arrival order (their paths' order); ``required``: none is an
         InputError (a bounded run's), else an empty list (a landing directory)."""
         root = self.root
+        if isinstance(root, str):  # an object store's prefix (a WITH 'path')
+            return self._remote_files(root, required, store)
         if root.is_file():
             return [root]
         if not root.is_dir():
@@ -58,6 +63,16 @@ class Source:
             raise InputError(f"input directory {root} of table {self.table.name} has no {kind}")
         return files
 
+    def _remote_files(self, root: str, required: bool, store: Store | None) -> list[str]:
+        base = root.rstrip("/") + "/"
+        files = [uri for uri, _, _ in remote.list_files(root, store, recursive=True)
+                 if uri == root or not any(part.startswith((".", "_"))
+                                           for part in uri[len(base):].split("/"))]
+        if not files and required:
+            raise InputError(f"input not found: no file under {root} (table "
+                             f"{self.table.name})")
+        return files
+
 
 def source_of(table: TableDef, given: Path | None) -> Source:
     """Table ``table``'s input (module docstring); ``given``: its --data / inputs path."""
@@ -70,11 +85,18 @@ def source_of(table: TableDef, given: Path | None) -> Source:
         path = local_path(given, f"input of {table.name}")
         return Source(table, path, Format(_format_of(path)), True)
     bound = binding(table.name, table.options, table.line, table.source)
-    # (file: URIs are local paths; other schemes are refused until twinflow reads them)
-    location = local_path(re.sub(r"^file:(//)?", "", bound.path), f"table {table.name}: 'path'")
+    fmt = Format(bound.format, bound.options)
+    if remote.S3.match(bound.path):  # s3:// is read as s3a:// (Hadoop's connector)
+        return Source(table, remote.S3.sub("s3a://", bound.path), fmt, False, bound.notes)
+    path = re.sub(r"^file:(//)?", "", bound.path)  # a file: URI is a local path
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path):
+        raise InputError(f"table {table.name}: 'path' {bound.path!r} is a URI twinflow does "
+                         "not read yet: a table's files may be on a local path or on S3 "
+                         "(s3a://, s3://); HDFS, GCS and ABFS are being built")
+    location = Path(path)
     if not location.is_absolute() and table.base is not None:
         location = table.base / location
-    return Source(table, location, Format(bound.format, bound.options), False, bound.notes)
+    return Source(table, location, fmt, False, bound.notes)
 
 
 def sources(tables: Mapping[str, TableDef], given: Mapping[str, Path]) -> dict[str, Source]:

@@ -26,8 +26,10 @@ from pyspark.sql import SparkSession
 
 from operators_lib.catalog import TableDef
 from operators_lib.engine.locations import check_shared
+from operators_lib.engine.stores import store_of
 from operators_lib.errors import InputError, SqlError
 from operators_lib.io import ingest
+from operators_lib.io.remote import Store
 from operators_lib.ops.reports import (
     BoundedReport,
     Column,
@@ -121,7 +123,8 @@ def stage(spec: RunSpec, spark: SparkSession, plan: Node, recorded: RunRecord | 
         check_shared(spark, spec.out)
     # A bad header fails the run here, and so does a NaN or Infinity the query cannot take.
     notes: list[str] = []
-    parsed = ingest.parse(spark, _inputs(spec, plan, notes), state / PARSED)
+    inputs, store = _inputs(spec, spark, plan, notes)
+    parsed = ingest.parse(spark, inputs, state / PARSED, store=store)
     nonfinite.check(plan, parsed.nonfinite())
     run = Run(spec, plan, t0, parsed=parsed, notes=notes)
     resume = False
@@ -136,7 +139,7 @@ def stage(spec: RunSpec, spark: SparkSession, plan: Node, recorded: RunRecord | 
     else:
         run.rows_per_batch = spec.rows_per_batch or 0
         # How long the oldest new file of each table waited for this run (the ops view's lag).
-        run.waited = {key: round(time.time() - min(f.path.stat().st_mtime for f in files), 1)
+        run.waited = {key: round(time.time() - min(f.mtime for f in files), 1)
                       for key, files in parsed.files.items() if files}
         spec.out.mkdir(parents=True, exist_ok=True)
         ingest.write_rejected(parsed, spec.out / "rejected.csv")
@@ -180,10 +183,11 @@ def _new_rows(spec: RunSpec, tables: list[str]) -> dict[str, int]:
     return {k: staged.table(k).rows - earlier.get(k, 0) for k in tables}
 
 
-def _inputs(spec: RunSpec, plan: Node, notes: list[str]) -> dict[str, ingest.TableInput]:
+def _inputs(spec: RunSpec, spark: SparkSession, plan: Node, notes: list[str]
+            ) -> tuple[dict[str, ingest.TableInput], Store | None]:
     """Each table's files to parse (runs/sources.py binds them): a bounded run's whole input, a
-    scheduled run's files that the manifest does not list yet; the bindings' notes are added
-    to ``notes``."""
+    scheduled run's files that the manifest does not list yet, and how to reach the object
+    store they are on (None: none is); the bindings' notes are added to ``notes``."""
     tables = {k: t for k, t in source_tables(plan).items() if not t.constant}
     if not spec.bounded:
         for table in source_tables(plan).values():
@@ -191,17 +195,19 @@ def _inputs(spec: RunSpec, plan: Node, notes: list[str]) -> dict[str, ingest.Tab
                 raise SqlError(f"query {spec.name}: a SELECT without FROM (a constant row) is "
                                "not supported in scheduled runs yet; run it with twinflow run")
     bound = sources.sources(tables, spec.inputs)
+    store = store_of(spark) if any(isinstance(s.root, str) for s in bound.values()) else None
     notes.extend(f"table {s.table.name}: {n}" for s in bound.values() for n in s.notes)
     staged = None if spec.bounded else Manifest.load(spec.state)
     inputs = {}
     for key, source in bound.items():
-        files = source.files(required=spec.bounded)
-        root = None if source.root.is_file() else source.root
+        files = source.files(required=spec.bounded, store=store)
+        root = None if files == [source.root] else source.root
         if staged is not None:
             seen = staged.table(key).files
-            files = [f for f in files if str(f.relative_to(root) if root else f.name) not in seen]
+            files = [f for f in files if (ingest.relative(f, root) or ingest.name_of(f))
+                     not in seen]
         inputs[key] = ingest.TableInput(source.table, files, source.format, root)
-    return inputs
+    return inputs, store
 
 
 def _clear(state: Path) -> None:
@@ -223,7 +229,7 @@ def check_rejected(spec: RunSpec, parsed: ingest.Parsed, rejected_csv: Path) -> 
     if rejected <= spec.max_rejected_rows:
         return
     total = rejected + parsed.rows()
-    per_file = ", ".join(f"{f.path.name}: {bad}" for k in parsed.files
+    per_file = ", ".join(f"{f.key}: {bad}" for k in parsed.files
                          for f, _, bad in parsed.per_file(k) if bad)
     raise InputError(
         f"query {spec.name}: {rejected} of {total} rows of the new input files were rejected "

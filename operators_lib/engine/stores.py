@@ -1,0 +1,95 @@
+"""Object stores and HDFS: the Hadoop connector jars Spark needs for ``s3a://`` (Hadoop's
+``hadoop-aws`` and the AWS SDK bundle it was built with, at the Hadoop version of pyspark's
+jars), fetched once from Maven Central (``bootstrap.sh``: ``python -m
+operators_lib.engine.stores``) into ``$TWINFLOW_JARS`` (default ``~/.cache/twinflow/jars``) and
+put on the driver's and the executors' class path by Spark's ``defaultExtraClassPath``
+settings (engine/spark.py), before the user's ``extraClassPath``.
+
+On a cluster whose Spark already has them (a Hadoop-provided distribution, EMR, Dataproc), set
+``spark.driver.extraClassPath`` / ``spark.executor.extraClassPath`` (or nothing, if they are in
+Spark's jars): the user's settings win.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import urllib.request
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from operators_lib.io.remote import Store
+
+if TYPE_CHECKING:  # the DAG files import this module (jvm_archive) without pyspark
+    from pyspark.sql import SparkSession
+
+MAVEN = "https://repo1.maven.org/maven2"
+# (group path, artifact, version): hadoop-aws of pyspark's Hadoop and its compile-scope
+# dependencies at the versions its parent pom (hadoop-project) names
+JARS = (
+    ("org/apache/hadoop", "hadoop-aws", "3.5.0"),
+    ("software/amazon/awssdk", "bundle", "2.35.4"),
+    ("software/amazon/s3/analyticsaccelerator", "analyticsaccelerator-s3", "1.3.1"),
+)
+
+
+def jars_dir() -> Path:
+    return Path(os.environ.get("TWINFLOW_JARS") or Path.home() / ".cache" / "twinflow" / "jars")
+
+
+def jar_paths() -> list[Path]:
+    return [jars_dir() / f"{artifact}-{version}.jar" for _, artifact, version in JARS]
+
+
+def classpath() -> str | None:
+    """The connector jars as a class path, None until they are fetched."""
+    paths = jar_paths()
+    return os.pathsep.join(map(str, paths)) if all(p.is_file() for p in paths) else None
+
+
+def fetch() -> list[Path]:
+    """Download the jars that are missing, each checked against Maven Central's SHA-1."""
+    jars_dir().mkdir(parents=True, exist_ok=True)
+    for (group, artifact, version), path in zip(JARS, jar_paths()):
+        if path.is_file():
+            continue
+        url = f"{MAVEN}/{group}/{artifact}/{version}/{path.name}"
+        with urllib.request.urlopen(f"{url}.sha1", timeout=60) as response:
+            expected = response.read().decode().split()[0]
+        part = path.with_suffix(".part")
+        digest = hashlib.sha1()
+        with urllib.request.urlopen(url, timeout=60) as response, open(part, "wb") as out:
+            while chunk := response.read(1 << 20):
+                digest.update(chunk)
+                out.write(chunk)
+        if digest.hexdigest() != expected:
+            part.unlink()
+            raise RuntimeError(f"{url}: SHA-1 {digest.hexdigest()}, Maven Central says "
+                               f"{expected}")
+        part.replace(path)
+    return jar_paths()
+
+
+if __name__ == "__main__":
+    try:
+        fetch()
+    except OSError as e:  # no network: everything but object stores works
+        print(f"bootstrap: warning: the object-store connector jars were not fetched ({e})",
+              file=sys.stderr)
+
+
+def store_of(spark: SparkSession) -> Store:
+    """How the driver and the tasks reach an S3-compatible store from Python (io/remote.py):
+    the s3a connector's settings in the session's Hadoop configuration (core-site.xml,
+    ``spark.hadoop.fs.s3a.*``, session settings ``fs.s3a.*``)."""
+    conf = spark._jsparkSession.sessionState().newHadoopConf()
+
+    def get(key: str) -> str | None:
+        value = conf.get(f"fs.s3a.{key}")
+        return None if value is None or not str(value).strip() else str(value).strip()
+
+    return Store(endpoint=get("endpoint"), region=get("endpoint.region") or get("region"),
+                 path_style=(get("path.style.access") or "false").lower() == "true",
+                 ssl=(get("connection.ssl.enabled") or "true").lower() == "true",
+                 access_key=get("access.key"), secret_key=get("secret.key"))

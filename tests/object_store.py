@@ -1,0 +1,75 @@
+"""A real S3-compatible server on the loopback interface: moto's stand-alone server (an HTTP
+server that the s3a connector and pyarrow talk to as to S3), from a virtualenv of its own
+(moto needs a python-dateutil older than Airflow's), built once with uv into
+``~/.cache/twinflow/moto-<version>``.
+
+    with S3Server() as s3:             # s3.endpoint: http://127.0.0.1:PORT
+        s3.bucket("data")
+        session_conf(spark, s3.hadoop_conf())   # fs.s3a.*: path-style access, test keys
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from tests.cluster import free_port, stop
+
+MOTO = "moto[s3,server]==5.2.5"
+VENV = Path.home() / ".cache" / "twinflow" / "moto-5.2.5"
+ACCESS_KEY, SECRET_KEY = "twinflow-test", "twinflow-test-secret"
+
+
+def _python() -> Path:
+    """The moto virtualenv's Python, built the first time."""
+    python = VENV / "bin" / "python"
+    if not (VENV / ".ready").exists():
+        uv = Path(sys.executable).parent / "uv"
+        subprocess.run([uv, "venv", "-q", "--python", sys.executable, VENV], check=True)
+        subprocess.run([uv, "pip", "install", "-q", "--python", python, MOTO], check=True)
+        (VENV / ".ready").touch()
+    return python
+
+
+class S3Server:
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> S3Server:
+        self.proc = subprocess.Popen(
+            [_python(), "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=2)
+                return self
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.__exit__()
+                    raise RuntimeError("moto's S3 server did not start") from None
+                time.sleep(0.2)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            stop([self.proc], timeout=10)
+            self.proc = None
+
+    def bucket(self, name: str) -> None:
+        """Create a bucket (an S3 PUT Bucket request, as any client sends it)."""
+        request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
+        urllib.request.urlopen(request, timeout=10)
+
+    def hadoop_conf(self) -> dict[str, str]:
+        """The s3a connector's settings for this server, as session settings (Spark gives
+        them to the Hadoop FileSystem of each read and write; not cached: each server has
+        a port of its own)."""
+        return {"fs.s3a.endpoint": self.endpoint, "fs.s3a.path.style.access": "true",
+                "fs.s3a.access.key": ACCESS_KEY, "fs.s3a.secret.key": SECRET_KEY,
+                "fs.s3a.endpoint.region": "us-east-1",
+                "fs.s3a.connection.ssl.enabled": "false", "fs.s3a.impl.disable.cache": "true"}
