@@ -33,7 +33,7 @@ def _read(tmp_path, data: bytes, table: TableDef = TABLE):
     """(typed rows as pandas, rejected rows) of one file, as a task parses it."""
     path = tmp_path / "t.csv"
     path.write_bytes(data)
-    good, rejected, _ = csv_parse.parse_records(table, csv_parse.read_header(table, path), data,
+    good, rejected = csv_parse.parse_records(table, csv_parse.read_header(table, path), data,
                                                 1, True)
     # Floats in pandas' nullable dtype: NULL is NA, NaN a value.
     return good.to_pandas(types_mapper={pa.float64(): pd.Float64Dtype(),

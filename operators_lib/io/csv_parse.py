@@ -103,18 +103,15 @@ def read_header(table: TableDef, path: Path | str, data: BinaryIO | None = None
 
 
 def parse_records(table: TableDef, names: tuple[str, ...], data: bytes, first_line: int,
-                  header: bool) -> tuple[pa.Table, list[Rejected], dict]:
+                  header: bool) -> tuple[pa.Table, list[Rejected]]:
     """Typed rows of a piece of a CSV file that starts at line ``first_line`` (``header``: it
-    starts with the file's header, which is skipped), its rejected rows in line order and, for
-    each FLOAT / DOUBLE column with NaN or ±Infinity, the position of the first of each among
-    the typed rows ({column: [NaN or None, ±Infinity or None]})."""
+    starts with the file's header, which is skipped) and its rejected rows in line order."""
     if header and data.startswith(_BOM):
         data = data[len(_BOM):]
     fast = _fast_records(table, names, data, header)
     if fast is not None:
-        return fast, [], first_nonfinite(table, fast)
-    good, rejected = general_records(table, names, data, first_line, header)
-    return good, rejected, first_nonfinite(table, good)
+        return fast, []
+    return general_records(table, names, data, first_line, header)
 
 
 def general_records(table: TableDef, names: tuple[str, ...], data: bytes, first_line: int,
@@ -172,6 +169,8 @@ def general_records(table: TableDef, names: tuple[str, ...], data: bytes, first_
 
 
 def first_nonfinite(table: TableDef, good: pa.Table) -> dict[str, list[int | None]]:
+    """For each FLOAT / DOUBLE column with NaN or ±Infinity, the position of the first of each
+    among the typed rows ({column: [NaN or None, ±Infinity or None]})."""
     found = {}
     for c in table.physical:
         if not c.type.is_floating:

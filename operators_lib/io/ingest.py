@@ -312,7 +312,7 @@ def _parse_piece(table: TableDef, fmt: Format, f: InputFile, path: str, k: int,
         elif fmt.name == "avro":
             good, bad = avro.records(held, data)
         else:
-            good, bad, _ = parse_records(table, f.names, data, piece.first_line, k == 0)
+            good, bad = parse_records(table, f.names, data, piece.first_line, k == 0)
     return with_partition(table, good, f.partition), bad, digest
 
 
