@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -43,11 +44,12 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-def _data_arg(text: str) -> tuple[str, Path]:
+def _data_arg(text: str) -> tuple[str, Path | str]:
+    """TABLE=PATH-or-URI (a URI stays a string: a Path would fold its //)."""
     name, sep, path = text.partition("=")
     if not sep or not name or not path:
         raise argparse.ArgumentTypeError(f"expected TABLE=PATH, got {text!r}")
-    return name, Path(path)
+    return name, path if re.match(r"^[A-Za-z][A-Za-z0-9+.-]+:", path) else Path(path)
 
 
 def _conf_arg(text: str) -> tuple[str, str]:

@@ -43,9 +43,8 @@ class TableDef:
     # The one row of a SELECT without FROM (``SELECT CAST(NULL AS INT)``): no input file, no
     # columns, staged by the run itself (ONE_ROW).
     constant: bool = False
-    # PARTITIONED BY: the layout of a filesystem table; only an INSERT target may have it
-    # (twinflow's result is its own files in --out; a source's partition columns would come
-    # from directory names, which twinflow does not read)
+    # PARTITIONED BY: the layout of a filesystem table; a source's partition columns come
+    # from its files' key=value folders (io/formats.partition_of)
     partitioned_by: tuple[str, ...] = ()
     # The WITH clause's options as written (sql/connectors.py reads them where the table is
     # read), the declaring file's name and folder (a relative 'path' is read from there).

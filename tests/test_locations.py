@@ -47,11 +47,17 @@ def test_the_cli_refuses_a_uri_and_writes_nothing(tmp_path, command):
     assert not list(tmp_path.iterdir())  # no local 's3a:' directory
 
 
-def test_a_query_config_with_an_input_uri_is_refused(tmp_path):
+def test_a_query_configs_input_uri_is_kept_and_one_twinflow_cannot_read_is_refused(tmp_path):
     config = tmp_path / "q.json"
+    inputs = {"t": "s3://bucket/landing", "u": "hdfs://nn:8020/in", "v": "in/v"}
     config.write_text(json.dumps({"name": "q", "sql": ["q.sql"], "expectations": "s",
-                                  "inputs": {"t": "s3a://bucket/landing"}}))
-    with pytest.raises(InputError, match=r"input of t 's3a://bucket/landing' is a URI"):
+                                  "inputs": inputs}))
+    assert QueryConfig.load(config).inputs == {
+        "t": "s3a://bucket/landing", "u": "hdfs://nn:8020/in", "v": tmp_path / "in" / "v"}
+    config.write_text(json.dumps({"name": "q", "sql": ["q.sql"], "expectations": "s",
+                                  "inputs": {"t": "gs://bucket/landing"}}))
+    with pytest.raises(InputError, match=r"input of t 'gs://bucket/landing' is a URI twinflow "
+                                         "does not read yet"):
         QueryConfig.load(config)
 
 

@@ -6,17 +6,15 @@ results Flink's (the cases' expected/)."""
 
 from __future__ import annotations
 
-import re
-import shutil
-
 import pytest
 from pyspark.sql import Row
 
 from operators_lib.engine.spark import session_conf
 from operators_lib.engine.stores import classpath
 from operators_lib.io.remote import Store
-from tests.caselib import Case, all_cases, assert_final
+from tests.caselib import all_cases
 from tests.object_store import ACCESS_KEY, SECRET_KEY, S3Server
+from tests.remote_cases import assert_reads_as_flink, upload
 
 CASES = [c for c in all_cases("sources") if c.dir.name in (
     "csv_positional", "json_rules", "parquet_types", "avro_types", "csv_partitioned")]
@@ -27,16 +25,6 @@ def s3():
     with S3Server() as server:
         server.bucket("data")
         yield server
-
-
-def _upload(s3: S3Server, case: Case, prefix: str) -> None:
-    fs = Store(endpoint=s3.endpoint, path_style=True, access_key=ACCESS_KEY,
-               secret_key=SECRET_KEY).filesystem()
-    files = case.dir / "files"
-    for path in files.rglob("*"):
-        if path.is_file():
-            with fs.open_output_stream(f"data/{prefix}/{path.relative_to(files)}") as out:
-                out.write(path.read_bytes())
 
 
 def test_spark_writes_and_reads_parquet_on_the_loopback_s3_server(spark, s3):
@@ -52,20 +40,12 @@ def test_spark_writes_and_reads_parquet_on_the_loopback_s3_server(spark, s3):
 def test_a_table_on_s3_reads_as_flink_reads_its_files(spark, s3, tmp_path, case):
     """The case's files under s3a://data/<case>/ (its WITH 'path' pointed there; s3:// for
     one), read in both modes; the stream on Structured Streaming."""
-    _upload(s3, case, case.dir.name)
+    fs = Store(endpoint=s3.endpoint, path_style=True, access_key=ACCESS_KEY,
+               secret_key=SECRET_KEY).filesystem()
+    upload(fs, case.dir / "files", f"data/{case.dir.name}")
     scheme = "s3" if case.dir.name == "json_rules" else "s3a"
-    ddl = re.sub(r"'path' = 'files/", f"'path' = '{scheme}://data/{case.dir.name}/",
-                 (case.dir / "ddl.sql").read_text())
-    sql = tmp_path / "sql"
-    sql.mkdir()
-    (sql / "ddl.sql").write_text(ddl)
-    shutil.copy(case.dir / "query.sql", sql / "query.sql")
-    on_s3 = Case(sql)
-    with session_conf(spark, s3.hadoop_conf()):
-        result = on_s3.run(spark, tmp_path / "out", mode="both", rows_per_batch=2)
-    assert result.exit_code == 0, result.message
-    assert_final(case, tmp_path / "out", "stream.csv", "stream_final.csv")
-    assert_final(case, tmp_path / "out", "batch.csv", "batch_final.csv")
+    assert_reads_as_flink(spark, case, f"{scheme}://data/{case.dir.name}/", s3.hadoop_conf(),
+                          tmp_path)
 
 
 def test_a_missing_prefix_and_a_store_that_does_not_answer_are_errors_naming_the_uri(
@@ -86,3 +66,26 @@ def test_a_missing_prefix_and_a_store_that_does_not_answer_are_errors_naming_the
         assert main(args) == 2
     err = capsys.readouterr().err
     assert "s3a://data/absent/" in err and SECRET_KEY not in err, err
+
+
+def test_data_given_as_an_s3_uri_binds_the_table_whole(spark, s3, tmp_path):
+    """``--data page_views=s3a://...``: a prefix of header-CSV files, as a local directory
+    would be; the WITH-less DDL of examples/pageviews."""
+    from jobs.cli import main
+    from tests.test_incremental_runs import REPO
+
+    fs = Store(endpoint=s3.endpoint, path_style=True, access_key=ACCESS_KEY,
+               secret_key=SECRET_KEY).filesystem()
+    for name, line in (("1.csv", "u1,/home,2024-01-01 10:00:30"),
+                       ("2.csv", "u2,/cart,2024-01-01 10:00:31"), ("notes.txt", "not,a,row")):
+        with fs.open_output_stream(f"data/landing/{name}") as out:
+            out.write(f"user_id,url,ts\n{line}\n".encode())
+    (tmp_path / "q.sql").write_text("SELECT url, COUNT(*) AS n FROM page_views GROUP BY url")
+    args = ["run", "--sql", str(REPO / "examples" / "pageviews" / "page_views.sql"),
+            "--sql", str(tmp_path / "q.sql"), "--data", "page_views=s3a://data/landing/",
+            "--out", str(tmp_path / "out")]
+    with session_conf(spark, s3.hadoop_conf()):
+        assert main(args) == 0
+    for name in ("stream.csv", "batch.csv"):
+        rows = (tmp_path / "out" / name).read_text().splitlines()
+        assert sorted(rows[1:]) == ["/cart,1", "/home,1"], (name, rows)

@@ -16,6 +16,7 @@ import hashlib
 import os
 import sys
 import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,8 +39,11 @@ def jars_dir() -> Path:
     return Path(os.environ.get("TWINFLOW_JARS") or Path.home() / ".cache" / "twinflow" / "jars")
 
 
-def jar_paths() -> list[Path]:
-    return [jars_dir() / f"{artifact}-{version}.jar" for _, artifact, version in JARS]
+Jar = tuple[str, str, str]
+
+
+def jar_paths(jars: tuple[Jar, ...] = JARS) -> list[Path]:
+    return [jars_dir() / f"{artifact}-{version}.jar" for _, artifact, version in jars]
 
 
 def classpath() -> str | None:
@@ -48,10 +52,10 @@ def classpath() -> str | None:
     return os.pathsep.join(map(str, paths)) if all(p.is_file() for p in paths) else None
 
 
-def fetch() -> list[Path]:
+def fetch(jars: tuple[Jar, ...] = JARS) -> list[Path]:
     """Download the jars that are missing, each checked against Maven Central's SHA-1."""
     jars_dir().mkdir(parents=True, exist_ok=True)
-    for (group, artifact, version), path in zip(JARS, jar_paths()):
+    for (group, artifact, version), path in zip(jars, jar_paths(jars)):
         if path.is_file():
             continue
         url = f"{MAVEN}/{group}/{artifact}/{version}/{path.name}"
@@ -68,7 +72,7 @@ def fetch() -> list[Path]:
             raise RuntimeError(f"{url}: SHA-1 {digest.hexdigest()}, Maven Central says "
                                f"{expected}")
         part.replace(path)
-    return jar_paths()
+    return jar_paths(jars)
 
 
 if __name__ == "__main__":
@@ -80,16 +84,45 @@ if __name__ == "__main__":
 
 
 def store_of(spark: SparkSession) -> Store:
-    """How the driver and the tasks reach an S3-compatible store from Python (io/remote.py):
-    the s3a connector's settings in the session's Hadoop configuration (core-site.xml,
-    ``spark.hadoop.fs.s3a.*``, session settings ``fs.s3a.*``)."""
+    """How the driver and the tasks reach S3 and HDFS from Python (io/remote.py): the
+    settings in the session's Hadoop configuration (core-site.xml and hdfs-site.xml,
+    ``spark.hadoop.*``, session settings)."""
     conf = spark._jsparkSession.sessionState().newHadoopConf()
 
     def get(key: str) -> str | None:
-        value = conf.get(f"fs.s3a.{key}")
+        value = conf.get(key)
         return None if value is None or not str(value).strip() else str(value).strip()
 
-    return Store(endpoint=get("endpoint"), region=get("endpoint.region") or get("region"),
-                 path_style=(get("path.style.access") or "false").lower() == "true",
-                 ssl=(get("connection.ssl.enabled") or "true").lower() == "true",
-                 access_key=get("access.key"), secret_key=get("secret.key"))
+    return Store(endpoint=get("fs.s3a.endpoint"),
+                 region=get("fs.s3a.endpoint.region") or get("fs.s3a.region"),
+                 path_style=(get("fs.s3a.path.style.access") or "false").lower() == "true",
+                 ssl=(get("fs.s3a.connection.ssl.enabled") or "true").lower() == "true",
+                 access_key=get("fs.s3a.access.key"), secret_key=get("fs.s3a.secret.key"),
+                 namenodes=tuple(_namenodes(get)), hdfs_user=get("hadoop.user.name"),
+                 hdfs_auth=(get("hadoop.security.authentication") or "simple").lower())
+
+
+def _namenodes(get: Callable[[str], str | None]) -> Iterator[tuple[str, str]]:
+    """(namenode authority as URIs name it, its WebHDFS address): the default file system's
+    and each name service's (HA: its first namenode; WebHDFS does not fail over)."""
+    default = get("fs.defaultFS") or ""
+    http = get("dfs.namenode.http-address")
+    if http and default.lower().startswith("hdfs://"):
+        authority = default[len("hdfs://"):].split("/", 1)[0]
+        yield authority, _connectable(http, authority)
+    if http and (rpc := get("dfs.namenode.rpc-address")):
+        yield rpc, _connectable(http, rpc)
+    for service in filter(None, (get("dfs.nameservices") or "").split(",")):
+        nodes = [n.strip() for n in (get(f"dfs.ha.namenodes.{service}") or "").split(",")]
+        keys = [f"{service}.{n}" for n in nodes if n] or [service]
+        address = next(filter(None, (get(f"dfs.namenode.http-address.{k}") for k in keys)),
+                       None)
+        if address:
+            yield service.strip(), address
+
+
+def _connectable(http: str, rpc: str) -> str:
+    """An HTTP bind address as an address to connect to: a wildcard (0.0.0.0:9870) is on the
+    namenode's host."""
+    host, _, port = http.rpartition(":")
+    return f"{rpc.split(':')[0] if host in ('0.0.0.0', '') else host}:{port}"

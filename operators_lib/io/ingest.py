@@ -38,7 +38,8 @@ import os
 import shutil
 import tempfile
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -93,7 +94,7 @@ _GROUP_BYTES = 32 << 20
 class InputFile:
     table: str  # the table's lower-case name
     index: int  # its place among the table's files (name order)
-    path: Path | str  # a local path, or an object store's URI (io/remote.py)
+    path: Path | str  # a local path, or an S3 or HDFS URI (io/remote.py)
     names: tuple[str, ...]  # its fields' column names, lower case (formats.columns_of)
     name: str = ""  # its name under the table's input (default: the file's name)
     partition: tuple[tuple[str, str], ...] = ()  # its partition columns' values
@@ -115,6 +116,7 @@ class TableInput:
     files: list[Path] | list[str]
     format: Format = Format()
     root: Path | str | None = None
+    stats: Mapping[Path | str, tuple[int, float]] = field(default_factory=dict)  # as listed
 
 
 def name_of(location: Path | str) -> str:
@@ -208,7 +210,7 @@ def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Path,
         files[key] = []
         for i, p in enumerate(given.files):
             name = relative(p, given.root)
-            size, mtime = remote.stat(p, store)
+            size, mtime = given.stats.get(p) or remote.stat(p, store)
             files[key].append(InputFile(
                 key, i, p, columns_of(given.table, given.format, p, store), name,
                 partition_of(given.table, given.format, p, name or name_of(p)), size, mtime))

@@ -1,28 +1,40 @@
-"""Input files wherever they are: a local path, or an ``s3a://`` / ``s3://`` URI on an
-S3-compatible store, read through pyarrow's S3 client by the driver (listing, a file's size,
-a header line, a Parquet footer, an Avro header: no rows) and by the tasks (their pieces).
+"""Input files wherever they are: a local path, an ``s3a://`` / ``s3://`` URI on an
+S3-compatible store (pyarrow's S3 client) or an ``hdfs://`` URI (WebHDFS, the namenode's HTTP
+interface, through fsspec), read by the driver (listing, a file's size, a header line, a
+Parquet footer, an Avro header: no rows) and by the tasks (their pieces). Python tasks have no
+JVM, hence no Hadoop FileSystem: these clients reach the same files Spark reaches, configured
+from the same Hadoop settings.
 
-The store is reached as Spark's s3a connector reaches it: ``Store`` is made from the Hadoop
-configuration (``fs.s3a.endpoint``, ``fs.s3a.endpoint.region``, ``fs.s3a.path.style.access``,
-``fs.s3a.connection.ssl.enabled``, ``fs.s3a.access.key`` / ``fs.s3a.secret.key``; without keys,
-the AWS SDK's own chain: the standard environment variables, the profile, an instance role),
-so credentials are configured once, where Spark users keep them. Their values never appear in
-a ``repr``, a log line or an error. A store that does not answer is an error within seconds
-(bounded connect and request timeouts, three attempts), naming the URI.
+``Store`` is made from the session's Hadoop configuration (engine/stores.py): for S3,
+``fs.s3a.endpoint``, ``fs.s3a.endpoint.region``, ``fs.s3a.path.style.access``,
+``fs.s3a.connection.ssl.enabled``, ``fs.s3a.access.key`` / ``fs.s3a.secret.key`` (without keys,
+the AWS SDK's own chain: the standard environment variables, the profile, an instance role);
+for HDFS, each namenode's ``dfs.namenode.http-address`` and the user (``HADOOP_USER_NAME``, else
+the OS user: Hadoop's simple authentication). Credentials are configured once, where Spark
+users keep them, and never appear in a ``repr``, a log line or an error. A store that does
+not answer is an error within seconds (bounded connect and request timeouts, three attempts),
+naming the URI.
 """
 
 from __future__ import annotations
 
-import re
+import functools
+import getpass
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pyarrow.fs as pafs
+import requests
+from fsspec.implementations.webhdfs import WebHDFS
 
 from operators_lib.errors import InputError
+from operators_lib.io.uris import HDFS, S3
 
-S3 = re.compile(r"^s3a?://", re.IGNORECASE)
+WEBHDFS_PORT = 9870  # a namenode's HTTP port when the configuration names none (Hadoop 3)
+HDFS_PORT = 8020
 
 
 @dataclass(frozen=True)
@@ -35,6 +47,10 @@ class Store:
     ssl: bool = True
     access_key: str | None = field(default=None, repr=False)
     secret_key: str | None = field(default=None, repr=False)
+    # HDFS: (namenode "host:port", its WebHDFS "host:port"), and who reads
+    namenodes: tuple[tuple[str, str], ...] = ()
+    hdfs_user: str | None = None
+    hdfs_auth: str = "simple"  # hadoop.security.authentication
 
     def filesystem(self) -> pafs.S3FileSystem:
         endpoint = self.endpoint
@@ -48,37 +64,109 @@ class Store:
             request_timeout=30, retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=3))
 
 
+    def webhdfs(self, authority: str) -> pafs.FileSystem:
+        """The namenode ``authority`` (``host[:port]``) through WebHDFS."""
+        if self.hdfs_auth != "simple":
+            raise InputError(f"the Hadoop configuration asks for {self.hdfs_auth} "
+                             "authentication: twinflow reads HDFS through WebHDFS with simple "
+                             "authentication only (Kerberos is not built yet)")
+        host, _, port = authority.partition(":")
+        known = dict(self.namenodes)
+        http = known.get(authority) or known.get(f"{host}:{port or HDFS_PORT}")
+        http_host, _, http_port = (http or f"{host}:{WEBHDFS_PORT}").rpartition(":")
+        user = self.hdfs_user or os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
+        return pafs.PyFileSystem(pafs.FSSpecHandler(
+            _WebHDFS(http_host or host, int(http_port), user=user)))
+
+
+class _WebHDFS(WebHDFS):
+    """fsspec's WebHDFS client with bounded connect and read timeouts (requests has none)."""
+
+    def _connect(self) -> None:
+        super()._connect()
+        self.session.request = functools.partial(self.session.request, timeout=(5, 60))
+
+
 def is_remote(location: str | Path) -> bool:
-    return isinstance(location, str) and bool(S3.match(location))
+    return isinstance(location, str) and bool(S3.match(location) or HDFS.match(location))
 
 
 def _split(uri: str, store: Store | None) -> tuple[pafs.FileSystem, str]:
     if not is_remote(uri):
         return pafs.LocalFileSystem(), str(uri)
+    if hdfs := HDFS.match(uri):
+        return (store or Store()).webhdfs(hdfs.group(1)), uri[hdfs.end():] or "/"
     return (store or Store()).filesystem(), S3.sub("", uri)
 
 
 def _failed(uri: str, e: Exception) -> InputError:
     """An error naming the URI (pyarrow's messages name the bucket and key, never the
     credentials)."""
+    if isinstance(e, requests.ConnectionError) and (url := getattr(e.request, "url", None)):
+        address = url.split("://", 1)[-1].split("/", 1)[0]
+        return InputError(f"cannot read {uri}: its namenode's WebHDFS at {address} does not "
+                          "answer (the Hadoop setting dfs.namenode.http-address says where it "
+                          "listens)")
     return InputError(f"cannot read {uri}: {e}")
 
 
 def list_files(root: str, store: Store | None, recursive: bool) -> list[tuple[str, int, float]]:
-    """(URI, size, modification time) of the files under ``root`` (a prefix), in URI
-    order; a root that is one file gives it alone."""
-    fs, path = _split(root, store)
-    prefix = root[:len(root) - len(path)]
+    """(URI, size, modification time) of the files under ``root`` (a prefix); a root that
+    is one file gives it alone."""
+    return walk(root, store, recursive)
+
+
+def walk(root: Path | str, store: Store | None, recursive: bool,
+         skip: Callable[[str, bool], bool] = lambda name, is_dir: False,
+         after: tuple[str, ...] = ()) -> list[tuple[Any, int, float]]:
+    """(location, size, modification time) of the files under ``root`` in path order,
+    folder by folder (a location: a Path under a local root, else a URI); a root that is one
+    file gives it alone, an absent one nothing. ``skip(name, is_dir)``: an entry left out
+    (a folder: not entered). ``after``: the path, relative to ``root``, of a file whose
+    folders and the folders before them are closed: at each level only the folders named
+    from its folder's name on are entered (files are all listed)."""
+    if isinstance(root, Path):
+        fs, path, prefix = pafs.LocalFileSystem(), str(root.absolute()), ""
+    else:
+        fs, path = _split(root, store)
+        prefix = root[:len(root) - len(path)]
+    found: list[tuple[Any, int, float]] = []
+
+    def visit(directory: str, closed: tuple[str, ...]) -> None:
+        if recursive and not closed:  # the whole subtree: one flat listing on S3
+            for f in fs.get_file_info(pafs.FileSelector(directory, recursive=True)):
+                parts = f.path[len(directory):].strip("/").split("/")
+                if f.type == pafs.FileType.File and not any(
+                        skip(part, True) for part in parts[:-1]) and not skip(parts[-1], False):
+                    found.append((prefix + f.path, f.size, _mtime(f)))
+            return
+        for f in fs.get_file_info(pafs.FileSelector(directory, allow_not_found=True)):
+            is_dir = f.type == pafs.FileType.Directory
+            if skip(f.base_name, is_dir):
+                continue
+            if is_dir:
+                if recursive and not (len(closed) > 1 and f.base_name < closed[0]):
+                    visit(f.path, closed[1:] if closed and f.base_name == closed[0] else ())
+            elif f.type == pafs.FileType.File:
+                found.append((prefix + f.path, f.size, _mtime(f)))
+
     try:
         info = fs.get_file_info(path)
         if info.type == pafs.FileType.File:
-            return [(root, info.size, info.mtime.timestamp() if info.mtime else 0.0)]
-        found = fs.get_file_info(pafs.FileSelector(path.rstrip("/"), recursive=recursive,
-                                                   allow_not_found=True))
+            return [(root, info.size, _mtime(info))]
+        if info.type == pafs.FileType.Directory:
+            visit(path.rstrip("/") or "/", after)
     except OSError as e:
-        raise _failed(root, e) from None
-    return sorted((prefix + f.path, f.size, f.mtime.timestamp() if f.mtime else 0.0)
-                  for f in found if f.type == pafs.FileType.File)
+        raise _failed(str(root), e) from None
+    found.sort(key=lambda f: f[0].split("/"))
+    if isinstance(root, Path):  # under the root as given (relative stays relative)
+        return [(root / Path(location).relative_to(path), size, mtime)
+                for location, size, mtime in found]
+    return found
+
+
+def _mtime(info: pafs.FileInfo) -> float:
+    return info.mtime.timestamp() if info.mtime else 0.0
 
 
 def stat(location: str | Path, store: Store | None) -> tuple[int, float]:

@@ -42,7 +42,9 @@ from pyspark.sql import DataFrame, SparkSession
 from operators_lib.batch import batch_dataframe
 from operators_lib.engine.locations import local_path
 from operators_lib.engine.spark import engine_failures
+from operators_lib.engine.stores import store_of
 from operators_lib.errors import InputError, SqlError
+from operators_lib.io import uris
 from operators_lib.io.output import write_csv_frame
 from operators_lib.ops.reports import BatchCount
 from operators_lib.plan import (
@@ -97,7 +99,7 @@ def check(spec: RunSpec) -> Script:
         return script
     local_path(spec.out, "--out")
     for name, path in spec.inputs.items():
-        local_path(path, f"--data {name}")
+        uris.location(path, f"--data {name}")
     declared = set(script.catalog.tables)
     unknown = sorted({k.lower() for k in spec.inputs} - declared)
     if unknown:
@@ -217,7 +219,7 @@ def _bounded_plan(spec: RunSpec, spark: SparkSession, script: Script) -> Node:
     if missing:
         raise InputError(f"no --data given for table(s) the query reads: {', '.join(missing)} "
                          "(nor a WITH clause binding it to its files)")
-    sources(tables, spec.inputs)  # a binding twinflow cannot read: refused before any job
+    sources(tables, spec.inputs, store_of(spark))  # one twinflow cannot read: refused now
     return plan
 
 

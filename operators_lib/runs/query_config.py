@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from operators_lib.engine.locations import local_path
 from operators_lib.errors import InputError
+from operators_lib.io import uris
 from operators_lib.paths import chosen_settings
 
 
@@ -58,9 +59,15 @@ class QueryConfig(Section):
     name: str = Field(description="the query's name: its DAG ids, state and published "
                       "directories")
     sql: list[Path] = Field(description="SQL files run in order (DDL, then the query)")
-    inputs: dict[str, Path] = Field({}, description="table -> directory that its new files "
-                                    "land in (CSV with a header row; or .json, .parquet); "
-                                    "a table not listed is read where its WITH clause says")
+    inputs: dict[str, Path | str] = Field(
+        {}, description="table -> directory (or s3a://, hdfs:// URI) that its new files land "
+        "in (CSV with a header row; or .json, .parquet, .avro); a table not listed is read "
+        "where its WITH clause says")
+    skip_older_folders: bool = Field(
+        False, description="list each input only from the newest consumed file's folders on, "
+        "level by level (dated layouts such as dt=YYYY-MM-DD/hr=HH/, numbers zero-padded: a "
+        "folder that sorts before the newest consumed file's receives no new files); false: "
+        "list everything")
     expectations: str = Field(description="the Great Expectations suite that gates publishing "
                               "(expectations/gx/expectations/<name>.json)")
     rows_per_batch: int = Field(1000, ge=1, description="input rows per micro-batch")
@@ -115,11 +122,15 @@ class QueryConfig(Section):
 
     @field_validator("inputs")
     @classmethod
-    def _input_dirs(cls, dirs: dict[str, Path], info: ValidationInfo) -> dict[str, Path]:
+    def _input_dirs(cls, dirs: dict[str, Path | str], info: ValidationInfo
+                    ) -> dict[str, Path | str]:
+        """A local path (relative to the config file) as a Path, a URI as a string."""
         if not info.context:
             return dirs
-        return {t: info.context["base"] / local_path(p, f"{info.context['file']}: input of {t}")
-                for t, p in dirs.items()}
+        found = {t: uris.location(p, f"{info.context['file']}: input of {t}")
+                 for t, p in dirs.items()}
+        return {t: info.context["base"] / p if isinstance(p, Path) else p
+                for t, p in found.items()}
 
     @classmethod
     def read(cls, path: Path) -> QueryConfig:

@@ -6,21 +6,19 @@ is exit 2 naming it. A ``--data``/``inputs`` path keeps today's meaning: a ``.cs
 a directory of them) with a header row whose names match the table's columns; a directory of
 ``.json``, ``.parquet`` or ``.avro`` files, or such a file, is read in that format with its
 defaults. A WITH binding reads its ``path`` as Flink does: a file, or every file under a
-directory (recursively) whose name does not start with ``.`` or ``_``; an ``s3a://`` or
-``s3://`` path is read from the object store (io/remote.py).
+directory (recursively) whose name does not start with ``.`` or ``_``. Either may be a
+local path, a ``file:``, ``s3a://``, ``s3://`` or ``hdfs://`` URI (io/remote.py).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from operators_lib.catalog import TableDef
-from operators_lib.engine.locations import local_path
 from operators_lib.errors import InputError
-from operators_lib.io import remote
+from operators_lib.io import remote, uris
 from operators_lib.io.formats import HEADER_CSV, Format
 from operators_lib.io.remote import Store
 from operators_lib.sql.connectors import binding
@@ -34,7 +32,7 @@ class Source:
     """A table's input: a file or a directory, its format, and how it was bound."""
 
     table: TableDef
-    root: Path | str  # a local path, or an object store's URI (io/remote.py)
+    root: Path | str  # a local path, or an S3 or HDFS URI (io/remote.py)
     format: Format
     given: bool  # by --data / inputs (else by the WITH clause)
     notes: tuple[str, ...] = ()
@@ -42,76 +40,74 @@ class Source:
     def files(self, required: bool, store: Store | None = None) -> list[Path] | list[str]:
         """The input files in arrival order (their paths' order); ``required``: none is an
         InputError (a bounded run's), else an empty list (a landing directory)."""
-        root = self.root
-        if isinstance(root, str):  # an object store's prefix (a WITH 'path')
-            return self._remote_files(root, required, store)
-        if root.is_file():
-            return [root]
-        if not root.is_dir():
-            if required or not self.given:
-                raise InputError(f"input not found: {root} (table {self.table.name})")
-            return []
-        if self.given:
-            files = sorted(p for p in root.iterdir() if p.is_file()
-                           and _EXTENSIONS.get(p.suffix.lower()) == self.format.name)
-        else:
-            files = sorted(p for p in root.rglob("*") if p.is_file() and not any(
-                part.startswith((".", "_")) for part in p.relative_to(root).parts))
-        if not files and required:
-            kind = (f"{self.format.name} files" if self.format.name != HEADER_CSV
-                    else ".csv files")
-            raise InputError(f"input directory {root} of table {self.table.name} has no {kind}")
-        return files
+        return list(self.listing(required, store))
 
-    def _remote_files(self, root: str, required: bool, store: Store | None) -> list[str]:
-        base = root.rstrip("/") + "/"
-        files = [uri for uri, _, _ in remote.list_files(root, store, recursive=True)
-                 if uri == root or not any(part.startswith((".", "_"))
-                                           for part in uri[len(base):].split("/"))]
-        if not files and required:
+    def listing(self, required: bool, store: Store | None = None, after: str | None = None
+                ) -> dict[Path, tuple[int, float]] | dict[str, tuple[int, float]]:
+        """``files()`` with their sizes and modification times, as listed. ``after``: the
+        newest consumed file's name under the root, whose folder and those before it are
+        closed (remote.walk): not listed again."""
+        root = self.root
+
+        def skip(name: str, is_dir: bool) -> bool:
+            if self.given:  # a landing directory's files of its format
+                return not is_dir and _EXTENSIONS.get(
+                    "." + name.rpartition(".")[2].lower()) != self.format.name
+            return name.startswith((".", "_"))  # as Flink's filesystem source
+
+        listed = remote.walk(root, store, not self.given, skip,
+                             tuple(after.split("/")) if after else ())
+        files = {location: (size, mtime) for location, size, mtime in listed}
+        absent = isinstance(root, Path) and not root.exists()
+        if files or not (required or (absent and not self.given)):
+            return files
+        if isinstance(root, str):
             raise InputError(f"input not found: no file under {root} (table "
                              f"{self.table.name})")
-        return files
+        if not root.is_dir():
+            raise InputError(f"input not found: {root} (table {self.table.name})")
+        kind = f"{self.format.name} files" if self.format.name != HEADER_CSV else ".csv files"
+        raise InputError(f"input directory {root} of table {self.table.name} has no {kind}")
 
 
-def source_of(table: TableDef, given: Path | None) -> Source:
-    """Table ``table``'s input (module docstring); ``given``: its --data / inputs path."""
+def source_of(table: TableDef, given: Path | str | None, store: Store | None = None
+              ) -> Source:
+    """Table ``table``'s input (module docstring); ``given``: its --data / inputs path or
+    URI; ``store``: how to reach S3 and HDFS (a given URI's format may take a listing)."""
     if given is not None:
         if table.partitioned_by:
             raise InputError(f"table {table.name} is PARTITIONED BY "
                              f"{', '.join(table.partitioned_by)}: its partition values come "
                              "from the key=value folders under its WITH clause's 'path', which "
                              "--data or a config's inputs cannot bind")
-        path = local_path(given, f"input of {table.name}")
-        return Source(table, path, Format(_format_of(path)), True)
+        path = uris.location(given, f"input of {table.name}")
+        return Source(table, path, Format(_format_of(path, store)), True)
     bound = binding(table.name, table.options, table.line, table.source)
-    fmt = Format(bound.format, bound.options)
-    if remote.S3.match(bound.path):  # s3:// is read as s3a:// (Hadoop's connector)
-        return Source(table, remote.S3.sub("s3a://", bound.path), fmt, False, bound.notes)
-    path = re.sub(r"^file:(//)?", "", bound.path)  # a file: URI is a local path
-    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path):
-        raise InputError(f"table {table.name}: 'path' {bound.path!r} is a URI twinflow does "
-                         "not read yet: a table's files may be on a local path or on S3 "
-                         "(s3a://, s3://); HDFS, GCS and ABFS are being built")
-    location = Path(path)
-    if not location.is_absolute() and table.base is not None:
-        location = table.base / location
-    return Source(table, location, fmt, False, bound.notes)
+    where = uris.location(bound.path, f"table {table.name}: 'path'")
+    if isinstance(where, Path) and not where.is_absolute() and table.base is not None:
+        where = table.base / where
+    return Source(table, where, Format(bound.format, bound.options), False, bound.notes)
 
 
-def sources(tables: Mapping[str, TableDef], given: Mapping[str, Path]) -> dict[str, Source]:
+def sources(tables: Mapping[str, TableDef], given: Mapping[str, Path | str],
+            store: Store | None = None) -> dict[str, Source]:
     """Every table's input (``tables`` by lower-case name; ``given`` by name as written)."""
     lowered = {k.lower(): v for k, v in given.items()}
-    return {key: source_of(table, lowered.get(key)) for key, table in tables.items()}
+    return {key: source_of(table, lowered.get(key), store) for key, table in tables.items()}
 
 
-def _format_of(path: Path) -> str:
+def _format_of(path: Path | str, store: Store | None) -> str:
     """The format of a --data / inputs path: its extension's, a directory's files' (one
     format), header CSV if none tells."""
-    if not path.is_dir():
-        return _EXTENSIONS.get(path.suffix.lower(), HEADER_CSV)
-    found = {_EXTENSIONS[p.suffix.lower()] for p in path.iterdir()
-             if p.is_file() and p.suffix.lower() in _EXTENSIONS}
+    suffix = "." + str(path).rsplit("/", 1)[-1].rpartition(".")[2].lower()
+    if isinstance(path, Path) and path.is_dir():
+        names = [str(p) for p in path.iterdir() if p.is_file()]
+    elif suffix in _EXTENSIONS or isinstance(path, Path):
+        return _EXTENSIONS.get(suffix, HEADER_CSV)
+    else:  # a URI: a prefix, unless a file of a known format
+        names = [uri for uri, _, _ in remote.list_files(path, store, recursive=False)]
+    found = {_EXTENSIONS[s] for s in ("." + n.rpartition(".")[2].lower() for n in names)
+             if s in _EXTENSIONS}
     if len(found) > 1:
         raise InputError(f"input directory {path} holds files of several formats "
                          f"({', '.join(sorted(found))}): one format per table")

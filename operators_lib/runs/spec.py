@@ -57,7 +57,7 @@ class Steps(Enum):
 class RunSpec:
     name: str                     # the scheduled query's name ("run" for twinflow run)
     sql: tuple[Path, ...]
-    inputs: Mapping[str, Path]    # table -> CSV file or landing directory
+    inputs: Mapping[str, Path | str]  # table -> its file or landing directory (or URI)
     state: Path                   # the query's state directory (state/lifecycle.py)
     out: Path                     # the run's outputs: --out, or the DAG run's directory
     key: str                      # the data interval, or the bounded run's start time
@@ -69,13 +69,15 @@ class RunSpec:
     max_rejected_rows: int = 0    # scheduled runs: malformed rows a run may set aside
     through: str | None = None    # a backfill's last interval
     sweep: int | None = None      # a sweep run: the micro-batch its sweep is read in
+    skip_older_folders: bool = False  # scheduled runs: list from the newest file's folders
 
     @classmethod
-    def bounded_run(cls, sql: list[Path], data: Mapping[str, Path], mode: str, out: Path,
+    def bounded_run(cls, sql: list[Path], data: Mapping[str, Path | str], mode: str, out: Path,
                     rows_per_batch: int | None = None,
                     stop_after_batches: int | None = None, topn_split: int = 1) -> RunSpec:
         """``twinflow run``: its state under ``out``/_state, keyed by the time it starts."""
-        return cls("run", tuple(Path(p) for p in sql), {k: Path(v) for k, v in data.items()},
+        return cls("run", tuple(Path(p) for p in sql),
+                   {k: v if isinstance(v, str) else Path(v) for k, v in data.items()},
                    out / "_state", out, datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%f"),
                    rows_per_batch, topn_split, True, mode, stop_after_batches)
 
@@ -87,7 +89,7 @@ class RunSpec:
         return cls(cfg.name, tuple(cfg.sql), dict(cfg.inputs), state, run_dir,
                    key or run_dir.name,
                    cfg.rows_per_batch, cfg.topn_split, max_rejected_rows=cfg.max_rejected_rows,
-                   through=through)
+                   through=through, skip_older_folders=cfg.skip_older_folders)
 
     @classmethod
     def sweep_run(cls, state: Path, rows_per_batch: int, sweep: int | None) -> RunSpec:

@@ -194,19 +194,21 @@ def _inputs(spec: RunSpec, spark: SparkSession, plan: Node, notes: list[str]
             if table.constant:
                 raise SqlError(f"query {spec.name}: a SELECT without FROM (a constant row) is "
                                "not supported in scheduled runs yet; run it with twinflow run")
-    bound = sources.sources(tables, spec.inputs)
-    store = store_of(spark) if any(isinstance(s.root, str) for s in bound.values()) else None
+    store = store_of(spark)
+    bound = sources.sources(tables, spec.inputs, store)
     notes.extend(f"table {s.table.name}: {n}" for s in bound.values() for n in s.notes)
     staged = None if spec.bounded else Manifest.load(spec.state)
     inputs = {}
     for key, source in bound.items():
-        files = source.files(required=spec.bounded, store=store)
+        seen = staged.table(key).files if staged is not None else {}
+        newest = (max(seen, key=lambda name: name.split("/"))
+                  if seen and spec.skip_older_folders else None)
+        listing = source.listing(required=spec.bounded, store=store, after=newest)
+        files = list(listing)
         root = None if files == [source.root] else source.root
-        if staged is not None:
-            seen = staged.table(key).files
-            files = [f for f in files if (ingest.relative(f, root) or ingest.name_of(f))
-                     not in seen]
-        inputs[key] = ingest.TableInput(source.table, files, source.format, root)
+        files = [f for f in files if (ingest.relative(f, root) or ingest.name_of(f)) not in seen]
+        stats = {f: listing[f] for f in files}
+        inputs[key] = ingest.TableInput(source.table, files, source.format, root, stats)
     return inputs, store
 
 

@@ -1,0 +1,76 @@
+"""Tables on HDFS: a real MiniDFSCluster on the loopback interface (tests/hdfs_cluster.py);
+Spark reads hdfs:// with the Hadoop client in pyspark's jars, twinflow's driver lists and its
+tasks read through WebHDFS (io/remote.py). The source cases' files uploaded give Flink's results
+(the cases' expected/); a scheduled query whose landing directory is on HDFS takes each run's
+new files only."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from operators_lib.engine.spark import session_conf
+from operators_lib.runs.query_config import QueryConfig
+from tests.caselib import all_cases
+from tests.hdfs_cluster import MiniDfs
+from tests.remote_cases import assert_reads_as_flink, upload
+from tests.scheduled import batch_parity, stream_increment
+from tests.test_incremental_runs import HOP, REPO
+
+CASES = [c for c in all_cases("sources") if c.dir.name in (
+    "csv_partitioned", "parquet_types", "json_rules")]
+
+
+@pytest.fixture(scope="module")
+def hdfs(tmp_path_factory):
+    with MiniDfs(tmp_path_factory.mktemp("minidfs")) as cluster:
+        yield cluster
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_table_on_hdfs_reads_as_flink_reads_its_files(spark, hdfs, tmp_path, case):
+    upload(hdfs.filesystem(), case.dir / "files", f"/cases/{case.dir.name}")
+    assert_reads_as_flink(spark, case, f"{hdfs.uri}/cases/{case.dir.name}/",
+                          hdfs.hadoop_conf(), tmp_path)
+
+
+def test_a_scheduled_query_landing_on_hdfs_takes_each_runs_new_files(spark, hdfs, tmp_path):
+    """The HOP scenario of tests/test_incremental_runs.py with its landing directory on HDFS
+    (a config's inputs URI): run 2 stages the second file only, parity holds in each run."""
+    (tmp_path / "q.sql").write_text(HOP)
+    cfg = QueryConfig(name="q", sql=[REPO / "examples" / "pageviews" / "page_views.sql",
+                                     tmp_path / "q.sql"],
+                      inputs={"page_views": f"{hdfs.uri}/landing/page_views"},
+                      expectations="page_views", rows_per_batch=100)
+    fs = hdfs.filesystem()
+    files = {1: ["u1,/home,2024-01-01 10:00:30", "u2,/home,2024-01-01 10:01:20"],
+             2: ["u4,/home,2024-01-01 10:00:50", "u5,/home,2024-01-01 10:04:10"]}
+    published = {1: ["2024-01-01 09:59:00.000,2024-01-01 10:01:00.000,/home,1"],
+                 2: ["2024-01-01 10:00:00.000,2024-01-01 10:02:00.000,/home,3",
+                     "2024-01-01 10:01:00.000,2024-01-01 10:03:00.000,/home,1"]}
+    with session_conf(spark, hdfs.hadoop_conf()):
+        for run, lines in files.items():
+            with fs.open_output_stream(f"/landing/page_views/{run}.csv") as out:
+                out.write(("\n".join(["user_id,url,ts", *lines]) + "\n").encode())
+            run_dir = tmp_path / f"run{run}"
+            report = stream_increment(cfg, spark, tmp_path / "state", run_dir)
+            assert report["new_input_rows"] == {"page_views": 2}, report
+            assert (run_dir / "stream.csv").read_text().splitlines()[1:] == published[run]
+            parity = batch_parity(cfg, spark, tmp_path / "state", run_dir)
+            assert parity["verdict"] == "equal_for_emitted_rows", parity
+
+
+def test_a_namenode_that_does_not_answer_is_an_error_naming_the_uri(spark, tmp_path, capsys):
+    from jobs.cli import main
+    from tests.cluster import free_port
+
+    (tmp_path / "q.sql").write_text("SELECT user_id FROM page_views")
+    uri = f"hdfs://127.0.0.1:{free_port()}/landing/"
+    args = ["run", "--sql", str(REPO / "examples" / "pageviews" / "page_views.sql"),
+            "--sql", str(tmp_path / "q.sql"), "--data", f"page_views={uri}",
+            "--out", str(tmp_path / "out")]
+    started = time.monotonic()
+    assert main(args) == 2
+    assert time.monotonic() - started < 30
+    assert uri in capsys.readouterr().err
