@@ -66,3 +66,23 @@ def airflow_env(_airflow_home, tmp_path, monkeypatch):
         setenv = staticmethod(monkeypatch.setenv)
 
     return Env(_airflow_home)
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """A real S3-compatible server on loopback with a bucket ``data`` (tests/object_store.py),
+    once per test process."""
+    from tests.object_store import S3Server
+
+    with S3Server() as server:
+        server.bucket("data")
+        yield server
+
+
+@pytest.fixture(scope="session")
+def hdfs(tmp_path_factory):
+    """A real MiniDFSCluster on loopback (tests/hdfs_cluster.py), once per test process."""
+    from tests.hdfs_cluster import MiniDfs
+
+    with MiniDfs(tmp_path_factory.mktemp("minidfs")) as cluster:
+        yield cluster

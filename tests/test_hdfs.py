@@ -13,19 +13,12 @@ import pytest
 from operators_lib.engine.spark import session_conf
 from operators_lib.runs.query_config import QueryConfig
 from tests.caselib import all_cases
-from tests.hdfs_cluster import MiniDfs
 from tests.remote_cases import assert_reads_as_flink, upload
 from tests.scheduled import batch_parity, stream_increment
 from tests.test_incremental_runs import HOP, REPO
 
 CASES = [c for c in all_cases("sources") if c.dir.name in (
     "csv_partitioned", "parquet_types", "json_rules")]
-
-
-@pytest.fixture(scope="module")
-def hdfs(tmp_path_factory):
-    with MiniDfs(tmp_path_factory.mktemp("minidfs")) as cluster:
-        yield cluster
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

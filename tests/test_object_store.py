@@ -13,18 +13,11 @@ from operators_lib.engine.spark import session_conf
 from operators_lib.engine.stores import classpath
 from operators_lib.io.remote import Store
 from tests.caselib import all_cases
-from tests.object_store import ACCESS_KEY, SECRET_KEY, S3Server
+from tests.object_store import ACCESS_KEY, SECRET_KEY
 from tests.remote_cases import assert_reads_as_flink, upload
 
 CASES = [c for c in all_cases("sources") if c.dir.name in (
     "csv_positional", "json_rules", "parquet_types", "avro_types", "csv_partitioned")]
-
-
-@pytest.fixture(scope="module")
-def s3():
-    with S3Server() as server:
-        server.bucket("data")
-        yield server
 
 
 def test_spark_writes_and_reads_parquet_on_the_loopback_s3_server(spark, s3):

@@ -66,20 +66,26 @@ class Store:
 
     def webhdfs(self, authority: str) -> pafs.FileSystem:
         """The namenode ``authority`` (``host[:port]``) through WebHDFS."""
-        if self.hdfs_auth != "simple":
-            raise InputError(f"the Hadoop configuration asks for {self.hdfs_auth} "
-                             "authentication: twinflow reads HDFS through WebHDFS with simple "
-                             "authentication only (Kerberos is not built yet)")
-        host, _, port = authority.partition(":")
-        known = dict(self.namenodes)
-        http = known.get(authority) or known.get(f"{host}:{port or HDFS_PORT}")
-        http_host, _, http_port = (http or f"{host}:{WEBHDFS_PORT}").rpartition(":")
-        user = self.hdfs_user or os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
-        return pafs.PyFileSystem(pafs.FSSpecHandler(
-            _WebHDFS(http_host or host, int(http_port), user=user)))
+        host, port, user = webhdfs_address(self, authority)
+        return pafs.PyFileSystem(pafs.FSSpecHandler(WebHDFSClient(host, port, user=user)))
 
 
-class _WebHDFS(WebHDFS):
+def webhdfs_address(store: Store, authority: str) -> tuple[str, int, str]:
+    """The WebHDFS host and port of namenode ``authority`` (``host[:port]``, as an hdfs://
+    URI names it), and the user who reads."""
+    if store.hdfs_auth != "simple":
+        raise InputError(f"the Hadoop configuration asks for {store.hdfs_auth} "
+                         "authentication: twinflow reads HDFS through WebHDFS with simple "
+                         "authentication only (Kerberos is not built yet)")
+    host, _, port = authority.partition(":")
+    known = dict(store.namenodes)
+    http = known.get(authority) or known.get(f"{host}:{port or HDFS_PORT}")
+    http_host, _, http_port = (http or f"{host}:{WEBHDFS_PORT}").rpartition(":")
+    user = store.hdfs_user or os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
+    return http_host or host, int(http_port), user
+
+
+class WebHDFSClient(WebHDFS):
     """fsspec's WebHDFS client with bounded connect and read timeouts (requests has none)."""
 
     def _connect(self) -> None:

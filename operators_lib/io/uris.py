@@ -27,7 +27,7 @@ def location(given: str | Path, what: str) -> Path | str:
     if scheme and scheme.group(1).lower() == "file":
         return Path(re.sub(r"^file:(//)?", "", text))
     if scheme and len(scheme.group(1)) > 1:  # not a Windows drive letter
-        raise InputError(f"{what} {text!r} is a URI twinflow does not read yet: input may be "
-                         "on a local path, on S3 (s3a://, s3://) or on HDFS (hdfs://); GCS and "
-                         "ABFS are not built yet")
+        raise InputError(f"{what} {text!r} is a URI twinflow does not read yet: a local "
+                         "path, S3 (s3a://, s3://) or HDFS (hdfs://) may be; GCS and ABFS are "
+                         "not built yet")
     return Path(given)
