@@ -30,18 +30,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jobs.console import Console, engine_output_to
 from operators_lib.engine.locations import local_path
-from operators_lib.errors import TwinflowError, state_check_failed
+from operators_lib.errors import InputError, TwinflowError, state_check_failed
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from operators_lib.io.storage import Place
 
 
 def _data_arg(text: str) -> tuple[str, Path | str]:
@@ -94,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--data", action="append", default=[], type=_data_arg,
                      help="TABLE=PATH: a CSV file with a header, or a directory of them")
     run.add_argument("--mode", choices=["batch", "stream", "both"], default="both")
-    run.add_argument("--out", type=Path, required=True, help="output directory")
+    run.add_argument("--out", required=True,
+                     help="output directory: a local path, or an s3a:// or hdfs:// URI")
     run.add_argument("--rows-per-batch", type=int, default=None,
                      help="rows of every table per micro-batch (default: about 4 micro-batches, "
                           "at most 100000 rows)")
@@ -157,7 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:  # before anything is written there
-        if hasattr(args, "out"):
+        if args.command == "run":
+            args.out = _place(args.out)
+        elif hasattr(args, "out"):
             local_path(args.out, "--out")
     except TwinflowError as e:
         print(f"twinflow: error: {e}", file=sys.stderr)
@@ -172,8 +179,9 @@ def main(argv: list[str] | None = None) -> int:
         return _dags_install(args.folder)
     if args.command in ("state", "report"):
         return _state(args)
-    log = None if args.verbose else args.out / "engine.log"
-    created = not args.out.exists()
+    local = isinstance(args.out, Path)
+    log = None if args.verbose else (args.out if local else _scratch()) / "engine.log"
+    created = local and not args.out.exists()
     with engine_output_to(log) as (out, err):
         code = _run(args, Console(out, err, progress=not args.verbose), log)
     if code == TwinflowError.exit_code and log is not None:
@@ -281,6 +289,27 @@ def _dags_install(folder: Path) -> int:
         print(f"twinflow: error: {e}", file=sys.stderr)
         return e.exit_code
     return 0
+
+
+def _place(out: str) -> Place:
+    """``twinflow run --out``: a local path, or a place on a store (io/storage.py; the
+    session's settings reach it once Spark has started)."""
+    from operators_lib.io import storage, uris
+
+    where = uris.location(out, "--out")
+    if isinstance(where, str) and where.startswith("s3a://"):
+        raise InputError(f"--out {out!r}: state and outputs on S3 are not built yet (S3 has "
+                         "no rename, and a result must appear whole: "
+                         "docs/design/uri_state.md); a local path or hdfs:// may be")
+    return where if isinstance(where, Path) else storage.place(where, "--out")
+
+
+def _scratch() -> Path:
+    """Where the engine's log goes when --out is on a store (the JVM writes it through its
+    file descriptors: a local file)."""
+    scratch = Path(tempfile.gettempdir()) / f"twinflow-{os.getpid()}"
+    scratch.mkdir(exist_ok=True)
+    return scratch
 
 
 def _discard(log: Path, created: Path | None) -> None:

@@ -17,6 +17,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from upath import UPath
+
+from operators_lib.io.storage import Place
 from operators_lib.runs.lifecycle import run
 from operators_lib.runs.spec import Outcome, RunSpec, Steps
 from operators_lib.stream.runner import SPARK
@@ -68,18 +71,18 @@ def all_cases(feature: str | None = None) -> list[Case]:
     return [Case(p.parent) for p in sorted(CASES.glob(pattern))]
 
 
-def read_csv(path: Path) -> list[list[str]]:
-    with open(path, newline="") as fh:
+def read_csv(path: Place) -> list[list[str]]:
+    with path.open(newline="") as fh:
         return [row for row in csv.reader(fh) if row]
 
 
-def output_rows(out: Path | PlanRun, name: str) -> list[list[str]]:
-    """An output file's header and rows."""
-    return read_csv(out / name) if isinstance(out, Path) else out.rows(name)
+def output_rows(out: Place | PlanRun, name: str) -> list[list[str]]:
+    """An output file's header and rows (``out``: a run's --out, local or on a store)."""
+    return read_csv(out / name) if isinstance(out, Path | UPath) else out.rows(name)
 
 
-def column_types(out: Path | PlanRun) -> dict[str, str]:
-    if not isinstance(out, Path):
+def column_types(out: Place | PlanRun) -> dict[str, str]:
+    if not isinstance(out, Path | UPath):
         return out.types
     report = json.loads((out / "report.json").read_text())
     return {c["name"]: c["type"] for c in report["columns"]}

@@ -69,7 +69,10 @@ class MiniDfs:
         return {"dfs.namenode.rpc-address": self.uri[len("hdfs://"):],
                 "dfs.namenode.http-address": self.http}
 
+    def store(self) -> Store:
+        """How twinflow reaches the cluster (its namenode's WebHDFS address)."""
+        return Store(namenodes=((self.uri[len("hdfs://"):], self.http),))
+
     def filesystem(self) -> pafs.FileSystem:
         """The cluster as twinflow's tasks reach it (WebHDFS)."""
-        return Store(namenodes=((self.uri[len("hdfs://"):], self.http),)).webhdfs(
-            self.uri[len("hdfs://"):])
+        return self.store().webhdfs(self.uri[len("hdfs://"):])

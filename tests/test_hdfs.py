@@ -67,3 +67,19 @@ def test_a_namenode_that_does_not_answer_is_an_error_naming_the_uri(spark, tmp_p
     assert main(args) == 2
     assert time.monotonic() - started < 30
     assert uri in capsys.readouterr().err
+
+
+def test_a_run_with_its_state_and_outputs_on_hdfs_resumes_and_equals_flink(spark, hdfs):
+    """``twinflow run --out hdfs://...``: the staged input, the checkpoint, the changelog, the
+    result and the outputs on HDFS. An updating GROUP BY stopped after two micro-batches and
+    resumed from its checkpoint there gives Flink's changelog and final result."""
+    from operators_lib.io import storage
+    from tests.caselib import Case, assert_changelog, assert_final, assert_resumes
+
+    case = Case(REPO / "tests" / "cases" / "group" / "having")
+    out = storage.place(f"{hdfs.uri}/runs/having", "--out", hdfs.store())
+    with session_conf(spark, hdfs.hadoop_conf()):
+        assert_resumes(case, spark, out, rows_per_batch=2, stop_after=2)
+    assert_changelog(case, out)
+    assert_final(case, out, "batch.csv", "batch_final.csv")
+    assert str(out).startswith("hdfs://") and not (REPO / "hdfs:").exists()

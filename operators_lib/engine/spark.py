@@ -78,6 +78,10 @@ DEFAULTS = {
 LOCAL_DEFAULTS = {
     "spark.ui.enabled": "false",
     "spark.sql.shuffle.partitions": os.environ.get("TWINFLOW_SHUFFLE_PARTITIONS", "2"),
+    # One executor: nothing to wait for. A task that prefers the host of its HDFS block
+    # (localhost, not the executor's address) was refused once and, with no timer to offer
+    # it again in local mode, never ran: the job hung.
+    "spark.locality.wait": "0",
 }
 # What Flink's semantics need (a TIME(p) column type; a MAP[..] constructor and a JSON object
 # keeping the last value of a repeated key): set whatever the user set.

@@ -32,11 +32,9 @@ reads the last row (plan.ends_in_last_part), the last part also holds a marker r
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
-import os
-import shutil
-import tempfile
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -46,13 +44,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from operators_lib.catalog import TableDef
-from operators_lib.io import avro, csv_flink, csv_split, json_lines, remote
+from operators_lib.io import avro, csv_flink, csv_split, json_lines, remote, storage
 from operators_lib.io.csv_parse import (
     Rejected,
     first_nonfinite,
@@ -71,6 +68,7 @@ from operators_lib.io.formats import (
 )
 from operators_lib.io.offers import EOF_FILE
 from operators_lib.io.remote import Store
+from operators_lib.io.storage import Place
 from operators_lib.plan import END_FIRST, ROWNUM, SWEEP_FIRST
 
 REJECTED_COLUMNS = ["table", "file", "line", "reason", "row"]
@@ -148,14 +146,14 @@ class Parsed:
     """Input files parsed by the executors, not staged yet: per piece, a row of counts in
     ``dir``/pieces (Parquet) and its typed rows in ``dir``/rows (Arrow IPC streams)."""
 
-    dir: Path  # absolute, as the tasks see it (not resolved: links may differ on other hosts)
+    dir: Place  # absolute, as the tasks see it (not resolved: links may differ on other hosts)
     tables: dict[str, TableDef]
     files: dict[str, list[InputFile]]
     pieces: list[Piece]  # per table in arrival order
 
-    def rows_file(self, table: str, file: int, piece: int) -> str:
+    def rows_file(self, table: str, file: int, piece: int) -> Place:
         """A piece's typed rows, as the tasks read and write them."""
-        return _rows_file(str(self.dir), table, file, piece)
+        return _rows_file(self.dir, table, file, piece)
 
     def rows(self, key: str | None = None) -> int:
         """Accepted rows of table ``key`` (default: of all tables)."""
@@ -198,7 +196,7 @@ class Parsed:
         return found
 
 
-def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Path,
+def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Place,
           piece_bytes: int = PIECE_BYTES, store: Store | None = None) -> Parsed:
     """Parse the files of each table (lower-case name -> its input) on the executors into
     ``work``, in pieces of about ``piece_bytes`` (a Parquet file: its row groups). A file
@@ -217,7 +215,7 @@ def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Path,
     tables = {key: given.table for key, given in inputs.items()}
     formats = {key: given.format for key, given in inputs.items()}
     work = work.absolute()
-    shutil.rmtree(work, ignore_errors=True)
+    storage.rmtree(work)
     table_files = [f for fs in files.values() for f in fs]
     if not table_files:
         return Parsed(work, tables, files, [])
@@ -263,7 +261,7 @@ def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Path,
                 file_scans = [scan._replace(quotes=False) for scan in file_scans]
             plans[i] = csv_split.plan_pieces(sizes[i], file_scans)
     pieces = [(i, k, p) for i, plan in enumerate(plans) for k, p in enumerate(plan)]
-    where = str(work)
+    where = work
 
     def parse_pieces(batches):
         for batch in batches:
@@ -281,14 +279,14 @@ def parse(spark: SparkSession | None, inputs: dict[str, TableInput], work: Path,
 
     if spark is None:
         (work / "pieces").mkdir(parents=True)
-        pq.write_table(_in_process(len(pieces), parse_pieces, _PARSED),
-                       work / "pieces" / "part-00000.parquet")
+        with storage.open_output(work / "pieces" / "part-00000.parquet") as out:
+            pq.write_table(_in_process(len(pieces), parse_pieces, _PARSED), out)
     else:
         _tasks(spark, len(pieces)).mapInArrow(parse_pieces, from_arrow_schema(_PARSED)) \
             .write.parquet(str(work / "pieces"))
-    counts = pq.read_table(work / "pieces", columns=["table", "file", "piece", "rows",
-                                                     "rejected", "nonfinite", "digest"]
-                           ).to_pylist()
+    fs, pieces_dir = storage.arrow(work / "pieces")
+    counts = pq.read_table(pieces_dir, filesystem=fs, columns=[
+        "table", "file", "piece", "rows", "rejected", "nonfinite", "digest"]).to_pylist()
     order = {key: i for i, key in enumerate(files)}
     counts.sort(key=lambda r: (order[r["table"]], r["file"], r["piece"]))
     return Parsed(work, tables, files, [
@@ -318,16 +316,16 @@ def _parse_piece(table: TableDef, fmt: Format, f: InputFile, path: str, k: int,
     return with_partition(table, good, f.partition), bad, digest
 
 
-def write_rejected(parsed: Parsed, path: Path, more: Path | None = None) -> int:
+def write_rejected(parsed: Parsed, path: Place, more: Place | None = None) -> int:
     """rejected.csv (table, file, line, reason, the raw row), in arrival order, written
     atomically; returns its number of rows. The rejected rows' text is copied from the pieces
     that have some, a piece at a time; then the lines of ``more`` (a CSV file of these columns,
     removed: the rows a Python function failed on, udf/rejects.py)."""
     bad = [p for p in parsed.pieces if p.rejected]
-    pieces = ds.dataset(parsed.dir / "pieces", format="parquet") if bad else None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+    fs, pieces_dir = storage.arrow(parsed.dir / "pieces")
+    pieces = ds.dataset(pieces_dir, filesystem=fs, format="parquet") if bad else None
+    with storage.writing([path]) as (binary,), io.TextIOWrapper(
+            binary, encoding="utf-8", newline="") as out:
         out.write(",".join(REJECTED_COLUMNS) + "\n")
         for p in bad:
             [text] = pieces.to_table(columns=["bad"], filter=(pc.field("table") == p.table) & (
@@ -335,13 +333,12 @@ def write_rejected(parsed: Parsed, path: Path, more: Path | None = None) -> int:
             out.write(text)
         extra = 0
         if more is not None:
-            with open(more, encoding="utf-8", newline="") as lines:
+            with more.open(encoding="utf-8", newline="") as lines:
                 next(lines)  # its header
                 for line in lines:
                     out.write(line)
                     extra += 1
             more.unlink()
-    os.replace(tmp, path)
     return sum(p.rejected for p in bad) + extra
 
 
@@ -379,8 +376,8 @@ def stage(spark: SparkSession | None, parsed: Parsed, key: str, out_dir: Path,
     schema = pa.schema([*physical_schema(parsed.tables[key]), pa.field(ROWNUM, pa.int64())])
     piece_rows = [parsed.rows_file(key, p.file, p.piece) for p in pieces]
     tmp = out_dir.parent / f".{out_dir.name}.staging"
-    shutil.rmtree(tmp, ignore_errors=True)
-    where = str(tmp.absolute())
+    storage.rmtree(tmp)
+    where = tmp.absolute()
 
     def write_parts(batches):
         for batch in batches:
@@ -397,7 +394,7 @@ def stage(spark: SparkSession | None, parsed: Parsed, key: str, out_dir: Path,
                     first = starts[(pieces[i].file, pieces[i].piece)][0] + lo
                     tables.append(pa.table([*rows.columns, pa.array(
                         np.arange(first, first + rows.num_rows))], schema=schema))
-                _write_part(f"{where}/{k}.parquet", pa.concat_tables(tables))
+                _write_part(where / f"{k}.parquet", pa.concat_tables(tables))
                 yield pa.RecordBatch.from_pylist([{"part": k}], _WRITTEN)
 
     # One task per part: no shuffle, and the rows never enter a JVM (pyarrow writes them).
@@ -408,8 +405,8 @@ def stage(spark: SparkSession | None, parsed: Parsed, key: str, out_dir: Path,
     files = []
     for k in range(parts):
         files.append(out_dir / f"part-{first_part + k:06d}.parquet")
-        os.replace(tmp / f"{k}.parquet", files[-1])
-    shutil.rmtree(tmp)
+        storage.replace(tmp / f"{k}.parquet", files[-1])
+    storage.rmtree(tmp)
     return files
 
 
@@ -417,7 +414,8 @@ def stage_constant(out_dir: Path) -> list[Path]:
     """The one row of a SELECT without FROM (catalog.ONE_ROW): no column, arrival number 0."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "part-000000.parquet"
-    pq.write_table(pa.table({ROWNUM: pa.array([0], pa.int64())}), path)
+    with storage.open_output(path) as out:
+        pq.write_table(pa.table({ROWNUM: pa.array([0], pa.int64())}), out)
     return [path]
 
 
@@ -430,7 +428,8 @@ def write_eof(table: TableDef, out_dir: Path) -> Path:
 def event_time_bound(part: Path, time_col: str, which: str) -> int | None:
     """The earliest or latest event time (epoch ms) in a staged part, None if it has none: from
     the Parquet statistics of its row groups (ingest.stage writes microseconds), no row read."""
-    meta = pq.ParquetFile(part).metadata
+    with storage.open_input(part) as fh:
+        meta = pq.ParquetFile(fh).metadata
     index = meta.schema.to_arrow_schema().get_field_index(time_col)
     stats = [meta.row_group(g).column(index).statistics for g in range(meta.num_row_groups)]
     if any(s is None or (not s.has_min_max and s.null_count != meta.row_group(g).num_rows)
@@ -447,10 +446,11 @@ def write_sweep(table: TableDef, path: Path, buckets: int) -> Path:
     return _write_markers(table, path, SWEEP_FIRST - np.arange(buckets))
 
 
-def _write_markers(table: TableDef, path: Path, rownums: np.ndarray) -> Path:
+def _write_markers(table: TableDef, path: Place, rownums: np.ndarray) -> Place:
     """A staged file of marker rows."""
-    pq.write_table(_markers(pa.schema([*physical_schema(table), pa.field(ROWNUM, pa.int64())]),
-                            rownums), path)
+    with storage.open_output(path) as out:
+        pq.write_table(_markers(pa.schema([*physical_schema(table),
+                                           pa.field(ROWNUM, pa.int64())]), rownums), out)
     return path
 
 
@@ -477,32 +477,32 @@ def _in_process(n: int, tasks, schema: pa.Schema) -> pa.Table:
         [pa.array(range(n), pa.int64())], names=["id"])]))), schema)
 
 
-def _rows_file(work: str, table: str, file: int, piece: int) -> str:
-    return f"{work}/rows/{table}-{file}-{piece}.arrow"
+def _rows_file(work: Place, table: str, file: int, piece: int) -> Place:
+    return work / "rows" / f"{table}-{file}-{piece}.arrow"
 
 
-def _write_rows(path: str, rows: pa.Table) -> None:
+def _write_rows(place: Place, rows: pa.Table) -> None:
     """Write a piece's rows where the task runs, atomically (a task run again rewrites them)."""
-    fs, where = pafs.FileSystem.from_uri(path)
+    fs, where = storage.arrow(place)
     fs.create_dir(where.rsplit("/", 1)[0], recursive=True)
     tmp = f"{where}.{uuid.uuid4().hex}.tmp"  # two attempts of a task may run at once
     with fs.open_output_stream(tmp) as out, pa.ipc.new_stream(out, rows.schema) as writer:
         writer.write_table(rows)
-    fs.move(tmp, where)
+    storage.move(fs, tmp, where)
 
 
-def _write_part(path: str, rows: pa.Table) -> None:
+def _write_part(place: Place, rows: pa.Table) -> None:
     """A staged part, as Spark reads it (timestamps as microseconds, TIMESTAMP_MICROS), in row
     groups of about _GROUP_BYTES: a reader holds a row group's columns at once."""
-    fs, where = pafs.FileSystem.from_uri(path)
+    fs, where = storage.arrow(place)
     fs.create_dir(where.rsplit("/", 1)[0], recursive=True)
     per_row = max(1, rows.nbytes // max(1, rows.num_rows))
     tmp = f"{where}.{uuid.uuid4().hex}.tmp"  # as _write_rows
     pq.write_table(rows, tmp, filesystem=fs, row_group_size=max(1024, _GROUP_BYTES // per_row))
-    fs.move(tmp, where)
+    storage.move(fs, tmp, where)
 
 
-def _read_rows(path: str) -> pa.Table:
-    fs, where = pafs.FileSystem.from_uri(path)
+def _read_rows(place: Place) -> pa.Table:
+    fs, where = storage.arrow(place)
     with fs.open_input_stream(where) as f:
         return pa.ipc.open_stream(f).read_all()

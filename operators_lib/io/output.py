@@ -8,12 +8,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -27,6 +24,8 @@ from pyspark.sql import types as T
 
 from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import StateError
+from operators_lib.io import storage
+from operators_lib.io.storage import Place
 from operators_lib.plan import EMIT_TS, LINE, MARKERS, OP, ROWNUM, SEQ, quote
 from operators_lib.types import FlinkType
 
@@ -90,35 +89,15 @@ def csv_line(fields: list[tuple[Column, FlinkType | None]]) -> Column:
 
 
 @contextmanager
-def replacing(targets: list[tuple[Path, list[str] | None]], mode: int | None = None
+def replacing(targets: list[tuple[Place, list[str] | None]], mode: int | None = None
               ) -> Iterator[list[BinaryIO]]:
-    """Files written atomically: ``targets`` (path, CSV header or None) opened as temp files
-    beside them, each behind its header, renamed onto them when the block ends without an
-    error, removed when it raises. A reader never sees half a file. Their permissions:
-    ``mode``, else a new file's (0666 less the umask; mkstemp's own are 0600, which would hide
-    published results from a reader running as another user)."""
-    if mode is None:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    tmps: list[tuple[str, Path]] = []
-    try:
-        with ExitStack() as stack:
-            outs = []
-            for target, head in targets:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-                tmps.append((tmp, target))
-                outs.append(stack.enter_context(os.fdopen(fd, "wb")))
-                if head is not None:
-                    outs[-1].write(_header_line(head))
-            yield outs
-        for tmp, target in tmps:
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
-    finally:
-        for tmp, _ in tmps:
-            Path(tmp).unlink(missing_ok=True)
+    """Files written whole (storage.writing): ``targets`` (place, CSV header or None), each
+    opened behind its header."""
+    with storage.writing([target for target, _ in targets], mode) as outs:
+        for out, (_, head) in zip(outs, targets):
+            if head is not None:
+                out.write(_header_line(head))
+        yield outs
 
 
 def write_text(path: Path, text: str) -> None:
@@ -168,7 +147,7 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
         *[csv_line([(F.col(c), types.get(c)) for c in cols]).alias(n)
           for n, (_, cols, _) in zip(names, files)])
     parts = path.parent / f".{path.name}.parts"
-    shutil.rmtree(parts, ignore_errors=True)
+    storage.rmtree(parts)
     rows.write.options(**_TEXT_PARTS).parquet(str(parts))
     with replacing([(target, head) for target, _, head in files]) as outs:
         for name, out in zip(names, outs):
@@ -177,14 +156,14 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
                 # string), the memory handed back after each: the driver does not grow
                 # with the output (read as Python strings, it grew by 300 MB for a 534 MB
                 # batch.csv).
-                with pq.ParquetFile(part) as texts_of_part:
+                with storage.open_input(part) as fh, pq.ParquetFile(fh) as texts_of_part:
                     for group in range(texts_of_part.num_row_groups):
                         for text in texts_of_part.read_row_group(
                                 group, columns=[name]).column(0).chunks:
                             if len(text):
                                 out.write(_utf8_bytes(text))
                         pa.default_memory_pool().release_unused()
-    shutil.rmtree(parts, ignore_errors=True)
+    storage.rmtree(parts)
     return {**(seen.get if metrics else {}), **written.get}
 
 
@@ -252,13 +231,13 @@ def copy_changelog(batches: list[Path], changes: tuple[Path, list[str]] | None,
     return {**{k: counts[k] for k in (*KINDS, *MARKERS)}, "rows": counts["rows"]}
 
 
-def _merged(parts: list[Path]) -> Iterator[pa.RecordBatch]:
+def _merged(parts: list[Place]) -> Iterator[pa.RecordBatch]:
     """The rows (``OP``, ``LINE``) of parts each sorted by ``_PART_ORDER``, in that order: of
     what each part has read, the rows up to the smallest of their last keys are taken, sorted
     and given out; a part that has given out all it read reads on."""
     readers = []
     for part in parts:
-        f = pq.ParquetFile(part)
+        f = pq.ParquetFile(storage.open_input(part))
         if LINE not in f.schema_arrow.names:
             raise StateError(f"{part} has no {LINE} column: a changelog of an earlier layout")
         readers.append(f.iter_batches(_READ_ROWS, columns=[*_PART_ORDER, OP, LINE]))

@@ -46,7 +46,8 @@ class Record(BaseModel):
     def read(cls, path: Path) -> Self:
         """The record in ``path``; StateError if it is not one (damage, or a bug)."""
         try:
-            return cls.model_validate_json(Path(path).read_bytes())
+            return cls.model_validate_json(
+                (Path(path) if isinstance(path, str) else path).read_bytes())
         except ValidationError as e:
             raise StateError(f"{path}: not a valid {cls.__name__}: " + "; ".join(
                 f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())

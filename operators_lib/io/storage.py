@@ -16,11 +16,20 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 import fsspec
+import pyarrow as pa
+import pyarrow.fs as pafs
 from fsspec.implementations.arrow import ArrowFSWrapper
 from upath import UPath
+from upath.implementations.hdfs import HDFSPath
+from upath.registry import register_implementation
 
 from operators_lib.io import uris
 from operators_lib.io.remote import Store, WebHDFSClient, webhdfs_address
@@ -57,8 +66,19 @@ class _HDFS(WebHDFSClient):
         super().__init__(http_host, http_port, user=user, **kwargs)
 
 
+class _HDFSPath(HDFSPath):
+    """universal_pathlib's HDFS path, whose ``str()`` keeps the namenode (Spark needs it)."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        host, port = self.storage_options.get("host", ""), self.storage_options.get("port")
+        return f"hdfs://{host}{f':{port}' if port else ''}{self.path}"
+
+
 fsspec.register_implementation("s3a", _S3, clobber=True)
 fsspec.register_implementation("hdfs", _HDFS, clobber=True)
+register_implementation("hdfs", _HDFSPath, clobber=True)
 
 
 def place(given: str | Path, what: str, store: Store | None = None) -> Place:
@@ -68,6 +88,11 @@ def place(given: str | Path, what: str, store: Store | None = None) -> Place:
     if isinstance(where, Path):
         return where
     return UPath(where, store=store or Store())
+
+
+def bound(place: Place, store: Store) -> Place:
+    """``place`` reached through ``store`` (a local path as is)."""
+    return place if isinstance(place, Path) else UPath(str(place), store=store)
 
 
 def is_local(place: Place) -> bool:
@@ -93,3 +118,81 @@ def replace(source: Place, target: Place) -> None:
     if source.protocol == "hdfs" and target.exists():  # an HDFS rename does not replace
         rmtree(target)
     source.fs.mv(source.path, target.path)
+
+
+def arrow(place: Place) -> tuple[pafs.FileSystem, str]:
+    """``place`` for pyarrow: its file system and the path on it."""
+    if isinstance(place, Path):
+        return pafs.LocalFileSystem(), str(place.absolute())
+    store = place.storage_options.get("store") or Store()
+    if place.protocol == "hdfs":
+        host, port = place.storage_options.get("host", ""), place.storage_options.get("port")
+        return store.webhdfs(f"{host}:{port}" if port else host), place.path
+    return store.filesystem(), place.path
+
+
+def move(fs: pafs.FileSystem, source: str, target: str) -> None:
+    """pyarrow's ``move`` of a file onto ``target``, which may exist (an HDFS rename does not
+    replace it)."""
+    if isinstance(fs, pafs.PyFileSystem) and fs.get_file_info(target).is_file:
+        fs.delete_file(target)
+    fs.move(source, target)
+
+
+def open_input(place: Place) -> pa.NativeFile:
+    """A file for pyarrow to read (random access: a Parquet footer)."""
+    fs, path = arrow(place)
+    return fs.open_input_file(path)
+
+
+def open_output(place: Place) -> pa.NativeFile:
+    """A file for pyarrow to write (on S3 it appears whole when closed)."""
+    fs, path = arrow(place)
+    return fs.open_output_stream(path)
+
+
+@contextmanager
+def writing(targets: list[Place], mode: int | None = None) -> Iterator[list[BinaryIO]]:
+    """Files written whole: each of ``targets`` opened as a temp file, put in place when the
+    block ends without an error, dropped when it raises; a reader never sees half a file. A
+    local temp is beside its target and renamed onto it, with permissions ``mode``, else a new
+    file's (0666 less the umask; mkstemp's own are 0600, which would hide published results
+    from a reader running as another user). On a store it is a local temp file, uploaded when
+    the block ends: on S3 one upload appears whole, on HDFS an upload beside the target is
+    renamed onto it."""
+    if mode is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    tmps: list[tuple[str, Place]] = []
+    try:
+        with ExitStack() as stack:
+            outs = []
+            for target in targets:
+                if isinstance(target, Path):
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+                else:
+                    fd, tmp = tempfile.mkstemp(prefix=f"twinflow-{target.name}.")
+                tmps.append((tmp, target))
+                outs.append(stack.enter_context(os.fdopen(fd, "wb")))
+            yield outs
+        for tmp, target in tmps:
+            if isinstance(target, Path):
+                os.chmod(tmp, mode)
+                os.replace(tmp, target)
+            else:
+                _upload(Path(tmp), target)
+    finally:
+        for tmp, _ in tmps:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def _upload(local: Path, target: UPath) -> None:
+    fs, path = arrow(target)
+    if target.protocol == "hdfs":  # beside it, then renamed onto it
+        path, final = f"{path}.{uuid.uuid4().hex}.tmp", path
+    with open(local, "rb") as source, fs.open_output_stream(path) as out:
+        shutil.copyfileobj(source, out, 1 << 20)
+    if target.protocol == "hdfs":
+        move(fs, path, final)

@@ -9,11 +9,8 @@ A re-run, parity or audit of an interval is refused when the state it needs is g
 
 from __future__ import annotations
 
-import os
-import shutil
-
 from operators_lib.errors import InputError
-from operators_lib.io import offers
+from operators_lib.io import offers, storage
 from operators_lib.io.output import write_json
 from operators_lib.ops.reports import Rebuilt
 from operators_lib.runs.spec import RunSpec
@@ -68,14 +65,14 @@ def bind_state(spec: RunSpec) -> Rebuilt | None:
         write_json(retiring / "query.json", query.as_json() if query else {})
         for log in (state / "staged").glob(f"*/{offers.LOG}"):  # what the stream was offered
             (retiring / "offers").mkdir(exist_ok=True)
-            os.replace(log, retiring / "offers" / log.parent.name)
+            storage.replace(log, retiring / "offers" / log.parent.name)
         # ("source": the hard-linked offers of layouts before offer logs)
         for name in ("changelog", "late", "result", "source", "checkpoint"):
             if (state / name).exists():
-                os.replace(state / name, retiring / name)
+                storage.replace(state / name, retiring / name)
     if retiring.exists():  # the previous generation goes only once this one is complete
-        shutil.rmtree(retired, ignore_errors=True)
-        os.replace(retiring, retired)
+        storage.rmtree(retired)
+        storage.replace(retiring, retired)
     manifest.topn_split, manifest.state_layout = new, STATE_LAYOUT
     # Runs recorded before refer to the retired changelog (stream_increment's run records).
     manifest.generation += 1

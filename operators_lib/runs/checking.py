@@ -22,7 +22,6 @@ input, as Spark jobs (the driver holds counts, not rows). Where runs differ, a p
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -31,6 +30,7 @@ from pyspark.sql import functions as F
 
 from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError, ParityError
+from operators_lib.io import storage
 from operators_lib.io.output import write_csv_frame
 from operators_lib.ops import history
 from operators_lib.ops.reports import ParityInput, ParityReport, StreamSection, Unemitted
@@ -232,7 +232,7 @@ def _check(run: Run, spark: SparkSession, whole: bool) -> ParityReport:
     if whole:
         report.interval, report.last_batch = record.interval, record.last_batch
     _report(out, whole, report)
-    shutil.rmtree(out / ".result", ignore_errors=True)  # the audit's merged result, if any
+    storage.rmtree(out / ".result")  # the audit's merged result, if any
     if whole:
         history.record_audit(state, record.interval, report.verdict)
     else:

@@ -31,21 +31,21 @@ they were).
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import replace
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from operators_lib.batch import batch_dataframe
-from operators_lib.engine.locations import local_path
 from operators_lib.engine.spark import engine_failures
 from operators_lib.engine.stores import store_of
 from operators_lib.errors import InputError, SqlError
-from operators_lib.io import uris
+from operators_lib.io import storage, uris
 from operators_lib.io.output import write_csv_frame
+from operators_lib.io.storage import bound, is_local
 from operators_lib.ops.reports import BatchCount
 from operators_lib.plan import (
     EMIT_TS,
@@ -85,6 +85,9 @@ def run(spec: RunSpec, spark: SparkSession | Callable[[], SparkSession] | None,
     script = check(spec) if steps not in _NO_SQL else None
     if callable(spark):
         spark = spark()
+    if spark is not None and not (is_local(spec.out) and is_local(spec.state)):
+        store = store_of(spark)  # the session's settings reach the store
+        spec = replace(spec, out=bound(spec.out, store), state=bound(spec.state, store))
     with engine_failures(spec.out if spec.bounded else None):
         with lifecycle.locked(spec.state) if steps in _STREAMING else nullcontext():
             return _steps(spec, spark, steps, script, plan, listen, runtime)
@@ -97,7 +100,6 @@ def check(spec: RunSpec) -> Script:
     script = load_script(list(spec.sql))
     if not spec.bounded:
         return script
-    local_path(spec.out, "--out")
     for name, path in spec.inputs.items():
         uris.location(path, f"--data {name}")
     declared = set(script.catalog.tables)
@@ -133,7 +135,7 @@ def _steps(spec: RunSpec, spark: SparkSession, steps: Steps, script: Script | No
         outcome.report = run.report
         notify("ingest", run.report)
         if spec.bounded:  # its outputs are written here until they move into place
-            shutil.rmtree(run.pending, ignore_errors=True)
+            storage.rmtree(run.pending)
         if run.streams:
             srun = _offer_and_stream(run, spark, runtime, listen)
         if run.streams or run.recorded is not None:

@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from operators_lib.batch import batch_dataframe
-from operators_lib.io import ingest
+from operators_lib.io import ingest, storage
 from operators_lib.io.output import write_csv_frame, write_text
 from operators_lib.ops.reports import VALIDATION, BoundedReport, ParityReport, StreamReport
 from operators_lib.paths import published_dir
@@ -48,13 +48,13 @@ def _bounded(run: Run) -> None:
     if udf is not None:
         report.udf_rejected_rows = report.rejected_rows - sum(
             run.parsed.rejected(k) for k in run.parsed.files)
-    shutil.rmtree(run.parsed.dir, ignore_errors=True)  # staged: the parsed copy is not needed
+    storage.rmtree(run.parsed.dir)  # staged: the parsed copy is not needed
     report.timings_s["total"] = round(time.perf_counter() - run.t0, 3)
     report.outputs = {name: str(out / name)
                       for name in [*run.written, "rejected.csv", BoundedReport.FILE]}
     for name in [*run.written, "rejected.csv"]:
-        os.replace(run.pending / name, out / name)
-    shutil.rmtree(run.pending / ".result", ignore_errors=True)  # an updating stream's result
+        storage.replace(run.pending / name, out / name)
+    storage.rmtree(run.pending / ".result")  # an updating stream's result
     report.save(out)
 
 
@@ -97,14 +97,14 @@ def _scheduled(spec: RunSpec) -> Path:
     target_root = published_dir(spec.name)
     target_root.mkdir(parents=True, exist_ok=True)
     tmp = target_root / f".{run_key}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
+    storage.rmtree(tmp)
     tmp.mkdir()
     for name in PUBLISHED:
         if (run / name).exists():
             shutil.copy2(run / name, tmp / name)
     final = target_root / run_key
     if final.exists():  # a re-run of the same interval replaces its own version
-        shutil.rmtree(final)
+        storage.rmtree(final)
     os.replace(tmp, final)
     latest = target_root / "LATEST"
     if not latest.exists() or latest.read_text().strip() <= run_key:

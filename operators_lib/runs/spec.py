@@ -22,6 +22,7 @@ from operators_lib.ops.reports import BackfillReport, BoundedReport, ParityRepor
 from operators_lib.runs.query_config import QueryConfig
 
 if TYPE_CHECKING:  # the CLI checks a run's spec before it imports pyspark
+    from operators_lib.io.storage import Place
     from operators_lib.stream.runner import StreamRun
 
 MODES = ("batch", "stream", "both")
@@ -58,8 +59,8 @@ class RunSpec:
     name: str                     # the scheduled query's name ("run" for twinflow run)
     sql: tuple[Path, ...]
     inputs: Mapping[str, Path | str]  # table -> its file or landing directory (or URI)
-    state: Path                   # the query's state directory (state/lifecycle.py)
-    out: Path                     # the run's outputs: --out, or the DAG run's directory
+    state: Place                  # the query's state directory (state/lifecycle.py)
+    out: Place                    # the run's outputs: --out, or the DAG run's directory
     key: str                      # the data interval, or the bounded run's start time
     rows_per_batch: int | None    # None: from the input's size (bounded runs only)
     topn_split: int = 1           # hotspot split factor of every TopN (topn_split.py)
@@ -72,7 +73,7 @@ class RunSpec:
     skip_older_folders: bool = False  # scheduled runs: list from the newest file's folders
 
     @classmethod
-    def bounded_run(cls, sql: list[Path], data: Mapping[str, Path | str], mode: str, out: Path,
+    def bounded_run(cls, sql: list[Path], data: Mapping[str, Path | str], mode: str, out: Place,
                     rows_per_batch: int | None = None,
                     stop_after_batches: int | None = None, topn_split: int = 1) -> RunSpec:
         """``twinflow run``: its state under ``out``/_state, keyed by the time it starts."""

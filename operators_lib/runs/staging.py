@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from operators_lib.catalog import TableDef
 from operators_lib.engine.locations import check_shared
 from operators_lib.engine.stores import store_of
 from operators_lib.errors import InputError, SqlError
-from operators_lib.io import ingest
+from operators_lib.io import ingest, storage
 from operators_lib.io.remote import Store
 from operators_lib.ops.reports import (
     BoundedReport,
@@ -119,7 +118,7 @@ def stage(spec: RunSpec, spark: SparkSession, plan: Node, recorded: RunRecord | 
     if recorded is not None:
         return Run(spec, plan, t0, recorded=recorded)
     state = spec.state
-    if spec.bounded:
+    if spec.bounded and storage.is_local(spec.out):  # a store: every host reaches it
         check_shared(spark, spec.out)
     # A bad header fails the run here, and so does a NaN or Infinity the query cannot take.
     notes: list[str] = []
@@ -156,7 +155,7 @@ def stage(spec: RunSpec, spark: SparkSession, plan: Node, recorded: RunRecord | 
         run.new_rows = {k: parsed.rows(k) for k in parsed.files}
         run.report = _bounded_report(run, spark)
         return run
-    shutil.rmtree(parsed.dir, ignore_errors=True)  # staged: the parsed copy is not needed
+    storage.rmtree(parsed.dir)  # staged: the parsed copy is not needed
     run.new_rows = _new_rows(spec, list(run.tables))
     run.report = StreamReport(
         query=spec.name, interval=spec.key,
@@ -219,7 +218,7 @@ def _clear(state: Path) -> None:
         if entry.name == PARSED or entry.name in KEPT:
             continue
         if entry.is_dir():
-            shutil.rmtree(entry)
+            storage.rmtree(entry)
         else:
             entry.unlink()
 

@@ -20,7 +20,6 @@ need no store: a run's result is the rows its micro-batches emitted.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from pyspark.sql import types as T
 
 from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import StateError
+from operators_lib.io import storage
 from operators_lib.plan import BATCH, MARKERS, OP, PLACE, SEQ, TTL_KEY, Node, append_only
 from operators_lib.stream.keying import CHANGELOG_FIELDS
 from operators_lib.stream.runner import changelog_files, changelog_frame, last_commit
@@ -65,7 +65,7 @@ def result_rows(spark: SparkSession, state: Path, upto: int, schema: T.StructTyp
         if into is None:
             kept = _snapshots(state)
             for b in sorted(kept)[:-KEEP]:
-                shutil.rmtree(kept[b], ignore_errors=True)
+                storage.rmtree(kept[b])
     return counted.select(*columns, RESULT_ORDER, F.explode(
         F.array_repeat(F.lit(0), F.col(COUNT).cast("int"))).alias(COUNT)).drop(COUNT)
 
@@ -158,7 +158,7 @@ def _write_checked(spark: SparkSession, counted: DataFrame, target: Path,
     """``counted`` written to ``target`` (a directory, renamed into place once checked: the
     write counts the rows below zero), read back."""
     tmp = target.with_name(f".{target.name}")
-    shutil.rmtree(tmp, ignore_errors=True)
+    storage.rmtree(tmp)
     observed = Observation()
     counted.observe(observed, F.count(F.when(F.col(COUNT) < 0, 1)).alias("negative")) \
         .write.parquet(str(tmp))
@@ -167,9 +167,9 @@ def _write_checked(spark: SparkSession, counted: DataFrame, target: Path,
         try:
             _checked(spark.read.parquet(str(tmp)), columns, negative)
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    shutil.rmtree(target, ignore_errors=True)
-    tmp.replace(target)
+            storage.rmtree(tmp)
+    storage.rmtree(target)
+    storage.replace(tmp, target)
     return spark.read.parquet(str(target))
 
 
