@@ -39,9 +39,8 @@ def _time(source, after: str | None, store) -> tuple[float, int]:
 def main() -> None:
     from operators_lib.catalog import TableDef
     from operators_lib.io.formats import Format
-    from operators_lib.io.remote import Store
     from operators_lib.runs.sources import Source
-    from tests.object_store import ACCESS_KEY, SECRET_KEY, S3Server
+    from tests.object_store import S3Server
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=10_000)
@@ -60,8 +59,7 @@ def main() -> None:
                             "skip_older_folders": _time(local, newest_consumed, None)}
     with S3Server() as s3:
         s3.bucket("data")
-        store = Store(endpoint=s3.endpoint, path_style=True, access_key=ACCESS_KEY,
-                      secret_key=SECRET_KEY)
+        store = s3.store()
         fs = store.filesystem()
 
         def put(name: str) -> None:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 from jobs.console import Console, engine_output_to
 from operators_lib.engine.locations import local_path
-from operators_lib.errors import InputError, TwinflowError, state_check_failed
+from operators_lib.errors import TwinflowError, state_check_failed
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -297,10 +297,6 @@ def _place(out: str) -> Place:
     from operators_lib.io import storage, uris
 
     where = uris.location(out, "--out")
-    if isinstance(where, str) and where.startswith("s3a://"):
-        raise InputError(f"--out {out!r}: state and outputs on S3 are not built yet (S3 has "
-                         "no rename, and a result must appear whole: "
-                         "docs/design/uri_state.md); a local path or hdfs:// may be")
     return where if isinstance(where, Path) else storage.place(where, "--out")
 
 

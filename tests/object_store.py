@@ -16,6 +16,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from operators_lib.io.remote import Store
 from tests.cluster import free_port, stop
 
 MOTO = "moto[s3,server]==5.2.5"
@@ -65,6 +66,11 @@ class S3Server:
         request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
         urllib.request.urlopen(request, timeout=10)
 
+    def store(self) -> Store:
+        """How twinflow reaches this server (its endpoint and the test keys)."""
+        return Store(endpoint=self.endpoint, path_style=True, access_key=ACCESS_KEY,
+                     secret_key=SECRET_KEY)
+
     def hadoop_conf(self) -> dict[str, str]:
         """The s3a connector's settings for this server, as session settings (Spark gives
         them to the Hadoop FileSystem of each read and write; not cached: each server has
@@ -72,4 +78,7 @@ class S3Server:
         return {"fs.s3a.endpoint": self.endpoint, "fs.s3a.path.style.access": "true",
                 "fs.s3a.access.key": ACCESS_KEY, "fs.s3a.secret.key": SECRET_KEY,
                 "fs.s3a.endpoint.region": "us-east-1",
-                "fs.s3a.connection.ssl.enabled": "false", "fs.s3a.impl.disable.cache": "true"}
+                "fs.s3a.connection.ssl.enabled": "false", "fs.s3a.impl.disable.cache": "true",
+                # moto's HTTP server answers the upload of a local file (RocksDB's files in a
+                # checkpoint) with a status the AWS SDK fails on
+                "fs.s3a.optimized.copy.from.local.enabled": "false"}

@@ -33,18 +33,17 @@ def test_local_paths_pass(path):
     assert local_path(path, "--out") == Path(path)
 
 
-@pytest.mark.parametrize("command", [
-    ["run", "--sql", str(SEED / "tmall_item.sql"), "--sql", str(SEED / "rows_max_price.sql"),
-     "--data", f"tmall_item={SEED / 'incoming' / 'tmall_item'}"],
-    ["demo"]])
-def test_the_cli_refuses_a_uri_and_writes_nothing(tmp_path, command):
-    proc = subprocess.run(
-        [sys.executable, "-m", "jobs.cli", *command, "--out", "s3a://bucket/out"],
-        cwd=tmp_path, capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)})
+@pytest.mark.parametrize(("command", "uri"), [
+    (["run", "--sql", str(SEED / "tmall_item.sql"), "--sql", str(SEED / "rows_max_price.sql"),
+      "--data", f"tmall_item={SEED / 'incoming' / 'tmall_item'}"], "gs://bucket/out"),
+    (["demo"], "s3a://bucket/out")])
+def test_the_cli_refuses_a_uri_it_cannot_write_and_writes_nothing(tmp_path, command, uri):
+    proc = subprocess.run([sys.executable, "-m", "jobs.cli", *command, "--out", uri],
+                          cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 2, proc.stderr
-    assert "--out 's3a://bucket/out'" in proc.stderr
-    assert not list(tmp_path.iterdir())  # no local 's3a:' directory
+    assert f"--out {uri!r}" in proc.stderr
+    assert not list(tmp_path.iterdir())  # no local 'gs:' or 's3a:' directory
 
 
 def test_a_query_configs_input_uri_is_kept_and_one_twinflow_cannot_read_is_refused(tmp_path):

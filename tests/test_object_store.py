@@ -6,14 +6,15 @@ results Flink's (the cases' expected/)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pyspark.sql import Row
 
 from operators_lib.engine.spark import session_conf
 from operators_lib.engine.stores import classpath
-from operators_lib.io.remote import Store
 from tests.caselib import all_cases
-from tests.object_store import ACCESS_KEY, SECRET_KEY
+from tests.object_store import SECRET_KEY
 from tests.remote_cases import assert_reads_as_flink, upload
 
 CASES = [c for c in all_cases("sources") if c.dir.name in (
@@ -33,8 +34,7 @@ def test_spark_writes_and_reads_parquet_on_the_loopback_s3_server(spark, s3):
 def test_a_table_on_s3_reads_as_flink_reads_its_files(spark, s3, tmp_path, case):
     """The case's files under s3a://data/<case>/ (its WITH 'path' pointed there; s3:// for
     one), read in both modes; the stream on Structured Streaming."""
-    fs = Store(endpoint=s3.endpoint, path_style=True, access_key=ACCESS_KEY,
-               secret_key=SECRET_KEY).filesystem()
+    fs = s3.store().filesystem()
     upload(fs, case.dir / "files", f"data/{case.dir.name}")
     scheme = "s3" if case.dir.name == "json_rules" else "s3a"
     assert_reads_as_flink(spark, case, f"{scheme}://data/{case.dir.name}/", s3.hadoop_conf(),
@@ -67,8 +67,7 @@ def test_data_given_as_an_s3_uri_binds_the_table_whole(spark, s3, tmp_path):
     from jobs.cli import main
     from tests.test_incremental_runs import REPO
 
-    fs = Store(endpoint=s3.endpoint, path_style=True, access_key=ACCESS_KEY,
-               secret_key=SECRET_KEY).filesystem()
+    fs = s3.store().filesystem()
     for name, line in (("1.csv", "u1,/home,2024-01-01 10:00:30"),
                        ("2.csv", "u2,/cart,2024-01-01 10:00:31"), ("notes.txt", "not,a,row")):
         with fs.open_output_stream(f"data/landing/{name}") as out:
@@ -82,3 +81,63 @@ def test_data_given_as_an_s3_uri_binds_the_table_whole(spark, s3, tmp_path):
     for name in ("stream.csv", "batch.csv"):
         rows = (tmp_path / "out" / name).read_text().splitlines()
         assert sorted(rows[1:]) == ["/cart,1", "/home,1"], (name, rows)
+
+
+def test_a_run_with_its_state_and_outputs_on_s3_resumes_and_equals_flink(spark, s3):
+    """``twinflow run --out s3a://...``: staged input, checkpoint, changelog, result and
+    outputs on the S3 server. An updating GROUP BY stopped after two micro-batches and resumed
+    from its checkpoint there gives Flink's changelog and result."""
+    from operators_lib.io import storage
+    from tests.caselib import Case, assert_changelog, assert_final, assert_resumes
+    from tests.test_incremental_runs import REPO
+
+    case = Case(REPO / "tests" / "cases" / "group" / "having")
+    store = s3.store()
+    out = storage.place("s3a://data/runs/having", "--out", store)
+    with session_conf(spark, s3.hadoop_conf()):
+        assert_resumes(case, spark, out, rows_per_batch=2, stop_after=2)
+    assert_changelog(case, out)
+    assert_final(case, out, "batch.csv", "batch_final.csv")
+    assert SECRET_KEY not in (out / "report.json").read_text()
+
+
+def test_a_run_killed_mid_stream_on_s3_leaves_no_result_and_the_next_run_is_whole(
+        spark, s3, tmp_path):
+    """``twinflow run --out s3a://...`` killed (SIGKILL, the driver and its JVM) once its
+    stream has committed micro-batches: no report.json, so nothing there looks complete; the
+    same command again recomputes and gives Flink's result, nothing lost or twice."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from jobs.cli import main
+    from operators_lib.io import storage
+    from tests.caselib import Case, assert_final
+    from tests.test_incremental_runs import REPO
+
+    case = Case(REPO / "tests" / "cases" / "group" / "having")
+    args = ["run", *[a for sql in case.sql for a in ("--sql", str(sql))],
+            *[a for t, p in case.data.items() for a in ("--data", f"{t}={p}")],
+            "--out", "s3a://data/runs/killed", "--rows-per-batch", "3"]
+    conf = [a for k, v in s3.hadoop_conf().items() for a in ("--conf", f"spark.hadoop.{k}={v}")]
+    proc = subprocess.Popen([sys.executable, "-m", "jobs.cli", *args, *conf], cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(REPO)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    out = storage.place("s3a://data/runs/killed", "--out", s3.store())
+    commits = out / "_state" / "checkpoint" / "commits"
+    deadline = time.monotonic() + 240
+    while not (commits.exists() and any(commits.glob("[0-9]*"))):
+        assert proc.poll() is None and time.monotonic() < deadline, "no micro-batch committed"
+        time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (out / "report.json").exists()
+    with session_conf(spark, s3.hadoop_conf()):
+        assert main(args) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["stream"]["recomputed_from_scratch"], report["stream"]
+    assert_final(case, out, "stream.csv", "stream_final.csv")  # an updated SUM: no row twice
+    assert_final(case, out, "batch.csv", "batch_final.csv")

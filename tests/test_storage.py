@@ -12,8 +12,7 @@ import pytest
 
 from operators_lib.errors import InputError
 from operators_lib.io import storage
-from operators_lib.io.remote import Store
-from tests.object_store import ACCESS_KEY, SECRET_KEY
+from tests.object_store import SECRET_KEY
 
 
 def _root(kind: str, request, tmp_path: Path) -> storage.Place:
@@ -21,12 +20,9 @@ def _root(kind: str, request, tmp_path: Path) -> storage.Place:
         return tmp_path / "root"
     if kind == "s3":
         s3 = request.getfixturevalue("s3")
-        store = Store(endpoint=s3.endpoint, path_style=True, access_key=ACCESS_KEY,
-                      secret_key=SECRET_KEY)
-        return storage.place(f"s3://data/{tmp_path.name}", "test", store)
+        return storage.place(f"s3://data/{tmp_path.name}", "test", s3.store())
     hdfs = request.getfixturevalue("hdfs")
-    store = Store(namenodes=((hdfs.uri[len("hdfs://"):], hdfs.http),))
-    return storage.place(f"{hdfs.uri}/{tmp_path.name}", "test", store)
+    return storage.place(f"{hdfs.uri}/{tmp_path.name}", "test", hdfs.store())
 
 
 @pytest.mark.parametrize("kind", ["local", "s3", "hdfs"])

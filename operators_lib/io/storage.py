@@ -95,6 +95,11 @@ def bound(place: Place, store: Store) -> Place:
     return place if isinstance(place, Path) else UPath(str(place), store=store)
 
 
+def renames(place: Place) -> bool:
+    """Whether ``place``'s store renames a directory in one step (not S3)."""
+    return isinstance(place, Path) or place.protocol == "hdfs"
+
+
 def is_local(place: Place) -> bool:
     return isinstance(place, Path)
 

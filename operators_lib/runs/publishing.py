@@ -1,7 +1,9 @@
 """The publish step of every run: its outputs into place, all or nothing. A bounded run
 (``twinflow run``) moves the files its steps wrote into ``pending/`` to ``--out`` and writes
-report.json there; a scheduled run, once its DAG's gate passed (jobs/gates.py), is copied into
-``published/<query>/<interval>/`` and ``LATEST`` points at it."""
+report.json there last, having removed the one before first: outputs beside a report.json
+are one run's whole (a local disk, HDFS or S3). A scheduled run, once its DAG's gate passed
+(jobs/gates.py), is copied into ``published/<query>/<interval>/`` and ``LATEST`` points at
+it."""
 
 from __future__ import annotations
 
@@ -52,6 +54,9 @@ def _bounded(run: Run) -> None:
     report.timings_s["total"] = round(time.perf_counter() - run.t0, 3)
     report.outputs = {name: str(out / name)
                       for name in [*run.written, "rejected.csv", BoundedReport.FILE]}
+    # report.json is the commit: gone before any output is replaced, written after the last,
+    # so outputs beside a report.json are all of one run, on a store too.
+    (out / BoundedReport.FILE).unlink(missing_ok=True)
     for name in [*run.written, "rejected.csv"]:
         storage.replace(run.pending / name, out / name)
     storage.rmtree(run.pending / ".result")  # an updating stream's result

@@ -30,6 +30,7 @@ from pyspark.sql import types as T
 from operators_lib.changelog import ADDS, KINDS, RETRACTS
 from operators_lib.errors import StateError
 from operators_lib.io import storage
+from operators_lib.io.storage import Place
 from operators_lib.plan import BATCH, MARKERS, OP, PLACE, SEQ, TTL_KEY, Node, append_only
 from operators_lib.stream.keying import CHANGELOG_FIELDS
 from operators_lib.stream.runner import changelog_files, changelog_frame, last_commit
@@ -38,6 +39,7 @@ COUNT = "tw__count"
 RESULT_ORDER = "tw__place"
 KEEP = 3
 _PREFIX = "upto-"
+CHECKED = "_CHECKED"  # on S3: the snapshot beside it is whole
 
 
 def result_rows(spark: SparkSession, state: Path, upto: int, schema: T.StructType,
@@ -148,16 +150,20 @@ def _grouping(rows: DataFrame) -> tuple[list[Column], list[Column]]:
     return keys, values
 
 
-def _snapshots(state: Path) -> dict[int, Path]:
+def _snapshots(state: Place) -> dict[int, Place]:
+    """The snapshots that are whole: renamed into place, or on S3 marked ``CHECKED``."""
     return {int(p.name.removeprefix(_PREFIX)): p
-            for p in (state / "result").glob(f"{_PREFIX}*") if p.is_dir()}
+            for p in (state / "result").glob(f"{_PREFIX}*")
+            if p.is_dir() and (storage.renames(p) or (p / CHECKED).exists())}
 
 
-def _write_checked(spark: SparkSession, counted: DataFrame, target: Path,
+def _write_checked(spark: SparkSession, counted: DataFrame, target: Place,
                    columns: list[str]) -> DataFrame:
-    """``counted`` written to ``target`` (a directory, renamed into place once checked: the
-    write counts the rows below zero), read back."""
-    tmp = target.with_name(f".{target.name}")
+    """``counted`` written to ``target`` (a directory) and checked (the write counts the rows
+    below zero), read back. It becomes whole in one step: renamed into place, or on S3 (no
+    rename) written in place and marked ``CHECKED`` last."""
+    renames = storage.renames(target)
+    tmp = target.with_name(f".{target.name}") if renames else target
     storage.rmtree(tmp)
     observed = Observation()
     counted.observe(observed, F.count(F.when(F.col(COUNT) < 0, 1)).alias("negative")) \
@@ -168,8 +174,11 @@ def _write_checked(spark: SparkSession, counted: DataFrame, target: Path,
             _checked(spark.read.parquet(str(tmp)), columns, negative)
         finally:
             storage.rmtree(tmp)
-    storage.rmtree(target)
-    storage.replace(tmp, target)
+    if renames:
+        storage.rmtree(target)
+        storage.replace(tmp, target)
+    else:
+        (target / CHECKED).write_text("")
     return spark.read.parquet(str(target))
 
 
