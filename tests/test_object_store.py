@@ -7,6 +7,7 @@ results Flink's (the cases' expected/)."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from pyspark.sql import Row
@@ -59,6 +60,17 @@ def test_a_missing_prefix_and_a_store_that_does_not_answer_are_errors_naming_the
         assert main(args) == 2
     err = capsys.readouterr().err
     assert "s3a://data/absent/" in err and SECRET_KEY not in err, err
+    # --out on a store that does not answer: exit 2 naming it before any job, in seconds
+    (tmp_path / "t.csv").write_text("id\n1\n")
+    args = ["run", "--sql", str(tmp_path / "ddl.sql"), "--sql", str(tmp_path / "q.sql"),
+            "--data", f"t={tmp_path / 't.csv'}", "--out", "s3a://data/unreachable"]
+    started = time.monotonic()
+    with session_conf(spark, s3.hadoop_conf() | {"fs.s3a.endpoint": "http://127.0.0.1:9"}):
+        assert main(args) == 2
+    assert time.monotonic() - started < 60
+    err = capsys.readouterr().err
+    assert "--out s3a://data/unreachable: the store does not answer" in err, err
+    assert SECRET_KEY not in err
 
 
 def test_data_given_as_an_s3_uri_binds_the_table_whole(spark, s3, tmp_path):
@@ -110,7 +122,6 @@ def test_a_run_killed_mid_stream_on_s3_leaves_no_result_and_the_next_run_is_whol
     import signal
     import subprocess
     import sys
-    import time
 
     from jobs.cli import main
     from operators_lib.io import storage

@@ -77,8 +77,9 @@ def _config(tmp: Path) -> Path:
     cfg.update(name="q_rev", sql=[str(SHOP / "shop.sql"), str(tmp / "ttl.sql"),
                                   str(tmp / "query.sql")],
                inputs={t: str(tmp / "incoming" / t) for t in ("customers", "orders")},
-               # a step killed after 2 minutes is tried again at once
-               retries=1, retry_delay_minutes=0, step_timeout_minutes=2,
+               # a step killed after 3 minutes is tried again at once (the retry takes about
+               # 2 minutes when the suite loads both cores: 2 was too tight for it)
+               retries=1, retry_delay_minutes=0, step_timeout_minutes=3,
                deadline_minutes=1, on_deadline="alerts:late",
                rows_per_batch=100, spark_conf=INTERPRETED,
                checkpoints={"keep": 1}, spark_pool="twinflow_spark",
@@ -102,7 +103,7 @@ def _arrive(tmp: Path, hour: int) -> None:
 
 def _ended(airflow: RealAirflow, dag_id: str, run_id: str | None = None) -> dict:
     """The run once ended; its task states in the failure message."""
-    run = airflow.wait_for_run(dag_id, run_id)
+    run = airflow.wait_for_run(dag_id, run_id, timeout=480)  # a hung try: 3 min + its retry
     assert run["state"] == "success", (dag_id, airflow.task_states(dag_id, run["dag_run_id"]),
                                        airflow.dir)
     return run

@@ -31,6 +31,7 @@ from upath import UPath
 from upath.implementations.hdfs import HDFSPath
 from upath.registry import register_implementation
 
+from operators_lib.errors import InputError
 from operators_lib.io import uris
 from operators_lib.io.remote import Store, WebHDFSClient, webhdfs_address
 
@@ -93,6 +94,17 @@ def place(given: str | Path, what: str, store: Store | None = None) -> Place:
 def bound(place: Place, store: Store) -> Place:
     """``place`` reached through ``store`` (a local path as is)."""
     return place if isinstance(place, Path) else UPath(str(place), store=store)
+
+
+def reachable(place: Place, what: str) -> Place:
+    """``place``, once its store has answered; else an InputError naming it (never a key),
+    within seconds (io/remote.py bounds the clients' timeouts and attempts)."""
+    if not isinstance(place, Path):
+        try:
+            place.exists()
+        except OSError as e:
+            raise InputError(f"{what} {place}: the store does not answer ({e})") from None
+    return place
 
 
 def renames(place: Place) -> bool:

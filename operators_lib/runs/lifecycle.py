@@ -45,7 +45,7 @@ from operators_lib.engine.stores import store_of
 from operators_lib.errors import InputError, SqlError
 from operators_lib.io import storage, uris
 from operators_lib.io.output import write_csv_frame
-from operators_lib.io.storage import bound, is_local
+from operators_lib.io.storage import bound, is_local, reachable
 from operators_lib.ops.reports import BatchCount
 from operators_lib.plan import (
     EMIT_TS,
@@ -87,7 +87,8 @@ def run(spec: RunSpec, spark: SparkSession | Callable[[], SparkSession] | None,
         spark = spark()
     if spark is not None and not (is_local(spec.out) and is_local(spec.state)):
         store = store_of(spark)  # the session's settings reach the store
-        spec = replace(spec, out=bound(spec.out, store), state=bound(spec.state, store))
+        spec = replace(spec, out=reachable(bound(spec.out, store), "--out"),
+                       state=bound(spec.state, store))
     with engine_failures(spec.out if spec.bounded else None):
         with lifecycle.locked(spec.state) if steps in _STREAMING else nullcontext():
             return _steps(spec, spark, steps, script, plan, listen, runtime)
