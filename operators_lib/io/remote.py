@@ -97,7 +97,7 @@ def is_remote(location: str | Path) -> bool:
     return isinstance(location, str) and bool(S3.match(location) or HDFS.match(location))
 
 
-def _split(uri: str, store: Store | None) -> tuple[pafs.FileSystem, str]:
+def split(uri: str, store: Store | None) -> tuple[pafs.FileSystem, str]:
     if not is_remote(uri):
         return pafs.LocalFileSystem(), str(uri)
     if hdfs := HDFS.match(uri):
@@ -134,7 +134,7 @@ def walk(root: Path | str, store: Store | None, recursive: bool,
     if isinstance(root, Path):
         fs, path, prefix = pafs.LocalFileSystem(), str(root.absolute()), ""
     else:
-        fs, path = _split(root, store)
+        fs, path = split(root, store)
         prefix = root[:len(root) - len(path)]
     found: list[tuple[Any, int, float]] = []
 
@@ -180,7 +180,7 @@ def stat(location: str | Path, store: Store | None) -> tuple[int, float]:
     if not is_remote(location):
         st = Path(location).stat()
         return st.st_size, st.st_mtime
-    fs, path = _split(str(location), store)
+    fs, path = split(str(location), store)
     try:
         info = fs.get_file_info(path)
     except OSError as e:
@@ -194,7 +194,7 @@ def open_input(location: str | Path, store: Store | None) -> BinaryIO:
     """A file opened for random access (a header, a footer)."""
     if not is_remote(location):
         return open(location, "rb")
-    fs, path = _split(str(location), store)
+    fs, path = split(str(location), store)
     try:
         return fs.open_input_file(path)
     except OSError as e:
@@ -203,6 +203,6 @@ def open_input(location: str | Path, store: Store | None) -> BinaryIO:
 
 def read_range(location: str, start: int, end: int, store: Store | None) -> bytes:
     """Bytes [start, end) of a file, read where the task runs."""
-    fs, path = _split(location, store)
+    fs, path = split(location, store)
     with fs.open_input_file(path) as fh:
         return fh.read_at(end - start, start)

@@ -32,7 +32,7 @@ from upath.implementations.hdfs import HDFSPath
 from upath.registry import register_implementation
 
 from operators_lib.errors import InputError
-from operators_lib.io import uris
+from operators_lib.io import remote, uris
 from operators_lib.io.remote import Store, WebHDFSClient, webhdfs_address
 
 Place = Path | UPath
@@ -141,11 +141,7 @@ def arrow(place: Place) -> tuple[pafs.FileSystem, str]:
     """``place`` for pyarrow: its file system and the path on it."""
     if isinstance(place, Path):
         return pafs.LocalFileSystem(), str(place.absolute())
-    store = place.storage_options.get("store") or Store()
-    if place.protocol == "hdfs":
-        host, port = place.storage_options.get("host", ""), place.storage_options.get("port")
-        return store.webhdfs(f"{host}:{port}" if port else host), place.path
-    return store.filesystem(), place.path
+    return remote.split(str(place), place.storage_options.get("store"))
 
 
 def move(fs: pafs.FileSystem, source: str, target: str) -> None:
