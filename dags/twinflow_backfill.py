@@ -37,12 +37,15 @@ def build_backfill_dag(config_path: Path) -> DAG:
         @task
         def gate_and_publish(run: str) -> dict[str, str]:
             from jobs.gates import publish, validate
+            from jobs.task_store import configured
+            from operators_lib.io.storage import place
 
-            query = QueryConfig.load(config_path)
+            query = configured(config_path)
             published = {}
-            for interval in sorted(p for p in Path(run).iterdir() if p.is_dir()):
-                validate(query, interval)
-                published[interval.name] = str(publish(query, interval, interval.name))
+            for interval in sorted((p for p in place(run, "run").iterdir() if p.is_dir()),
+                                   key=str):
+                validate(query, str(interval))
+                published[interval.name] = str(publish(query, str(interval), interval.name))
             return published
 
         ship_code() >> backfill >> gate_and_publish(run_dir)

@@ -4,10 +4,10 @@ Each run of ``twinflow_hotspot_<query>``:
 
 1. ``measure_skew`` (spark-submit): rows per TopN partition key over the query's recent input;
 2. ``choose_split``: the documented rule (operators_lib/runs/hotspot.py) turns the skew into a split
-   factor S; every decision is audited in ``$TWINFLOW_HOME/audit/<query>.jsonl`` and a changed S
-   is written to ``$TWINFLOW_HOME/config/<query>.json`` (never into the DAG folder). The next
-   ``twinflow_<query>`` run uses it: it rebuilds the TopN state for the new S and proves parity
-   with batch, as every run does.
+   factor S; every decision is audited in ``$TWINFLOW_HOME/audit/<query>/`` (a file per
+   record) and a changed S is written to ``$TWINFLOW_HOME/config/<query>.json`` (never into
+   the DAG folder). The next ``twinflow_<query>`` run uses it: it rebuilds the TopN state for
+   the new S and proves parity with batch, as every run does.
 
 This DAG never touches the query's state, so it can run while the query's DAG runs.
 """
@@ -32,9 +32,12 @@ def build_hotspot_dag(config_path: Path) -> DAG:
 
         @task
         def choose_split(run: str) -> dict:
+            from jobs.task_store import configured
+            from operators_lib.io.storage import place
             from operators_lib.runs.hotspot import Skew, decide
 
-            return decide(config_path, Skew.read(Path(run) / "skew.json"))
+            configured(config_path)
+            return decide(config_path, Skew.read(place(run, "run") / "skew.json"))
 
         ship_code() >> measure >> choose_split(run_dir)
     return dag

@@ -40,6 +40,7 @@ from pathlib import Path
 from airflow.sdk import DAG, Asset, get_current_context, task
 
 from jobs.dag_parts import RUN_KEY, dag_run_dir, ship_code, spark_step, twinflow_dag
+from jobs.task_store import configured
 from operators_lib.paths import queries_dir
 from operators_lib.runs.query_config import QueryConfig
 
@@ -59,14 +60,14 @@ def build_dag(config_path: Path) -> DAG:
         def validate(run: str) -> dict:
             from jobs.gates import validate as gate
 
-            return gate(QueryConfig.load(config_path), Path(run))
+            return gate(configured(config_path), run)
 
         @task(outlets=[published])
         def publish(run: str, run_key: str, summary: dict) -> str:
             from jobs.gates import publish as do_publish
             from jobs.gates import published_numbers
 
-            target = do_publish(QueryConfig.load(config_path), Path(run), run_key)
+            target = do_publish(configured(config_path), run, run_key)
             get_current_context()["outlet_events"][published].extra = published_numbers(
                 target, run_key)
             return str(target)
@@ -75,7 +76,7 @@ def build_dag(config_path: Path) -> DAG:
         def report(run_key: str, published: str) -> dict:
             from jobs.ops_reports import after_run
 
-            return after_run(cfg.name, run_key)
+            return after_run(configured(config_path).name, run_key)
 
         summary = validate(run_dir)
         ship_code() >> increment >> summary

@@ -11,7 +11,6 @@ from datetime import datetime
 from airflow.sdk import DAG, task
 
 from operators_lib.paths import queries_dir
-from operators_lib.runs.query_config import QueryConfig
 
 # (named by its id: the DAG file `twinflow dags install` writes imports every module's names)
 twinflow_reports = DAG(dag_id="twinflow_reports", schedule="@daily",
@@ -24,7 +23,6 @@ with twinflow_reports:
     def render() -> dict[str, str]:
         from jobs.ops_reports import render_all
 
-        return render_all([QueryConfig.read(p).name
-                           for p in sorted(queries_dir().glob("*.json"))])
+        return render_all(sorted(queries_dir().glob("*.json")))
 
     render()

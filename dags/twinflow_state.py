@@ -15,7 +15,8 @@
 - ``twinflow_compact_<query>``: state TTL compaction (config ``compact_schedule``, default
   ``@daily``): ``compact`` (spark-submit) sweeps the state idle longer than the query's TTL
   (runs/compaction.py; keys, rows and bytes before and after go to the metrics history and the
-  audit log ``$TWINFLOW_HOME/audit/<query>.jsonl``; a sweep that changed the result fails it)
+  audit log ``$TWINFLOW_HOME/audit/<query>/``, a file per record; a sweep that changed the
+  result fails it)
   -> ``compacted`` (skips the rest when the query sets no TTL or has not run) -> ``audit``:
   everything the stream emitted against batch.
 
@@ -44,16 +45,20 @@ def build_checkpoints_dag(config_path: Path) -> DAG:
                       ["twinflow", "maintenance"]) as dag:
         @task
         def snapshot() -> dict:
+            from jobs.task_store import configured
             from operators_lib.paths import state_dir
             from operators_lib.state import snapshots
 
+            configured(config_path)
             return snapshots.snapshot(state_dir(name), origin=snapshots.ROTATION)
 
         @task
         def prune() -> list[str]:
+            from jobs.task_store import configured
             from operators_lib.paths import state_dir
             from operators_lib.state import snapshots
 
+            configured(config_path)
             return snapshots.prune(state_dir(name), rotation.keep, snapshots.ROTATION)
 
         taken = snapshot()
@@ -74,10 +79,12 @@ def build_rollback_dag(config_path: Path) -> DAG:
 
         @task
         def rollback() -> dict:
+            from jobs.task_store import configured
             from operators_lib.errors import InputError
             from operators_lib.paths import state_dir
             from operators_lib.state import snapshots
 
+            configured(config_path)
             context = get_current_context()
             busy = context["ti"].get_dr_count(dag_id=f"twinflow_{name}",
                                               states=["queued", "running"])
@@ -99,7 +106,11 @@ def build_compact_dag(config_path: Path) -> DAG:
         def compacted(run: str) -> bool:
             """Audit only what a sweep changed (a query without TTL, or that has not run yet,
             is left as it was)."""
-            return json.loads((Path(run) / "compact.json").read_text())["compacted"]
+            from jobs.task_store import configured
+            from operators_lib.io.storage import place
+
+            configured(config_path)
+            return json.loads((place(run, "run") / "compact.json").read_text())["compacted"]
 
         ship_code() >> spark_step("compact", "compact", config_path, run_dir, cfg) >> \
             compacted(run_dir) >> spark_step("audit", "audit", config_path, f"{run_dir}/audit",

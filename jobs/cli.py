@@ -133,9 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
                          ("compact", "drop the state the query's TTL has expired, now"),
                          ("inspect", "per operator: keys, rows, bytes; watermark; age")):
         p = actions.add_parser(action, help=text)
-        p.add_argument("--out", type=Path, required=True,
+        p.add_argument("--out", required=True,
                        help="a `twinflow run --out` directory or a scheduled query's state "
-                            "directory ($TWINFLOW_HOME/state/<query>)")
+                            "directory ($TWINFLOW_HOME/state/<query>): a local path, or an "
+                            "s3a:// or hdfs:// URI")
         if action == "snapshot":
             p.add_argument("--keep", type=int, default=None, metavar="N",
                            help="then keep only the newest N snapshots")
@@ -143,8 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--snapshot", required=True, metavar="ID")
         if action in ("verify", "compact", "inspect"):
             p.add_argument("--master", default=None, help="Spark master (default local[2])")
-            p.add_argument("--conf", action="append", default=[], type=_conf_arg,
-                           metavar="KEY=VALUE", help="a Spark setting (repeatable)")
+        p.add_argument("--conf", action="append", default=[], type=_conf_arg,
+                       metavar="KEY=VALUE", help="a Spark setting (repeatable; without Spark "
+                       "the spark.hadoop.* ones reach a store, as $HADOOP_CONF_DIR and the "
+                       "AWS variables do)")
     dags = sub.add_parser("dags", help="Airflow: twinflow's DAGs in a DAGs folder")
     dags_actions = dags.add_subparsers(dest="action", required=True)
     install = dags_actions.add_parser("install", help="write FOLDER/twinflow.py, the DAG file "
@@ -152,9 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument("folder", type=Path, help="Airflow's DAGs folder ([core] dags_folder)")
     report = sub.add_parser("report", help="the query's run history as an HTML page with "
                                            "charts (offline)")
-    report.add_argument("--out", type=Path, required=True,
+    report.add_argument("--out", required=True,
                         help="a `twinflow run --out` directory or a scheduled query's state "
-                             "directory")
+                             "directory (a local path, or an s3a:// or hdfs:// URI)")
+    report.add_argument("--conf", action="append", default=[], type=_conf_arg,
+                        metavar="KEY=VALUE", help="spark.hadoop.* settings that reach a store")
     report.add_argument("--html", type=Path, required=True, help="the page to write")
     return ap
 
@@ -162,9 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:  # before anything is written there
-        if args.command == "run":
+        if args.command in ("run", "state", "report"):
             args.out = _place(args.out)
-        elif hasattr(args, "out"):
+        elif args.command == "demo":
             local_path(args.out, "--out")
     except TwinflowError as e:
         print(f"twinflow: error: {e}", file=sys.stderr)
@@ -221,10 +226,14 @@ def _run(args: argparse.Namespace, console: Console, log: Path | None) -> int:
 
 
 def _state(args: argparse.Namespace) -> int:
+    from operators_lib.io import storage
+    from operators_lib.io.hadoop_conf import settings, store_from
     from operators_lib.state import snapshots
 
     try:
-        state = snapshots.state_dir(args.out)
+        storage.use(store_from(settings(dict(args.conf)).get))  # Spark's, where it starts
+        state = snapshots.state_dir(storage.reachable(storage.bound(args.out, storage.store()),
+                                                      "--out"))
         if args.command == "report":
             from operators_lib.ops.report import render
 
@@ -249,13 +258,19 @@ def _state(args: argparse.Namespace) -> int:
     return 1 if state_check_failed(out) else 0
 
 
-def _with_spark(args: argparse.Namespace, state: Path) -> dict:
+def _with_spark(args: argparse.Namespace, state: Place) -> dict:
     """The state commands that run Spark jobs; Spark's output goes to the state's engine.log
-    (--verbose: the console)."""
+    (a local file: the temporary directory's for a state on a store; --verbose: the
+    console)."""
     from operators_lib.engine.spark import engine_failures, get_spark
+    from operators_lib.engine.stores import store_of
+    from operators_lib.io import storage
 
-    with engine_output_to(None if args.verbose else state / "engine.log"), engine_failures():
+    log = (state if isinstance(state, Path) else _scratch()) / "engine.log"
+    with engine_output_to(None if args.verbose else log), engine_failures():
         spark = get_spark(args.master, conf=dict(args.conf))
+        storage.use(store_of(spark))
+        state = storage.bound(state, storage.store())
         if args.action == "inspect":
             from operators_lib.state.inspect import inspect
 

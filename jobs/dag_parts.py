@@ -14,7 +14,7 @@ from airflow.sdk import DAG, DeadlineAlert, DeadlineReference, SyncCallback, tas
 
 from operators_lib.engine.spark import driver_java_options, store_classpath
 from operators_lib.errors import InputError
-from operators_lib.paths import gx_root, home
+from operators_lib.paths import gx_root, home, local_dir
 from operators_lib.runs.query_config import QueryConfig
 
 JOB = str(Path(__file__).resolve().parent / "twinflow_job.py")
@@ -43,16 +43,30 @@ def run_key(dag_run: Any) -> str:
 
 @task
 def ship_code() -> str:
-    """The code executors import, as a zip under $TWINFLOW_HOME/dist (once per version), so
-    that the spark-submit steps run on a cluster whose machines do not have twinflow."""
-    from operators_lib.engine.locations import local_path
+    """The code executors import, as a zip (once per version: paths.local_dir), so that the
+    spark-submit steps run on a cluster whose machines do not have twinflow."""
     from operators_lib.engine.shipping import code_archive
 
-    return str(code_archive(local_path(home(), "TWINFLOW_HOME") / "dist"))
+    return str(code_archive(local_dir() / "dist"))
+
+
+class SparkStep(SparkSubmitOperator):
+    """spark-submit with the query's store credentials in its environment, looked up when it
+    runs (jobs/task_store.py)."""
+
+    def __init__(self, *, cfg: QueryConfig, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cfg = cfg
+
+    def execute(self, context: Any) -> None:
+        from jobs.task_store import store_environment
+
+        self.env_vars = {**(self.env_vars or {}), **store_environment(self.cfg)}
+        super().execute(context)
 
 
 def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: QueryConfig,
-               extra: tuple[str, ...] = ()) -> SparkSubmitOperator:
+               extra: tuple[str, ...] = ()) -> SparkStep:
     """``spark-submit jobs/twinflow_job.py <step> --config .. --run-dir ..`` on the query's
     Spark connection (default ``spark_default``). Driver JVM options only count on this command
     line (the JVM starts before the job's code): the driver exits on OutOfMemoryError instead of
@@ -60,8 +74,8 @@ def spark_step(task_id: str, step: str, config_path: Path, run_dir: str, cfg: Qu
     wins.
     The code goes along as ``--py-files`` (``ship_code`` must run first). ``extra``: more
     arguments of the step (templated)."""
-    return SparkSubmitOperator(
-        task_id=task_id, application=JOB, name=f"twinflow-{cfg.name}-{step}",
+    return SparkStep(
+        cfg=cfg, task_id=task_id, application=JOB, name=f"twinflow-{cfg.name}-{step}",
         conn_id=cfg.spark_conn_id, py_files=CODE,
         application_args=[step, "--config", str(config_path), "--run-dir", run_dir, *extra],
         execution_timeout=timedelta(minutes=cfg.step_timeout_minutes), pool=cfg.spark_pool,

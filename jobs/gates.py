@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from operators_lib.errors import StateError
+from operators_lib.io import storage
+from operators_lib.io.storage import Place
 from operators_lib.ops.reports import VALIDATION, ParityReport, StreamReport
 from operators_lib.paths import state_dir
 from operators_lib.runs.query_config import QueryConfig
@@ -15,10 +16,11 @@ class GateFailed(RuntimeError):
     """The output failed its expectations: the run fails and nothing is published."""
 
 
-def validate(cfg: QueryConfig, run: Path) -> dict:
+def validate(cfg: QueryConfig, run_dir: str) -> dict:
     """The gate's verdict on the run (its Spark step validated the rows: runs/gating.py), with
     the run's late and rejected rows and watermark; GateFailed if a critical expectation
     failed."""
+    run = storage.place(run_dir, "the run's directory")
     try:
         summary = json.loads((run / VALIDATION).read_text())
     except FileNotFoundError:
@@ -34,10 +36,10 @@ def validate(cfg: QueryConfig, run: Path) -> dict:
     return summary
 
 
-def published_numbers(published: Path, run_key: str) -> dict:
+def published_numbers(published: Place, run_key: str) -> dict:
     """What a published run tells downstream consumers (the query Asset's event extra)."""
     stream, parity = StreamReport.load(published), ParityReport.load(published)
-    with open(published / "stream.csv", "rb") as fh:
+    with (published / "stream.csv").open("rb") as fh:
         rows = sum(1 for _ in fh) - 1
     return {"interval": run_key, "path": str(published), "rows": rows,
             "new_input_rows": sum(stream.new_input_rows.values()),
@@ -45,10 +47,11 @@ def published_numbers(published: Path, run_key: str) -> dict:
             "watermark": stream.watermark, "parity": parity.verdict, "rerun": stream.rerun}
 
 
-def publish(cfg: QueryConfig, run: Path, run_key: str) -> Path:
+def publish(cfg: QueryConfig, run_dir: str, run_key: str) -> Place:
     """The validated run published (runs/publishing.py: all or nothing); returns where."""
     from operators_lib.runs import lifecycle  # Spark's modules: not for the gate's task
     from operators_lib.runs.spec import RunSpec, Steps
 
+    run = storage.place(run_dir, "the run's directory")
     spec = RunSpec.scheduled(cfg, state_dir(cfg.name), run, run_key)
     return lifecycle.run(spec, None, Steps.PUBLISH).published

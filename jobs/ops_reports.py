@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from operators_lib.io.storage import Place
 from operators_lib.ops import history
 from operators_lib.ops.report import render
 from operators_lib.paths import reports_dir, state_dir
@@ -50,7 +51,7 @@ def after_run(query: str, run_key: str) -> dict:
             **{name.rsplit(".", 1)[1]: value for name, value in gauges.items()}}
 
 
-def render_report(query: str) -> Path:
+def render_report(query: str) -> Place:
     """``$TWINFLOW_HOME/reports/<query>.html`` from the query's history (replaced whole:
     report.render)."""
     page = reports_dir() / f"{query}.html"
@@ -58,12 +59,17 @@ def render_report(query: str) -> Path:
     return page
 
 
-def render_all(queries: list[str]) -> dict[str, str]:
-    """Every query's report (the daily reports DAG): query -> page. One that fails does not
-    stop the others; then the task fails, naming them."""
+def render_all(configs: list[Path]) -> dict[str, str]:
+    """Every query's report (the daily reports DAG), each reached as its own tasks reach it
+    (jobs/task_store.py): query -> page. One that fails does not stop the others; then the
+    task fails, naming them."""
+    from jobs.task_store import configured
+
     pages, failed = {}, {}
-    for q in queries:
+    for path in configs:
+        q = path.stem
         try:
+            q = configured(path).name
             pages[q] = str(render_report(q))
         except Exception as e:  # noqa: BLE001 (reported below, with the query)
             failed[q] = f"{type(e).__name__}: {e}"

@@ -36,8 +36,11 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from operators_lib.engine.locations import check_shared, local_path
+from operators_lib.engine.locations import check_shared
+from operators_lib.engine.stores import store_of
 from operators_lib.errors import TwinflowError, state_check_failed
+from operators_lib.io import storage
+from operators_lib.io.output import write_json
 from operators_lib.paths import append_audit, home, state_dir
 from operators_lib.runs.compaction import compact
 from operators_lib.runs.gating import gate
@@ -61,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("step", choices=["increment", "measure-skew", "audit", "compact", "verify",
                                      "backfill"])
     ap.add_argument("--config", type=Path, required=True)
-    ap.add_argument("--run-dir", type=Path, required=True)
+    ap.add_argument("--run-dir", required=True, help="a local path or an s3a:// or hdfs:// URI")
     ap.add_argument("--snapshot", help="verify: the snapshot's id")
     ap.add_argument("--start", help="backfill: the first interval (its run key)")
     ap.add_argument("--end", help="backfill: the last interval (its run key)")
@@ -72,20 +75,22 @@ def main(argv: list[str] | None = None) -> int:
     from operators_lib.engine.spark import engine_failures, get_spark
 
     try:
+        name = QueryConfig.read(args.config).name
+        spark = get_spark(app=f"twinflow-{name}-{args.step}")
+        storage.use(store_of(spark))  # $TWINFLOW_HOME reached as the session reaches it
         cfg = QueryConfig.load(args.config)
-        local_path(home(), "TWINFLOW_HOME")
-        local_path(args.run_dir, "--run-dir")
-        spark = get_spark(app=f"twinflow-{cfg.name}-{args.step}")
-        check_shared(spark, home())
+        if storage.is_local(home()):
+            check_shared(spark, home())
+        run_dir = storage.reachable(storage.place(args.run_dir, "--run-dir"), "--run-dir")
         state = state_dir(cfg.name)
         with engine_failures():
             if args.step == "measure-skew":
                 report = asdict(measure_skew(cfg, spark, state))
-                _write(args.run_dir / "skew.json", report)
+                write_json(run_dir / "skew.json", report)
             elif args.step in ("compact", "verify"):
                 report = compact(spark, state) if args.step == "compact" else verify(
                     spark, state, args.snapshot)
-                _write(args.run_dir / f"{args.step}.json", report)
+                write_json(run_dir / f"{args.step}.json", report)
                 if args.step == "compact":
                     append_audit(cfg.name, {
                         "at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -96,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(json.dumps(report, indent=2, default=str))
                     return 1
             else:
-                spec = RunSpec.scheduled(cfg, state, args.run_dir, args.start, args.end)
+                spec = RunSpec.scheduled(cfg, state, run_dir, args.start, args.end)
                 *first, last = RUNS[args.step]
                 for steps in first:  # each report as its step ends
                     print(json.dumps(run(spec, spark, steps).report.as_json(), indent=2,
@@ -105,17 +110,12 @@ def main(argv: list[str] | None = None) -> int:
                 if args.step in GATED:
                     print(json.dumps(report, indent=2, default=str), flush=True)
                     report = {"gate": {d.name: gate(cfg, spark, state, d)
-                                       for d in GATED[args.step](args.run_dir)}}
+                                       for d in GATED[args.step](run_dir)}}
     except TwinflowError as e:
         print(f"twinflow_job: error: {e}", file=sys.stderr)
         return e.exit_code
     print(json.dumps(report, indent=2, default=str))
     return 0
-
-
-def _write(path: Path, report: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2, default=str))
 
 
 if __name__ == "__main__":

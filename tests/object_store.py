@@ -10,8 +10,11 @@ server that the s3a connector and pyarrow talk to as to S3), from a virtualenv o
 
 from __future__ import annotations
 
+import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -82,3 +85,72 @@ class S3Server:
                 # moto's HTTP server answers the upload of a local file (RocksDB's files in a
                 # checkpoint) with a status the AWS SDK fails on
                 "fs.s3a.optimized.copy.from.local.enabled": "false"}
+
+
+class Gateway:
+    """A TCP forwarder on loopback in front of a server, to take it away and give it back
+    as a network does: ``down()`` resets every open connection and refuses new ones (the
+    port closed), ``up()`` listens on the same port again. The server keeps its data.
+
+        with Gateway(s3.port) as gw:   # gw.endpoint: http://127.0.0.1:OTHER_PORT
+    """
+
+    def __init__(self, port: int) -> None:
+        self.target, self.port = port, free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self._listener: socket.socket | None = None
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Gateway:
+        self.up()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.down()
+
+    def up(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def down(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            doomed, self._open = self._open, set()
+        if listener is not None:
+            listener.close()
+        for s in doomed:  # a reset, as a dropped link gives
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:  # closed by down()
+                return
+            try:
+                server = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                if self._listener is not listener:
+                    client.close()
+                    server.close()
+                    return
+                self._open |= {client, server}
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(1 << 16):
+                sink.sendall(data)
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass

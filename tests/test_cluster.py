@@ -3,23 +3,23 @@ interface (tests/cluster.py), so executors are JVMs and Python workers of their 
 by the workers, that import twinflow from the zip the driver ships
 (operators_lib/engine/shipping.py).
 
-One test (one cluster: every JVM counts on this 2-core machine): a corpus case in stream mode
-gives Flink's result; then a query DAG's steps (stream, and batch for parity) are submitted to
-the cluster (SparkSubmitOperator with ``--py-files``) and publish.
+One test (one cluster: every JVM counts on this 2-core machine), with input, state and outputs
+on the loopback S3 server (tests/object_store.py): corpus cases in stream mode give Flink's
+results; then a query DAG's steps (stream, and batch for parity) are submitted to the cluster
+(SparkSubmitOperator with ``--py-files``) and publish.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.caselib import CASES, Case, assert_final
 from tests.cluster import StandaloneCluster, cluster_jvm_options
-from tests.test_dags import SEED, _config, _latest, _run, _task_states
+from tests.test_dags import SEED, _config, _run, _task_states
 
 REPO = Path(__file__).resolve().parents[1]
 # The slot pages of the changelog operators (a join feeding an aggregate; TopN keeps its pages
@@ -30,13 +30,26 @@ REPO = Path(__file__).resolve().parents[1]
 CLUSTER_CASES = ["join/join_then_aggregate", "group/python_udf_keys"]
 
 
-def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster(airflow_env, tmp_path):
+def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster_all_on_s3(airflow_env, s3,
+                                                                     tmp_path):
+    """Input, state and outputs only on the S3 server: the cases' input and --out, the DAG's
+    $TWINFLOW_HOME and input (keys in an Airflow Connection, the endpoint in the config's
+    ``spark.hadoop.*``); each worker in its own work directory, nothing shared with the
+    driver but the shipped code."""
+    from operators_lib.io import storage
+    from tests.object_store import ACCESS_KEY, SECRET_KEY
+
+    public = {k: v for k, v in s3.hadoop_conf().items() if "key" not in k}
+    conf = {f"spark.hadoop.{k}": v for k, v in public.items()}
     with StandaloneCluster(tmp_path / "cluster") as master:
-        out = tmp_path / "cases"
         proc = subprocess.run(
             [sys.executable, "-m", "tests.cluster_cases", "--master", master, "--out",
-             str(out), *CLUSTER_CASES], capture_output=True, text=True, cwd=REPO,
-            env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=900)
+             "s3a://data/cluster/cases", *CLUSTER_CASES,
+             *[a for k, v in conf.items() for a in ("--conf", f"{k}={v}")]],
+            capture_output=True, text=True, cwd=REPO,
+            # the keys as a user's environment has them (Spark copies them to s3a's settings)
+            env={**os.environ, "PYTHONPATH": str(REPO), "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+                 "AWS_SECRET_ACCESS_KEY": SECRET_KEY}, timeout=900)
         assert proc.returncode == 0, proc.stderr[-4000:]
         ran = json.loads(proc.stdout.strip().splitlines()[-1])
         # On a cluster twinflow's local defaults do not apply: Spark's UI is up.
@@ -48,24 +61,36 @@ def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster(airflow_env, tmp_pat
             assert result["exit_code"] == 0, (case_id, result)
             assert result["micro_batches"] >= 3, (case_id, result)
             # Several micro-batches, not Flink's watermark per row: Flink's batch final.
-            assert_final(Case(CASES / case_id), out / case_id.replace("/", "__"),
-                         "stream.csv", "batch_final.csv")
+            out = storage.place(f"s3a://data/cluster/cases/{case_id.replace('/', '__')}/out",
+                                "out", s3.store())
+            assert_final(Case(CASES / case_id), out, "stream.csv", "batch_final.csv")
 
         airflow_env.setenv("AIRFLOW_CONN_SPARK_DEFAULT", master)
+        airflow_env.setenv("AIRFLOW_CONN_TWINFLOW_S3", json.dumps(
+            {"conn_type": "aws", "login": ACCESS_KEY, "password": SECRET_KEY}))
+        airflow_env.setenv("TWINFLOW_HOME", "s3a://data/cluster/home")
+        airflow_env.setenv("TWINFLOW_LOCAL_DIR", str(tmp_path / "local"))
         config = _config(tmp_path, "tmall_max_price")
         cfg = json.loads(config.read_text())  # the executors' JVM options, as cluster_cases'
-        cfg["spark_conf"]["spark.executor.extraJavaOptions"] = cluster_jvm_options()
-        cfg["spark_conf"]["spark.sql.shuffle.partitions"] = "2"
+        cfg["spark_conf"] |= {"spark.executor.extraJavaOptions": cluster_jvm_options(),
+                              "spark.sql.shuffle.partitions": "2", **conf}
+        cfg |= {"inputs": {"tmall_item": "s3a://data/cluster/incoming/"},
+                "store_conn_id": "twinflow_s3"}
         config.write_text(json.dumps(cfg))
-        shutil.copy(SEED / "incoming" / "tmall_item" / "2017-11-11T10.csv",
-                    tmp_path / "incoming")
+        seed = SEED / "incoming" / "tmall_item" / "2017-11-11T10.csv"
+        storage.place("s3a://data/cluster/incoming/a.csv", "input", s3.store()).write_bytes(
+            seed.read_bytes())
         run = _run(airflow_env, config, 10)
         assert run.state == "success", _task_states(run)
-    home = Path(airflow_env["TWINFLOW_HOME"])
-    published = _latest(home, "q_tmall_max_price")
+    home = storage.place("s3a://data/cluster/home", "home", s3.store())
+    published = home / "published" / "q_tmall_max_price"
+    published /= (published / "LATEST").read_text().strip()
     # the watermark is 10:02 (1 minute behind 10:03): ITEM001 and ITEM002 are out
     assert (published / "stream.csv").read_text().splitlines()[1:] == [
         "ITEM001,Electronic,2017-11-11 10:01:00.000,20.0,20.0",
         "ITEM002,Electronic,2017-11-11 10:02:00.000,50.0,50.0"]
     assert json.loads((published / "parity.json").read_text())["verdict"] == \
         "equal_for_emitted_rows"
+    assert "20240101T100000" in (home / "reports" / "q_tmall_max_price.html").read_text()
+    # nothing of the query on a local disk but the shipped code and GX's Data Docs
+    assert sorted(p.name for p in (tmp_path / "local").iterdir()) == ["dist", "gx"]

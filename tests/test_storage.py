@@ -65,3 +65,28 @@ def test_a_uri_of_another_scheme_is_refused_naming_what_it_is_for():
         storage.place("gs://b/x", "--out")
     assert storage.place(Path("s3a:/b/x"), "--out").protocol == "s3a"  # a Path folded //
 
+
+
+def test_hadoop_settings_outside_spark_follow_sparks_order(tmp_path):
+    """An Airflow task's Store (io/hadoop_conf.py): $HADOOP_CONF_DIR's site files, then the
+    AWS environment variables, then the config's spark.hadoop.* win, as in Spark."""
+    from operators_lib.io.hadoop_conf import settings, store_from
+
+    (tmp_path / "core-site.xml").write_text(
+        "<configuration><property><name>fs.s3a.endpoint</name><value>http://site:1</value>"
+        "</property><property><name>fs.s3a.path.style.access</name><value>true</value>"
+        "</property><property><name>fs.defaultFS</name><value>hdfs://nn:8020</value>"
+        "</property></configuration>")
+    (tmp_path / "hdfs-site.xml").write_text(
+        "<configuration><property><name>dfs.namenode.http-address</name>"
+        "<value>0.0.0.0:9870</value></property></configuration>")
+    env = {"HADOOP_CONF_DIR": str(tmp_path), "AWS_ACCESS_KEY_ID": "AK",
+           "AWS_SECRET_ACCESS_KEY": "SK", "AWS_ENDPOINT_URL": "http://env:2"}
+    store = store_from(settings({}, env).get)
+    assert (store.endpoint, store.path_style, store.access_key, store.secret_key) == (
+        "http://env:2", True, "AK", "SK")
+    assert dict(store.namenodes)["nn:8020"] == "nn:9870"
+    conf = {"spark.hadoop.fs.s3a.endpoint": "http://conf:3", "spark.sql.x": "y"}
+    assert store_from(settings(conf, env).get).endpoint == "http://conf:3"
+    assert store_from(settings({}, {}).get) == storage.Store()
+    assert "SK" not in repr(store)

@@ -83,6 +83,13 @@ LOCAL_DEFAULTS = {
     # it again in local mode, never ran: the job hung.
     "spark.locality.wait": "0",
 }
+# s3a's retries of a store that stopped answering (S3A's own, backing off, each around the
+# AWS SDK's attempts) take minutes with Hadoop's defaults: bounded, so that a run whose store
+# went away fails within about a minute. Set where neither the user's Hadoop files nor their
+# spark.hadoop.* settings set them (``_bound_store_retries``).
+STORE_RETRIES = {"fs.s3a.attempts.maximum": "2", "fs.s3a.retry.limit": "2",
+                 "fs.s3a.retry.interval": "500ms", "fs.s3a.retry.throttle.limit": "5",
+                 "fs.s3a.connection.establish.timeout": "5s"}
 # What Flink's semantics need (a TIME(p) column type; a MAP[..] constructor and a JSON object
 # keeping the last value of a repeated key): set whatever the user set.
 REQUIRED = {"spark.sql.timeType.enabled": "true", "spark.sql.mapKeyDedupPolicy": "LAST_WIN",
@@ -136,8 +143,19 @@ def get_spark(master: str | None = None, app: str = "twinflow",
     settings.setAll([*conf.items(), *REQUIRED.items()])
     with _python_processes(local):
         spark = SparkSession.builder.config(conf=settings).getOrCreate()
+    _bound_store_retries(spark)
     _ship_code(spark)
     return spark
+
+
+def _bound_store_retries(spark: SparkSession) -> None:
+    """``STORE_RETRIES`` in the session's Hadoop configuration, each where only Hadoop's
+    defaults (``*-default.xml``) set it."""
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    for key, value in STORE_RETRIES.items():
+        sources = hadoop.getPropertySources(key)
+        if sources is None or all(str(s).endswith("-default.xml") for s in sources):
+            hadoop.set(key, value)
 
 
 def store_classpath() -> dict[str, str]:
@@ -183,12 +201,12 @@ def _ship_code(spark: SparkSession) -> None:
     """On a cluster, executors import twinflow from its zip (shipping.py), unless spark-submit
     already shipped it (``--py-files``)."""
     from operators_lib.engine.shipping import code_archive, is_local
-    from operators_lib.paths import home
+    from operators_lib.paths import local_dir
 
     context = spark.sparkContext
     if is_local(context.master):
         return
-    archive = code_archive(home() / "dist")
+    archive = code_archive(local_dir() / "dist")
     if archive.name not in context.getConf().get("spark.submit.pyFiles", ""):
         context.addPyFile(str(archive))
 

@@ -16,10 +16,10 @@ import hashlib
 import os
 import sys
 import urllib.request
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from operators_lib.io.hadoop_conf import store_from
 from operators_lib.io.remote import Store
 
 if TYPE_CHECKING:  # the DAG files import this module (jvm_archive) without pyspark
@@ -88,41 +88,4 @@ def store_of(spark: SparkSession) -> Store:
     settings in the session's Hadoop configuration (core-site.xml and hdfs-site.xml,
     ``spark.hadoop.*``, session settings)."""
     conf = spark._jsparkSession.sessionState().newHadoopConf()
-
-    def get(key: str) -> str | None:
-        value = conf.get(key)
-        return None if value is None or not str(value).strip() else str(value).strip()
-
-    return Store(endpoint=get("fs.s3a.endpoint"),
-                 region=get("fs.s3a.endpoint.region") or get("fs.s3a.region"),
-                 path_style=(get("fs.s3a.path.style.access") or "false").lower() == "true",
-                 ssl=(get("fs.s3a.connection.ssl.enabled") or "true").lower() == "true",
-                 access_key=get("fs.s3a.access.key"), secret_key=get("fs.s3a.secret.key"),
-                 namenodes=tuple(_namenodes(get)), hdfs_user=get("hadoop.user.name"),
-                 hdfs_auth=(get("hadoop.security.authentication") or "simple").lower())
-
-
-def _namenodes(get: Callable[[str], str | None]) -> Iterator[tuple[str, str]]:
-    """(namenode authority as URIs name it, its WebHDFS address): the default file system's
-    and each name service's (HA: its first namenode; WebHDFS does not fail over)."""
-    default = get("fs.defaultFS") or ""
-    http = get("dfs.namenode.http-address")
-    if http and default.lower().startswith("hdfs://"):
-        authority = default[len("hdfs://"):].split("/", 1)[0]
-        yield authority, _connectable(http, authority)
-    if http and (rpc := get("dfs.namenode.rpc-address")):
-        yield rpc, _connectable(http, rpc)
-    for service in filter(None, (get("dfs.nameservices") or "").split(",")):
-        nodes = [n.strip() for n in (get(f"dfs.ha.namenodes.{service}") or "").split(",")]
-        keys = [f"{service}.{n}" for n in nodes if n] or [service]
-        address = next(filter(None, (get(f"dfs.namenode.http-address.{k}") for k in keys)),
-                       None)
-        if address:
-            yield service.strip(), address
-
-
-def _connectable(http: str, rpc: str) -> str:
-    """An HTTP bind address as an address to connect to: a wildcard (0.0.0.0:9870) is on the
-    namenode's host."""
-    host, _, port = http.rpartition(":")
-    return f"{rpc.split(':')[0] if host in ('0.0.0.0', '') else host}:{port}"
+    return store_from(lambda key: conf.get(key))

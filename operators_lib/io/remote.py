@@ -5,10 +5,10 @@ Parquet footer, an Avro header: no rows) and by the tasks (their pieces). Python
 JVM, hence no Hadoop FileSystem: these clients reach the same files Spark reaches, configured
 from the same Hadoop settings.
 
-``Store`` is made from the session's Hadoop configuration (engine/stores.py): for S3,
-``fs.s3a.endpoint``, ``fs.s3a.endpoint.region``, ``fs.s3a.path.style.access``,
-``fs.s3a.connection.ssl.enabled``, ``fs.s3a.access.key`` / ``fs.s3a.secret.key`` (without keys,
-the AWS SDK's own chain: the standard environment variables, the profile, an instance role);
+``Store`` is made from Hadoop settings (io/hadoop_conf.py): for S3, ``fs.s3a.endpoint``,
+``fs.s3a.endpoint.region``, ``fs.s3a.path.style.access``, ``fs.s3a.connection.ssl.enabled``,
+``fs.s3a.access.key`` / ``fs.s3a.secret.key`` / ``fs.s3a.session.token`` (without keys, the
+AWS SDK's own chain: the standard environment variables, the profile, an instance role);
 for HDFS, each namenode's ``dfs.namenode.http-address`` and the user (``HADOOP_USER_NAME``, else
 the OS user: Hadoop's simple authentication). Credentials are configured once, where Spark
 users keep them, and never appear in a ``repr``, a log line or an error. A store that does
@@ -47,6 +47,7 @@ class Store:
     ssl: bool = True
     access_key: str | None = field(default=None, repr=False)
     secret_key: str | None = field(default=None, repr=False)
+    session_token: str | None = field(default=None, repr=False)
     # HDFS: (namenode "host:port", its WebHDFS "host:port"), and who reads
     namenodes: tuple[tuple[str, str], ...] = ()
     hdfs_user: str | None = None
@@ -59,6 +60,7 @@ class Store:
             scheme, endpoint = endpoint.split("://", 1)
         return pafs.S3FileSystem(
             access_key=self.access_key, secret_key=self.secret_key,
+            session_token=self.session_token,
             region=self.region or "us-east-1", endpoint_override=endpoint, scheme=scheme,
             force_virtual_addressing=not self.path_style, connect_timeout=5,
             request_timeout=30, retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=3))

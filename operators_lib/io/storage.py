@@ -36,6 +36,8 @@ from operators_lib.io import remote, uris
 from operators_lib.io.remote import Store, WebHDFSClient, webhdfs_address
 
 Place = Path | UPath
+# The process's Store: the one ``place`` gives a URI without a Store of its own (``use``).
+_store = Store()
 
 
 class _S3(ArrowFSWrapper):
@@ -82,13 +84,26 @@ fsspec.register_implementation("hdfs", _HDFS, clobber=True)
 register_implementation("hdfs", _HDFSPath, clobber=True)
 
 
+def use(store: Store) -> None:
+    """Reach stores through ``store`` from now on in this process: a Spark application's
+    session settings (engine/stores.store_of), an Airflow task's query settings."""
+    global _store
+    _store = store
+
+
+def store() -> Store:
+    """The process's Store (``use``)."""
+    return _store
+
+
 def place(given: str | Path, what: str, store: Store | None = None) -> Place:
-    """``given`` (a local path or a URI) as a place to keep state or outputs; a URI of another
-    scheme is an InputError naming ``what`` it is for."""
+    """``given`` (a local path or a URI) as a place to keep state or outputs, reached through
+    ``store`` (else the process's: ``use``); a URI of another scheme is an InputError naming
+    ``what`` it is for."""
     where = uris.location(given, what)
     if isinstance(where, Path):
         return where
-    return UPath(where, store=store or Store())
+    return UPath(where, store=store or _store)
 
 
 def bound(place: Place, store: Store) -> Place:
@@ -137,6 +152,51 @@ def replace(source: Place, target: Place) -> None:
     source.fs.mv(source.path, target.path)
 
 
+def copy(source: Place, target: Place) -> None:
+    """File ``source`` copied to ``target`` on the same store (S3: a server-side copy)."""
+    if isinstance(source, Path):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    else:
+        source.fs.copy(source.path, target.path)
+
+
+def files(root: Place) -> list[str]:
+    """The files under directory ``root`` at any depth, as paths relative to it (one
+    listing on a store), in order; none if it does not exist."""
+    if isinstance(root, Path):
+        return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    base = root.path.rstrip("/")
+    return sorted(f[len(base) + 1:] for f in root.fs.find(base)) if root.exists() else []
+
+
+def link_or_copy(source: Place, target: Place) -> None:
+    """``target`` as a hard link to the immutable file ``source``; a copy where the file
+    system cannot link (a store, another local file system)."""
+    if isinstance(source, Path):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source, target)
+            return
+        except OSError:
+            pass
+    copy(source, target)
+
+
+def move_tree(source: Place, target: Place) -> None:
+    """File or directory ``source`` moved to ``target`` (which must not exist): one rename
+    where the store has one, else (S3) each file copied, then ``source`` removed."""
+    if renames(source):
+        replace(source, target)
+        return
+    if source.is_dir():
+        for name in files(source):
+            copy(source / name, target / name)
+    else:
+        copy(source, target)
+    rmtree(source)
+
+
 def arrow(place: Place) -> tuple[pafs.FileSystem, str]:
     """``place`` for pyarrow: its file system and the path on it."""
     if isinstance(place, Path):
@@ -162,6 +222,29 @@ def open_output(place: Place) -> pa.NativeFile:
     """A file for pyarrow to write (on S3 it appears whole when closed)."""
     fs, path = arrow(place)
     return fs.open_output_stream(path)
+
+
+@contextmanager
+def whole_dir(final: Place, marker: str) -> Iterator[Place]:
+    """A directory that appears whole: yields where to write it, its file ``marker`` last.
+    Where the store renames a directory (a local disk, HDFS) that is a sibling, renamed onto
+    ``final`` (replacing it) when the block ends, dropped if it raises. On S3 it is ``final``
+    itself, its ``marker`` removed first and then the rest: a reader takes the directory only
+    with its marker (a failed block leaves it without one)."""
+    if not renames(final):
+        (final / marker).unlink(missing_ok=True)
+        rmtree(final)
+        yield final
+        return
+    tmp = final.parent / f".{final.name}.tmp"
+    rmtree(tmp)
+    try:
+        yield tmp
+    except BaseException:
+        rmtree(tmp)
+        raise
+    rmtree(final)
+    replace(tmp, final)
 
 
 @contextmanager

@@ -23,7 +23,8 @@ hide the rest). Layout (times UTC ISO 8601):
   its delay, and for a scheduled run the age of its oldest new input file when the run began).
 - ``outcomes/<run>.parity.json``, ``outcomes/<run>.gate.json``: the run's parity verdict and
   quality-gate outcome, set by those steps.
-- ``audits/<time>.json``: a full audit's verdict.
+- ``audits/<time>.json``: a full audit's verdict (``<time>`` without its ``:``, which HDFS
+  refuses in a name).
 - ``compactions/<time>.json``: a state compaction (compaction.py): the keys it expired and,
   per operator, its keys, state rows and bytes before and after (state/inspect.py).
 
@@ -79,6 +80,11 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _file_name(time: str) -> str:
+    """A record's file named for its time, without the ``:`` that HDFS refuses in a name."""
+    return f"{time.replace(':', '')}.json"
+
+
 def _operators(progress: dict) -> list[tuple[str, int, int]]:
     """(operator, state rows, state bytes) of one micro-batch's progress."""
     return [(f"{i}:{op.get('operatorName', '?')}", op.get("numRowsTotal", 0),
@@ -130,7 +136,7 @@ def record_outcome(state: Path, run: str, *, parity: str | None = None,
 
 def record_audit(state: Path, interval: str, verdict: str) -> None:
     time = _now()
-    _write(state / HISTORY / "audits" / f"{time}.json",
+    _write(state / HISTORY / "audits" / _file_name(time),
            {"time": time, "interval": interval, "verdict": verdict})
 
 
@@ -139,7 +145,7 @@ def record_compaction(state: Path, batch_id: int, expired_keys: int,
     """A compaction: per operator its keys, rows and bytes before and after (compaction.py's
     ``operators``)."""
     time = datetime.now(UTC).isoformat(timespec="microseconds")
-    _write(state / HISTORY / "compactions" / f"{time}.json", [
+    _write(state / HISTORY / "compactions" / _file_name(time), [
         {"time": time, "batch_id": batch_id, "operator_id": o["id"],
          "operator": o["operator"], "expired_keys": expired_keys,
          **{f"{k}_{when}": o[f"{k}_{when}"] for k in ("keys", "rows", "bytes")

@@ -11,9 +11,10 @@ output's rows: the Spark data source ``twinflow``, one dataframe asset per suite
 checkpoint ``checkpoints/<suite>.json`` whose action updates the Data Docs. Nothing a
 validation writes lands in the repository (a checkout may be read-only):
 ``great_expectations.yml`` puts the validation results and the Data Docs site under
-``$TWINFLOW_HOME/gx/`` and names no config variables file (``data_docs/index.html``; the
-ops report links it). ``register_suite`` adds a suite with its validation definition and
-checkpoint (``python -m operators_lib.ops.quality SUITE.json``).
+``$TWINFLOW_HOME/gx/`` (on a local disk: paths.local_dir) and names no config variables
+file (``data_docs/index.html``; the ops report links it). ``register_suite`` adds a suite
+with its validation definition and checkpoint (``python -m operators_lib.ops.quality
+SUITE.json``).
 
 Facts that only a run knows (how many rows the output must have given the input) are validated
 beside the checkpoint as runtime expectations, in the same summary. Severity (GX's
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from operators_lib.errors import InputError
-from operators_lib.paths import gx_root, home
+from operators_lib.paths import gx_root, local_dir
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -42,7 +43,7 @@ BATCH = "whole"  # each asset's batch definition: the whole output
 
 def data_docs_index() -> Path:
     """Where the Data Docs site's index is built (great_expectations.yml)."""
-    return home() / "gx" / "data_docs" / "index.html"
+    return local_dir() / "gx" / "data_docs" / "index.html"
 
 
 def _context(root: Path, progress_bars: bool = False):
@@ -52,7 +53,7 @@ def _context(root: Path, progress_bars: bool = False):
     if not (root / "gx" / "great_expectations.yml").is_file():
         raise InputError(f"no Great Expectations context in {root} (gx/great_expectations.yml)")
     ctx = gx.get_context(mode="file", project_root_dir=root,
-                         runtime_environment={"TWINFLOW_HOME": str(home())})
+                         runtime_environment={"TWINFLOW_HOME": str(local_dir())})
     # GX ignores TQDM_DISABLE: it passes disable= to tqdm from this setting.
     ctx.variables.progress_bars = ProgressBarsConfig(globally=progress_bars)
     return ctx

@@ -17,7 +17,8 @@ that run the TopN at once) and m = the largest partition's share of the rows:
   not trigger a state rebuild, nor does the next small rise).
 
 Each decision appends an audit record (when, measured skew, rule, old -> new, why) to
-``$TWINFLOW_HOME/audit/<query>.jsonl``; a change is also written, with that record, to
+``$TWINFLOW_HOME/audit/<query>/`` (a file per record); a change is also written, with that
+record, to
 ``$TWINFLOW_HOME/config/<query>.json`` (atomically; never into the DAG folder), which
 ``QueryConfig.load`` lays over the query's config: the next incremental run picks it up
 (runs/binding.py rebuilds the TopN state for the new factor).

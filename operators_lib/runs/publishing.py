@@ -2,13 +2,11 @@
 (``twinflow run``) moves the files its steps wrote into ``pending/`` to ``--out`` and writes
 report.json there last, having removed the one before first: outputs beside a report.json
 are one run's whole (a local disk, HDFS or S3). A scheduled run, once its DAG's gate passed
-(jobs/gates.py), is copied into ``published/<query>/<interval>/`` and ``LATEST`` points at
-it."""
+(jobs/gates.py), is copied into ``published/<query>/<interval>/`` (whole: ``_scheduled``) and
+``LATEST`` points at it."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from pyspark.sql import functions as F
 from operators_lib.batch import batch_dataframe
 from operators_lib.io import ingest, storage
 from operators_lib.io.output import write_csv_frame, write_text
+from operators_lib.io.storage import Place
 from operators_lib.ops.reports import VALIDATION, BoundedReport, ParityReport, StreamReport
 from operators_lib.paths import published_dir
 from operators_lib.plan import ROWNUM, quote
@@ -28,11 +27,12 @@ from operators_lib.state.manifest import Manifest
 from operators_lib.types import FlinkType
 from operators_lib.udf.rejects import REASON, rejected_rows
 
+SUCCESS = "_SUCCESS"  # in a published interval: it is whole
 PUBLISHED = ("stream.csv", "changes.csv", "batch.csv", ParityReport.FILE, VALIDATION,
              StreamReport.FILE, "rejected.csv")
 
 
-def publish(spec: RunSpec, run: Run | None) -> Path:
+def publish(spec: RunSpec, run: Run | None) -> Place:
     """Publish the run (module docstring; ``run``: a bounded run's steps so far); returns where
     its outputs are."""
     if not spec.bounded:
@@ -94,23 +94,19 @@ def _udf_rejects(run: Run) -> Path | None:
     return path
 
 
-def _scheduled(spec: RunSpec) -> Path:
-    """Copy the validated run into published/<query>/<interval>/ in one rename, then point
-    ``LATEST`` at it (also a rename) unless a later interval is published: readers see the old
-    or the new version, never half."""
+def _scheduled(spec: RunSpec) -> Place:
+    """Copy the validated run into published/<query>/<interval>/ whole (storage.whole_dir:
+    renamed into place where the store renames, ``_SUCCESS`` last on every store), then point
+    ``LATEST`` at it unless a later interval is published: readers see the old or the new
+    version, never half (on S3: an interval without ``_SUCCESS`` is not one)."""
     run, run_key = spec.out, spec.key
     target_root = published_dir(spec.name)
-    target_root.mkdir(parents=True, exist_ok=True)
-    tmp = target_root / f".{run_key}.tmp"
-    storage.rmtree(tmp)
-    tmp.mkdir()
-    for name in PUBLISHED:
-        if (run / name).exists():
-            shutil.copy2(run / name, tmp / name)
     final = target_root / run_key
-    if final.exists():  # a re-run of the same interval replaces its own version
-        storage.rmtree(final)
-    os.replace(tmp, final)
+    with storage.whole_dir(final, SUCCESS) as copy:
+        for name in PUBLISHED:
+            if (run / name).exists():
+                storage.copy(run / name, copy / name)
+        write_text(copy / SUCCESS, "")
     latest = target_root / "LATEST"
     if not latest.exists() or latest.read_text().strip() <= run_key:
         # A re-run of an earlier interval replaces its own version only.

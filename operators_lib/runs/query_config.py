@@ -82,6 +82,11 @@ class QueryConfig(Section):
                                        "before its retry")
     spark_conn_id: str = Field("spark_default", description="the Airflow connection of the "
                                "spark-submit steps")
+    store_conn_id: str | None = Field(None, description="an Airflow connection whose login and "
+                                      "password are the S3 access and secret key of the "
+                                      "query's stores (its steps get them as AWS_ACCESS_KEY_ID "
+                                      "/ AWS_SECRET_ACCESS_KEY); none: the Hadoop "
+                                      "configuration's and the AWS SDK's own")
     step_timeout_minutes: float = Field(120, gt=0, description="each spark-submit step's "
                                         "execution_timeout: a hung step is killed (and "
                                         "retried)")

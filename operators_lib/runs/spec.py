@@ -83,7 +83,7 @@ class RunSpec:
                    rows_per_batch, topn_split, True, mode, stop_after_batches)
 
     @classmethod
-    def scheduled(cls, cfg: QueryConfig, state: Path, run_dir: Path, key: str | None = None,
+    def scheduled(cls, cfg: QueryConfig, state: Place, run_dir: Place, key: str | None = None,
                   through: str | None = None) -> RunSpec:
         """A DAG run of ``cfg``'s query, keyed by its data interval (default: ``run_dir``'s
         name; a backfill: ``key`` the first interval, ``through`` the last)."""
@@ -113,5 +113,5 @@ class Outcome:
     exit_code: int
     report: Report | None = None
     message: str = ""
-    published: Path | None = None  # where the publish step put the run's outputs
+    published: Place | None = None  # where the publish step put the run's outputs
     stream: StreamRun | None = None  # a sweep run's stream (what its state command reports)

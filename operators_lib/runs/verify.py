@@ -22,15 +22,14 @@ with a state TTL, the rows of keys whose state expired in either stream are left
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
+import uuid
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from operators_lib.changelog import ADDS
-from operators_lib.io import offers
+from operators_lib.io import offers, storage
+from operators_lib.io.storage import Place
 from operators_lib.parity.compare import TTL_EXPLANATION, compare_frames, not_comparable
 from operators_lib.plan import OP, TTL, TTL_KEY, Node, append_only, source_tables
 from operators_lib.runs.lifecycle import run
@@ -41,12 +40,12 @@ from operators_lib.state.queries import recorded_plan, recorded_query, sql_texts
 from operators_lib.stream.runner import last_commit, source_logs
 
 
-def verify(spark: SparkSession, state: Path, sid: str) -> dict:
+def verify(spark: SparkSession, state: Place, sid: str) -> dict:
     """Resume snapshot ``sid`` in a scratch directory and compare (module docstring)."""
     with lifecycle.locked(state):
         taken = snapshots.find(state, sid)
         live = last_commit(state / "checkpoint")
-        scratch = Path(tempfile.mkdtemp(prefix=".verify-", dir=state))
+        scratch = state / f".verify-{uuid.uuid4().hex[:12]}"
         try:
             snapshots.restore(state, sid, scratch)
             plan = recorded_plan(scratch, spark)  # the query the snapshot's state ran
@@ -71,20 +70,23 @@ def verify(spark: SparkSession, state: Path, sid: str) -> dict:
             else:
                 out |= _compare(spark, plan, state, scratch)
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            storage.rmtree(scratch)
     return out
 
 
-def _query(state: Path) -> tuple:
+def _query(state: Place) -> tuple:
     query = recorded_query(state)
     return sql_texts(query), query.topn_split
 
 
-def _relocate_sources(checkpoint: Path, old: Path, new: Path) -> None:
+def _relocate_sources(checkpoint: Place, old: Place, new: Place) -> None:
     """Point the checkpoint's record of the files its sources read (``sources/<i>/``) from
-    ``old`` to ``new``: on restart Spark plans its last batch again from those paths."""
-    forms = [(p.absolute().as_uri(), q.absolute().as_uri()) for p, q in ((old, new),)]
-    forms += [(f"file:{old.absolute()}", f"file:{new.absolute()}")]
+    ``old`` to ``new``: on restart Spark plans its last batch again from those paths (local
+    ones as ``file:`` URIs, in either of Hadoop's two forms)."""
+    forms = [(str(old), str(new))]
+    if storage.is_local(old):
+        forms = [(old.absolute().as_uri(), new.absolute().as_uri()),
+                 (f"file:{old.absolute()}", f"file:{new.absolute()}")]
     for log in source_logs(checkpoint):
         text = log.read_text()
         for a, b in forms:
@@ -93,18 +95,18 @@ def _relocate_sources(checkpoint: Path, old: Path, new: Path) -> None:
         (log.parent / f".{log.name}.crc").unlink(missing_ok=True)  # Hadoop's, now stale
 
 
-def _offer_as_live(live: Path, scratch: Path) -> None:
+def _offer_as_live(live: Place, scratch: Place) -> None:
     """Offer in ``scratch`` what the live source has been offered, in its order."""
     files = offers.offered(live)
     for f in files:
         if not (scratch / f.name).exists():
-            snapshots.link_or_copy(f, scratch / f.name)
+            storage.link_or_copy(f, scratch / f.name)
     parts = [scratch / f.name for f in files if f.name != offers.EOF_FILE]
     if files:
         offers.offer(scratch, parts, eof=len(parts) < len(files))
 
 
-def _compare(spark: SparkSession, plan: Node, live: Path, scratch: Path) -> dict:
+def _compare(spark: SparkSession, plan: Node, live: Place, scratch: Place) -> dict:
     exempt = not_comparable(plan)
     if exempt:
         return {"verdict": "not_applicable", "reason": exempt}
@@ -128,7 +130,7 @@ def _compare(spark: SparkSession, plan: Node, live: Path, scratch: Path) -> dict
             "sample_only_in_restored": [list(map(str, r)) for r in diff.only_stream]}
 
 
-def _result(spark: SparkSession, plan: Node, state: Path, into: Path) -> DataFrame:
+def _result(spark: SparkSession, plan: Node, state: Place, into: Place) -> DataFrame:
     """The state's result: every row an append-only query emitted, an updating one's rows
     (merged into ``into``: the live state's store is not written)."""
     log = result_store.changelog(spark, plan, state)
@@ -138,7 +140,7 @@ def _result(spark: SparkSession, plan: Node, state: Path, into: Path) -> DataFra
                                     result_store.result_schema(plan, log), into=into)
 
 
-def _expired(spark: SparkSession, plan: Node, *states: Path) -> DataFrame | None:
+def _expired(spark: SparkSession, plan: Node, *states: Place) -> DataFrame | None:
     """The TTL keys whose state expired in any of the states' streams (None: none)."""
     logs = [result_store.changelog(spark, plan, s) for s in states]
     if any(TTL_KEY not in log.columns for log in logs):

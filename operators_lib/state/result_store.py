@@ -39,7 +39,7 @@ COUNT = "tw__count"
 RESULT_ORDER = "tw__place"
 KEEP = 3
 _PREFIX = "upto-"
-CHECKED = "_CHECKED"  # on S3: the snapshot beside it is whole
+CHECKED = "_CHECKED"  # written last in a result snapshot: it is whole (what S3 goes by)
 
 
 def result_rows(spark: SparkSession, state: Path, upto: int, schema: T.StructType,
@@ -160,25 +160,19 @@ def _snapshots(state: Place) -> dict[int, Place]:
 def _write_checked(spark: SparkSession, counted: DataFrame, target: Place,
                    columns: list[str]) -> DataFrame:
     """``counted`` written to ``target`` (a directory) and checked (the write counts the rows
-    below zero), read back. It becomes whole in one step: renamed into place, or on S3 (no
-    rename) written in place and marked ``CHECKED`` last."""
-    renames = storage.renames(target)
-    tmp = target.with_name(f".{target.name}") if renames else target
-    storage.rmtree(tmp)
-    observed = Observation()
-    counted.observe(observed, F.count(F.when(F.col(COUNT) < 0, 1)).alias("negative")) \
-        .write.parquet(str(tmp))
-    negative = observed.get["negative"]
-    if negative:
-        try:
-            _checked(spark.read.parquet(str(tmp)), columns, negative)
-        finally:
-            storage.rmtree(tmp)
-    if renames:
-        storage.rmtree(target)
-        storage.replace(tmp, target)
-    else:
-        (target / CHECKED).write_text("")
+    below zero), read back. It becomes whole in one step (storage.whole_dir: renamed into
+    place, or on S3 written in place, ``CHECKED`` last)."""
+    with storage.whole_dir(target, CHECKED) as tmp:
+        observed = Observation()
+        counted.observe(observed, F.count(F.when(F.col(COUNT) < 0, 1)).alias("negative")) \
+            .write.parquet(str(tmp))
+        negative = observed.get["negative"]
+        if negative:
+            try:
+                _checked(spark.read.parquet(str(tmp)), columns, negative)
+            finally:
+                storage.rmtree(tmp)
+        (tmp / CHECKED).write_text("")
     return spark.read.parquet(str(target))
 
 
