@@ -39,8 +39,11 @@ def validate(cfg: QueryConfig, run_dir: str) -> dict:
 def published_numbers(published: Place, run_key: str) -> dict:
     """What a published run tells downstream consumers (the query Asset's event extra)."""
     stream, parity = StreamReport.load(published), ParityReport.load(published)
-    with (published / "stream.csv").open("rb") as fh:
-        rows = sum(1 for _ in fh) - 1
+    if (published / "stream.parquet").exists():
+        rows = storage.parquet_rows(published / "stream.parquet")
+    else:
+        with (published / "stream.csv").open("rb") as fh:
+            rows = sum(1 for _ in fh) - 1
     return {"interval": run_key, "path": str(published), "rows": rows,
             "new_input_rows": sum(stream.new_input_rows.values()),
             "late_rows": stream.late_rows, "rejected_rows": stream.rejected_rows,

@@ -101,6 +101,23 @@ def _value(text: str, type_name: str):
     return text
 
 
+def parquet_result(directory: Place) -> tuple[list[str], list[tuple]]:
+    """A published ``<name>.parquet/`` directory's columns and rows (Python values: Decimal,
+    datetime, ...), its files read in order (a local path or a place on a store)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from operators_lib.io import storage
+
+    tables = []
+    for name in storage.files(directory):
+        if name.endswith(".parquet"):
+            with storage.open_input(directory / name) as fh:
+                tables.append(pq.read_table(fh))
+    table = pa.concat_tables(tables)
+    return table.column_names, [tuple(r.values()) for r in table.to_pylist()]
+
+
 def typed(rows, types: list[str]) -> list[tuple]:
     """Rows of text typed by their columns' types (``_value``)."""
     return [tuple(_value(v, t) for v, t in zip(r, types)) for r in rows]

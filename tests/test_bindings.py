@@ -140,7 +140,7 @@ def test_a_scheduled_run_reads_the_new_files_under_a_with_bound_directory(spark,
         "'format' = 'json');\n")
     (tmp_path / "q.sql").write_text("SELECT name, COUNT(*) AS n FROM t GROUP BY name")
     cfg = QueryConfig(name="q", sql=[tmp_path / "ddl.sql", tmp_path / "q.sql"],
-                      expectations="q", rows_per_batch=10)
+                      expectations="q", publish_format="csv", rows_per_batch=10)
     first = stream_increment(cfg, spark, tmp_path / "state", tmp_path / "run1")
     assert first["new_input_rows"] == {"t": 2}
     (landing / "dt=2024-01-02").mkdir()

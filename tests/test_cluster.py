@@ -15,9 +15,10 @@ import json
 import os
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
-from tests.caselib import CASES, Case, assert_final
+from tests.caselib import CASES, Case, assert_final, parquet_result
 from tests.cluster import StandaloneCluster, cluster_jvm_options
 from tests.test_dags import SEED, _config, _run, _task_states
 
@@ -76,6 +77,7 @@ def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster_all_on_s3(airflow_en
                               "spark.sql.shuffle.partitions": "2", **conf}
         cfg |= {"inputs": {"tmall_item": "s3a://data/cluster/incoming/"},
                 "store_conn_id": "twinflow_s3"}
+        cfg.pop("publish_format")  # the default: Parquet
         config.write_text(json.dumps(cfg))
         seed = SEED / "incoming" / "tmall_item" / "2017-11-11T10.csv"
         storage.place("s3a://data/cluster/incoming/a.csv", "input", s3.store()).write_bytes(
@@ -85,10 +87,13 @@ def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster_all_on_s3(airflow_en
     home = storage.place("s3a://data/cluster/home", "home", s3.store())
     published = home / "published" / "q_tmall_max_price"
     published /= (published / "LATEST").read_text().strip()
-    # the watermark is 10:02 (1 minute behind 10:03): ITEM001 and ITEM002 are out
-    assert (published / "stream.csv").read_text().splitlines()[1:] == [
-        "ITEM001,Electronic,2017-11-11 10:01:00.000,20.0,20.0",
-        "ITEM002,Electronic,2017-11-11 10:02:00.000,50.0,50.0"]
+    # the watermark is 10:02 (1 minute behind 10:03): ITEM001 and ITEM002 are out, as
+    # Parquet with the columns' types (published whole: _SUCCESS)
+    assert (published / "_SUCCESS").exists() and not (published / "stream.csv").exists()
+    assert parquet_result(published / "stream.parquet") == (
+        ["itemID", "itemType", "onSellTime", "price", "maxPrice"],
+        [("ITEM001", "Electronic", datetime(2017, 11, 11, 10, 1), 20.0, 20.0),
+         ("ITEM002", "Electronic", datetime(2017, 11, 11, 10, 2), 50.0, 50.0)])
     assert json.loads((published / "parity.json").read_text())["verdict"] == \
         "equal_for_emitted_rows"
     assert "20240101T100000" in (home / "reports" / "q_tmall_max_price.html").read_text()

@@ -41,6 +41,7 @@ def _config(tmp: Path, suite: str) -> Path:
     cfg = {"name": f"q_{suite}", "sql": [str(ddl), str(SEED / "rows_max_price.sql")],
            "inputs": {"tmall_item": str(incoming)}, "expectations": suite,
            "rows_per_batch": 2, "one_row_per_input_row": True, "retries": 0,
+           "publish_format": "csv",
            "spark_conf": INTERPRETED}
     path = tmp / "queries" / f"q_{suite}.json"
     path.parent.mkdir()
@@ -288,7 +289,7 @@ def _topn_config(tmp: Path) -> Path:
     example = REPO / "examples" / "topn"
     cfg = json.loads((REPO / "dags" / "queries" / "top_shops.json").read_text())
     cfg.update(name="q_top", sql=[str(example / "shop_sales.sql"), str(example / "top_shops.sql")],
-               inputs={"shop_sales": str(tmp / "incoming")}, retries=0,
+               inputs={"shop_sales": str(tmp / "incoming")}, retries=0, publish_format="csv",
                rows_per_batch=100,  # finals only: one micro-batch a run
                spark_conf=INTERPRETED)
     (tmp / "incoming").mkdir()
@@ -356,7 +357,7 @@ def _pageviews_config(tmp: Path) -> Path:
     cfg = json.loads((REPO / "dags" / "queries" / "page_views.json").read_text())
     cfg.update(name="q_views", sql=[str(example / "page_views.sql"),
                                     str(example / "views_per_minute.sql")],
-               inputs={"page_views": str(tmp / "incoming")}, retries=0,
+               inputs={"page_views": str(tmp / "incoming")}, retries=0, publish_format="csv",
                rows_per_batch=100,  # one micro-batch a run (and the no-data one that fires)
                spark_conf=INTERPRETED)
     (tmp / "incoming").mkdir()

@@ -35,7 +35,7 @@ def test_a_scheduled_query_landing_on_hdfs_takes_each_runs_new_files(spark, hdfs
     cfg = QueryConfig(name="q", sql=[REPO / "examples" / "pageviews" / "page_views.sql",
                                      tmp_path / "q.sql"],
                       inputs={"page_views": f"{hdfs.uri}/landing/page_views"},
-                      expectations="page_views", rows_per_batch=100)
+                      expectations="page_views", publish_format="csv", rows_per_batch=100)
     fs = hdfs.filesystem()
     files = {1: ["u1,/home,2024-01-01 10:00:30", "u2,/home,2024-01-01 10:01:20"],
              2: ["u4,/home,2024-01-01 10:00:50", "u5,/home,2024-01-01 10:04:10"]}

@@ -35,6 +35,7 @@ def _page_views_query(tmp_path: Path, sql: str, rows_per_batch: int) -> QueryCon
     return QueryConfig(name="q", sql=[REPO / "examples" / "pageviews" / "page_views.sql",
                                       tmp_path / "q.sql"],
                        inputs={"page_views": incoming}, expectations="page_views",
+                       publish_format="csv",
                        rows_per_batch=rows_per_batch)
 
 
@@ -137,7 +138,7 @@ def test_join_and_group_by_retract_across_runs_in_parity(spark, tmp_path, monkey
     shop = REPO / "examples" / "shop"
     inputs = {t: tmp_path / "incoming" / t for t in ("customers", "orders")}
     cfg = QueryConfig(name="shop", sql=[shop / "shop.sql", shop / "revenue_by_region.sql"],
-                      inputs=inputs, expectations="revenue_by_region",
+                      inputs=inputs, expectations="revenue_by_region", publish_format="csv",
                       rows_per_batch=100)  # finals only: one micro-batch a run
     state = tmp_path / "state"
     # order 4 belongs to c9, who arrives in the second run: it waits in the join's state
@@ -258,6 +259,7 @@ def test_a_file_with_a_wrong_header_fails_the_run_before_anything_is_staged(spar
     (incoming / "bad.csv").write_text("itemID,kind,onSellTime,price\nX,Y,2017-11-11 10:04:00,1\n")
     cfg = QueryConfig(name="seed", sql=[seed / "tmall_item.sql", seed / "rows_max_price.sql"],
                       inputs={"tmall_item": incoming}, expectations="tmall_max_price",
+                      publish_format="csv",
                       rows_per_batch=100)
     state = tmp_path / "state"
     with pytest.raises(InputError, match="itemID"):
@@ -317,7 +319,8 @@ def test_a_scheduled_run_brings_no_rows_to_the_driver(spark, tmp_path, monkeypat
     for t, folder in inputs.items():
         shutil.copytree(shop / "incoming" / t, folder)
     cfg = QueryConfig(name="shop", sql=[shop / "shop.sql", shop / "revenue_by_region.sql"],
-                      inputs=inputs, expectations="revenue_by_region", rows_per_batch=2)
+                      inputs=inputs, expectations="revenue_by_region",
+                      publish_format="csv", rows_per_batch=2)
     stream_increment(cfg, spark, tmp_path / "state", tmp_path / "run")
     assert batch_parity(cfg, spark, tmp_path / "state", tmp_path / "run")["verdict"] == "equal"
 
@@ -394,7 +397,8 @@ def test_a_query_ordered_by_processing_time_is_not_compared_in_scheduled_runs(sp
     incoming = tmp_path / "incoming"
     incoming.mkdir()
     cfg = QueryConfig(name="q", sql=[case / "ddl.sql", case / "query.sql"],
-                      inputs={"visits": incoming}, expectations="visits", rows_per_batch=2)
+                      inputs={"visits": incoming}, expectations="visits",
+                      publish_format="csv", rows_per_batch=2)
     for run, lines in enumerate((["a,1", "b,2", "a,3"], ["a,4", "b,5"]), 1):
         (incoming / f"{run}.csv").write_text("\n".join(["page,ms", *lines]) + "\n")
         stream_increment(cfg, spark, tmp_path / "state", tmp_path / f"run{run}")

@@ -265,7 +265,7 @@ def test_reject_mode_is_refused_in_scheduled_runs_for_now(spark, tmp_path):
 
     d = _dirty(tmp_path)
     cfg = QueryConfig(name="rejects", sql=[d / "ddl.sql", d / "reject.sql", d / "query.sql"],
-                      inputs={"orders": d}, expectations="none")
+                      inputs={"orders": d}, expectations="none", publish_format="csv")
     with pytest.raises(SqlError, match="not supported in scheduled runs yet"):
         plan_for(cfg, load_script(cfg.sql), spark)
 

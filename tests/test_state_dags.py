@@ -25,6 +25,7 @@ from operators_lib.state import lifecycle, snapshots
 from operators_lib.stream.runner import last_commit
 from tests import installed
 from tests.airflow_server import RealAirflow, StatsD
+from tests.caselib import parquet_result, typed
 from tests.cluster import INTERPRETED
 from tests.test_dags import _latest
 
@@ -214,8 +215,13 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_e
                                                     "stream_and_parity", 1)
     latest = _latest(home, "q_rev")
     assert json.loads((latest / "parity.json").read_text())["verdict"] == "equal"
-    assert sorted((latest / "stream.csv").read_text().splitlines()[1:]) == sorted(
-        FIRST_HOUR.read_text().splitlines()[1:])
+    # published as Parquet (the default), typed: Flink's result read with the same types
+    columns, rows = parquet_result(latest / "stream.parquet")
+    report = json.loads((latest / "stream_report.json").read_text())
+    flink = [line.split(",") for line in FIRST_HOUR.read_text().splitlines()]
+    assert columns == flink[0] and sorted(rows) == sorted(
+        typed(flink[1:], [c["type"] for c in report["columns"]]))
+    assert parquet_result(latest / "changes.parquet")[0] == ["op", *columns]
     assert json.loads((latest / "stream_report.json").read_text())["new_input_rows"] == {
         "customers": 4, "orders": 4}
     _ops_report_and_metrics(airflow, statsd, key)
@@ -249,7 +255,7 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_e
     assert [s["id"] for s in snapshots.list_snapshots(state)] == [by_hand, kept]
     assert first["snapshot"] != kept
     at_snapshot = last_commit(state / "checkpoint")
-    scheduled = (_latest(home, "q_rev") / "stream.csv").read_text()
+    scheduled = parquet_result(_latest(home, "q_rev") / "stream.parquet")
 
     # Backfill the interval in batch mode, by hand: gated and published as the run was.
     shutil.rmtree(_latest(home, "q_rev"))  # lost, say
@@ -258,8 +264,8 @@ def test_checkpoint_rotation_backfill_compaction_and_rollback(airflow, airflow_e
     latest = _latest(home, "q_rev")
     assert latest.name == key
     assert json.loads((latest / "parity.json").read_text())["verdict"] == "batch_backfill"
-    assert sorted((latest / "stream.csv").read_text().splitlines()) == \
-        sorted(scheduled.splitlines())  # an updating query: its whole result then
+    backfilled = parquet_result(latest / "stream.parquet")  # an updating query: its whole
+    assert backfilled[0] == scheduled[0] and sorted(backfilled[1]) == sorted(scheduled[1])
 
     # Compaction, the run the scheduler makes for its latest tick: a sweep micro-batch through
     # the join and the aggregate (nothing is idle for an hour here), then the audit proves the

@@ -1,7 +1,8 @@
 """CSV output in Flink's rendering: header row, NULL as an empty field, timestamps
 ``YYYY-MM-DD HH:MM:SS.fff`` with the type's fraction digits, TIME ``HH:MM:SS[.f]``, doubles as
 Java prints them (``20.0``), decimals at their scale, ``[1, NULL]`` for an ARRAY, ``{a=1, b=2}``
-for a MAP (in its keys' order), ``(a, 1)`` for a ROW (a NULL inside them is ``NULL``)."""
+for a MAP (in its keys' order), ``(a, 1)`` for a ROW (a NULL inside them is ``NULL``). A
+scheduled run's results may instead be Parquet (``write_result``)."""
 
 from __future__ import annotations
 
@@ -165,6 +166,24 @@ def write_csv_frame(df: DataFrame, path: Path, types: dict[str, FlinkType], colu
                         pa.default_memory_pool().release_unused()
     storage.rmtree(parts)
     return {**(seen.get if metrics else {}), **written.get}
+
+
+def write_result(df: DataFrame, base: Place, fmt: str, types: dict[str, FlinkType],
+                 columns: list[str], order: list[Column | str] | None = None) -> int:
+    """A scheduled run's result ``df`` in its publishing format (``fmt``): ``<base>.csv``
+    (``write_csv_frame``), or ``<base>.parquet/``, a directory of Parquet files with the
+    columns' Spark types, written by the executors in ``order`` across its files and whole
+    (storage.whole_dir, Spark's ``_SUCCESS`` last). Returns the rows written."""
+    if fmt == "csv":
+        return write_csv_frame(df, base.with_name(f"{base.name}.csv"), types, columns,
+                               order=order)["rows"]
+    written = Observation()
+    # observed above the sort (its sampling job would count the rows twice)
+    rows = (df.orderBy(*order) if order else df).observe(written, F.count(F.lit(1)).alias("rows"))
+    with storage.whole_dir(base.with_name(f"{base.name}.parquet"), "_SUCCESS") as target:
+        rows.select(
+            *[F.col(quote(c)) for c in columns]).write.parquet(str(target))
+    return written.get["rows"]
 
 
 def read_csv_frame(spark: SparkSession, path: Path, columns: list[tuple[str, str]]

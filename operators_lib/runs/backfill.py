@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 
 from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError
-from operators_lib.io.output import write_csv_frame
+from operators_lib.io.output import write_result
 from operators_lib.ops.reports import BackfillReport, ParityReport, StreamReport
 from operators_lib.plan import ROWNUM, Node, append_only, quote, source_tables
 from operators_lib.runs.spec import RunSpec
@@ -74,8 +74,8 @@ def backfill(spec: RunSpec, spark: SparkSession, plan: Node) -> BackfillReport:
             rows = _batch(spark, plan, state, record)
         rows = rows.select(*[F.col(quote(f.name)) for f in plan.fields])
         run = out / key
-        written = write_csv_frame(rows, run / "stream.csv", {f.name: f.type for f in plan.fields},
-                                  [f.name for f in plan.fields])["rows"]
+        written = write_result(rows, run / "stream", spec.publish_format,
+                               {f.name: f.type for f in plan.fields}, [f.name for f in plan.fields])
         StreamReport(query=spec.name, interval=key, backfill=True,
                      new_input_rows={t: n - earlier.get(t, 0) for t, n in record.rows.items()},
                      late_rows=0, rejected_rows=0, watermark=None,

@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from operators_lib.batch import batch_dataframe
 from operators_lib.errors import InputError, ParityError
 from operators_lib.io import storage
-from operators_lib.io.output import write_csv_frame
+from operators_lib.io.output import write_result
 from operators_lib.ops import history
 from operators_lib.ops.reports import ParityInput, ParityReport, StreamSection, Unemitted
 from operators_lib.parity.compare import (
@@ -182,8 +182,8 @@ def _check(run: Run, spark: SparkSession, whole: bool) -> ParityReport:
             if whole:
                 unemitted = _unemitted(plan, full, ids, identity, now, columns)
             else:
-                write_csv_frame(batch, out / "batch.csv", types, columns,
-                                order=[EMIT_TS, ROWNUM])
+                write_result(batch, out / "batch", spec.publish_format, types, columns,
+                             [EMIT_TS, ROWNUM])
         finally:
             full.unpersist()
         late_count = 0 if late is None else late.count()
@@ -221,8 +221,8 @@ def _check(run: Run, spark: SparkSession, whole: bool) -> ParityReport:
             report, diff = verdict(plan, batch, stream, types, columns,
                                    _explanations(spark, plan, state, record))
             if not whole:
-                write_csv_frame(batch, out / "batch.csv", types, columns,
-                                order=[c for c in (EMIT_TS, ROWNUM) if c in batch.columns])
+                write_result(batch, out / "batch", spec.publish_format, types, columns,
+                             [c for c in (EMIT_TS, ROWNUM) if c in batch.columns])
             if scope is not None:
                 report.parity_input = scope[2]
         finally:

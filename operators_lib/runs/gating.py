@@ -1,6 +1,7 @@
 """The quality gate of a scheduled run (and of each backfilled interval), in the Spark
-application that made the run: the run's ``stream.csv`` read back by the executors with its
-columns' types (stream_report.json lists them) and validated as a Spark DataFrame by the
+application that made the run: the run's result (``stream.parquet/``, or ``stream.csv`` read
+back with its columns' types, which stream_report.json lists) read by the executors and
+validated as a Spark DataFrame by the
 query's Great Expectations suite (ops/quality.py), plus the facts only the run knows: for
 OVER, one output row per on-time input row the run emitted. The verdict goes to
 ``validation.json`` and the run history; the DAG's ``validate`` task reads it and fails the
@@ -31,8 +32,9 @@ def gate(cfg: QueryConfig, spark: SparkSession, state: Path, run: Path) -> dict:
         runtime.append({"type": "expect_table_row_count_to_equal",
                         "kwargs": {"value": parity.emitted_rows}})
     # read once, cached while GX's expectations each run their jobs over it
-    rows = read_csv_frame(spark, run / "stream.csv",
-                          [(c.name, c.type) for c in stream.columns]).persist()
+    parquet = run / "stream.parquet"
+    rows = (spark.read.parquet(str(parquet)) if parquet.exists() else read_csv_frame(
+        spark, run / "stream.csv", [(c.name, c.type) for c in stream.columns])).persist()
     try:
         summary = validate(rows, cfg.expectations, run.name, runtime, run / VALIDATION)
     finally:

@@ -28,8 +28,9 @@ from operators_lib.types import FlinkType
 from operators_lib.udf.rejects import REASON, rejected_rows
 
 SUCCESS = "_SUCCESS"  # in a published interval: it is whole
-PUBLISHED = ("stream.csv", "changes.csv", "batch.csv", ParityReport.FILE, VALIDATION,
-             StreamReport.FILE, "rejected.csv")
+# (a run's results in its format: query_config.publish_format, output.write_result)
+PUBLISHED = ("stream.parquet", "changes.parquet", "batch.parquet", "stream.csv", "changes.csv",
+             "batch.csv", ParityReport.FILE, VALIDATION, StreamReport.FILE, "rejected.csv")
 
 
 def publish(spec: RunSpec, run: Run | None) -> Place:
@@ -104,8 +105,10 @@ def _scheduled(spec: RunSpec) -> Place:
     final = target_root / run_key
     with storage.whole_dir(final, SUCCESS) as copy:
         for name in PUBLISHED:
-            if (run / name).exists():
+            if (run / name).is_file():
                 storage.copy(run / name, copy / name)
+            for path in storage.files(run / name):  # a directory's files
+                storage.copy(run / name / path, copy / name / path)
         write_text(copy / SUCCESS, "")
     latest = target_root / "LATEST"
     if not latest.exists() or latest.read_text().strip() <= run_key:

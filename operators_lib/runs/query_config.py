@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
@@ -70,6 +70,10 @@ class QueryConfig(Section):
         "list everything")
     expectations: str = Field(description="the Great Expectations suite that gates publishing "
                               "(expectations/gx/expectations/<name>.json)")
+    publish_format: Literal["parquet", "csv"] = Field(
+        "parquet", description="the format of a run's results (stream, changes, batch): "
+        "parquet, a directory of Parquet files with the columns' types (<name>.parquet/); csv, "
+        "one CSV file each in Flink's rendering (<name>.csv)")
     rows_per_batch: int = Field(1000, ge=1, description="input rows per micro-batch")
     schedule: str | None = Field(None, description="the query DAG's schedule (null: triggered "
                                  "by hand)")

@@ -71,6 +71,7 @@ class RunSpec:
     through: str | None = None    # a backfill's last interval
     sweep: int | None = None      # a sweep run: the micro-batch its sweep is read in
     skip_older_folders: bool = False  # scheduled runs: list from the newest file's folders
+    publish_format: str = "csv"   # a scheduled run's results: csv | parquet (output.write_result)
 
     @classmethod
     def bounded_run(cls, sql: list[Path], data: Mapping[str, Path | str], mode: str, out: Place,
@@ -90,7 +91,8 @@ class RunSpec:
         return cls(cfg.name, tuple(cfg.sql), dict(cfg.inputs), state, run_dir,
                    key or run_dir.name,
                    cfg.rows_per_batch, cfg.topn_split, max_rejected_rows=cfg.max_rejected_rows,
-                   through=through, skip_older_folders=cfg.skip_older_folders)
+                   through=through, skip_older_folders=cfg.skip_older_folders,
+                   publish_format=cfg.publish_format)
 
     @classmethod
     def sweep_run(cls, state: Path, rows_per_batch: int, sweep: int | None) -> RunSpec:

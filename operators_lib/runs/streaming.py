@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from operators_lib.catalog import TableDef
 from operators_lib.changelog import ADDS, KINDS
 from operators_lib.io import offers
-from operators_lib.io.output import copy_changelog, write_csv_frame, write_header
+from operators_lib.io.output import copy_changelog, write_csv_frame, write_header, write_result
 from operators_lib.ops.reports import (
     BoundedRecord,
     BoundedReport,
@@ -67,7 +67,7 @@ from operators_lib.plan import (
     state_ttl,
 )
 from operators_lib.relational import WEND
-from operators_lib.runs.spec import Listener, StreamProgress
+from operators_lib.runs.spec import Listener, RunSpec, StreamProgress
 from operators_lib.runs.staging import Run, columns_of, set_run_status
 from operators_lib.scan import staged_schema
 from operators_lib.state import lifecycle, result_store
@@ -150,7 +150,7 @@ def materialize(run: Run, spark: SparkSession, srun: StreamRun | None) -> Stream
     state = run.spec.state
     if run.recorded is not None:  # a re-run: the outputs of the interval's micro-batches
         record = run.recorded
-        _emit(spark, run.plan, state, run.spec.out, record.first_batch, record.last_batch,
+        _emit(spark, run.plan, state, run.spec, record.first_batch, record.last_batch,
               record.replayed)
         run.report = record.stream_report.model_copy()
         run.report.rerun = True
@@ -166,7 +166,7 @@ def materialize(run: Run, spark: SparkSession, srun: StreamRun | None) -> Stream
     last = last_commit(state / "checkpoint")
     if run.spec.bounded:
         return _bounded(run, spark, srun, first, last)
-    emitted = _emit(spark, run.plan, state, run.spec.out, first, last, run.replayed)
+    emitted = _emit(spark, run.plan, state, run.spec, first, last, run.replayed)
     before = previous.stream_report if previous else StreamReport()
     progress = srun.progress[-1] if srun.progress else {}
     report = run.report
@@ -249,15 +249,17 @@ def _bounded(run: Run, spark: SparkSession, srun: StreamRun, first: int, last_ba
                     expired, bool(kinds[TTL_UPSTREAM]))
 
 
-def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: int, upto: int,
+def _emit(spark: SparkSession, plan: Node, state: Path, spec: RunSpec, first: int, upto: int,
           replayed: bool) -> Emitted:
     """A scheduled run's outputs from its micro-batches ``first`` .. ``upto`` (module
-    docstring): stream.csv, changes.csv for an updating result (copied from the changelog's
-    lines: output.copy_changelog; an updating result is merged and written by the executors),
+    docstring), in its publishing format (output.write_result): stream, and changes for an
+    updating result (as CSV copied from the changelog's lines: output.copy_changelog; an
+    updating result is merged and written by the executors),
     and the rows the stream left out, kept in the state for later parity
     (``late/upto-<batch>/``). ``replayed``: the state was rebuilt from the retained input since
     the previous run; an append-only result then leaves out the rows the retired state had
     emitted (published before)."""
+    run_dir, fmt = spec.out, spec.publish_format
     run_dir.mkdir(parents=True, exist_ok=True)
     columns = [f.name for f in plan.fields]
     types = {f.name: f.type for f in plan.fields}
@@ -276,18 +278,21 @@ def _emit(spark: SparkSession, plan: Node, state: Path, run_dir: Path, first: in
         kinds = counted.get
     result_store.retracts(plan, kinds)
     batches = changelog_files(state / "changelog", state / "checkpoint", first, upto)
-    if append_only(plan) and replayed:
-        rows = emitted_rows(spark, plan, state, log.where(~F.col(OP).isin(*MARKERS)), replayed)
-        emitted = write_csv_frame(rows, run_dir / "stream.csv", types, columns,
-                                  order=list(PLACE))["rows"]
+    changes = log.where(~F.col(OP).isin(*MARKERS))
+    if append_only(plan) and (replayed or fmt != "csv"):
+        rows = emitted_rows(spark, plan, state, changes, replayed)
+        emitted = write_result(rows, run_dir / "stream", fmt, types, columns, list(PLACE))
     elif append_only(plan):
         emitted = copy_changelog(batches, None, (run_dir / "stream.csv", columns))["rows"]
     else:
-        copy_changelog(batches, (run_dir / "changes.csv", ["op", *columns]))
+        if fmt == "csv":
+            copy_changelog(batches, (run_dir / "changes.csv", ["op", *columns]))
+        else:
+            write_result(changes.withColumnRenamed(OP, "op"), run_dir / "changes", fmt,
+                         types, ["op", *columns], list(PLACE))
         rows = result_store.result_rows(spark, state, upto,
                                         result_store.result_schema(plan, log))
-        emitted = write_csv_frame(rows, run_dir / "stream.csv", types, columns,
-                                  order=[RESULT_ORDER])["rows"]
+        emitted = write_result(rows, run_dir / "stream", fmt, types, columns, [RESULT_ORDER])
     return Emitted(emitted, sum(kinds[k] for k in KINDS), kinds[LATE], kinds[LATE_WINDOW],
                    kinds[SESSION_SPLIT])
 
