@@ -224,3 +224,23 @@ def test_state_commands_on_s3_snapshot_verify_and_roll_back(spark, s3, tmp_path,
     state = place / "_state"
     assert not list(state.glob(".verify-*"))  # the scratch is gone
     assert (state / "snapshots" / snap["id"] / "staged" / "t" / "part-000000.parquet").exists()
+
+
+def test_a_csv_file_on_s3_is_cut_and_parsed_by_the_executors_as_a_local_one(spark, s3, tmp_path):
+    """A file on a store is scanned for where it may be cut by the executors (the driver reads
+    none of its bytes), in pieces: the same pieces, rows and digest as the local file."""
+    from operators_lib.io import ingest
+    from tests.test_ingest import HEADER, TABLE
+
+    data = HEADER + b"".join(b"k%d,%d.5,1,2024-01-01,2024-01-01 00:00:%02d\n" % (i, i, i)
+                             for i in range(40))
+    (tmp_path / "t.csv").write_bytes(data)
+    with s3.store().filesystem().open_output_stream("data/pieces/t.csv") as out:
+        out.write(data)
+    got = {}
+    for where, path in (("local", tmp_path / "t.csv"), ("s3", "s3a://data/pieces/t.csv")):
+        parsed = ingest.parse(spark, {"t": ingest.TableInput(TABLE, [path])},
+                              tmp_path / where / "parsed", piece_bytes=300, store=s3.store())
+        got[where] = ([(p.rows, p.rejected) for p in parsed.pieces], parsed.digest())
+    assert got["s3"] == got["local"] and len(got["s3"][0]) > 3
+    assert sum(rows for rows, _ in got["s3"][0]) == 40
