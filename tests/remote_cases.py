@@ -1,5 +1,6 @@
 """Corpus cases whose files are on a store (tests/object_store.py, tests/hdfs_cluster.py):
-uploaded through the client twinflow's tasks use, and their DDL's WITH 'path' pointed there."""
+uploaded through the client twinflow's tasks use, their DDL's WITH 'path' pointed there, and
+their outputs written there."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 
 from operators_lib.engine.spark import session_conf
+from operators_lib.io.storage import Place
 from tests.caselib import Case, assert_final
 
 
@@ -33,12 +35,13 @@ def rebound(case: Case, uri: str, work: Path) -> Case:
 
 
 def assert_reads_as_flink(spark, case: Case, uri: str, hadoop_conf: dict[str, str],
-                          work: Path) -> None:
+                          work: Path, out: Place) -> None:
     """``case`` with its files under ``uri`` (already uploaded), run in both modes (the stream
-    on Structured Streaming, two rows per micro-batch), gives Flink's results."""
+    on Structured Streaming, two rows per micro-batch) into ``out`` (its state and outputs on
+    the store too), gives Flink's results."""
     moved = rebound(case, uri, work / "sql")
     with session_conf(spark, hadoop_conf):
-        result = moved.run(spark, work / "out", mode="both", rows_per_batch=2)
+        result = moved.run(spark, out, mode="both", rows_per_batch=2)
     assert result.exit_code == 0, result.message
-    assert_final(case, work / "out", "stream.csv", "stream_final.csv")
-    assert_final(case, work / "out", "batch.csv", "batch_final.csv")
+    assert_final(case, out, "stream.csv", "stream_final.csv")
+    assert_final(case, out, "batch.csv", "batch_final.csv")

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from operators_lib.engine.spark import session_conf
+from operators_lib.io import storage
 from operators_lib.runs.query_config import QueryConfig
 from tests.caselib import all_cases
 from tests.remote_cases import assert_reads_as_flink, upload
@@ -24,8 +25,9 @@ CASES = [c for c in all_cases("sources") if c.dir.name in (
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_a_table_on_hdfs_reads_as_flink_reads_its_files(spark, hdfs, tmp_path, case):
     upload(hdfs.filesystem(), case.dir / "files", f"/cases/{case.dir.name}")
+    out = storage.place(f"{hdfs.uri}/out/{case.dir.name}", "--out", hdfs.store())
     assert_reads_as_flink(spark, case, f"{hdfs.uri}/cases/{case.dir.name}/",
-                          hdfs.hadoop_conf(), tmp_path)
+                          hdfs.hadoop_conf(), tmp_path, out)
 
 
 def test_a_scheduled_query_landing_on_hdfs_takes_each_runs_new_files(spark, hdfs, tmp_path):
@@ -73,7 +75,6 @@ def test_a_run_with_its_state_and_outputs_on_hdfs_resumes_and_equals_flink(spark
     """``twinflow run --out hdfs://...``: the staged input, the checkpoint, the changelog, the
     result and the outputs on HDFS. An updating GROUP BY stopped after two micro-batches and
     resumed from its checkpoint there gives Flink's changelog and final result."""
-    from operators_lib.io import storage
     from tests.caselib import Case, assert_changelog, assert_final, assert_resumes
 
     case = Case(REPO / "tests" / "cases" / "group" / "having")

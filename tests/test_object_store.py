@@ -14,6 +14,7 @@ from pyspark.sql import Row
 
 from operators_lib.engine.spark import session_conf
 from operators_lib.engine.stores import classpath
+from operators_lib.io import storage
 from tests.caselib import all_cases
 from tests.object_store import SECRET_KEY
 from tests.remote_cases import assert_reads_as_flink, upload
@@ -41,8 +42,9 @@ def test_a_table_on_s3_reads_as_flink_reads_its_files(spark, s3, tmp_path, case)
     fs = s3.store().filesystem()
     upload(fs, case.dir / "files", f"data/{case.dir.name}")
     scheme = "s3" if case.dir.name == "json_rules" else "s3a"
+    out = storage.place(f"s3a://data/out/{case.dir.name}", "--out", s3.store())
     assert_reads_as_flink(spark, case, f"{scheme}://data/{case.dir.name}/", s3.hadoop_conf(),
-                          tmp_path)
+                          tmp_path, out)
 
 
 def test_a_missing_prefix_and_a_store_that_does_not_answer_are_errors_naming_the_uri(
@@ -102,7 +104,6 @@ def test_a_run_with_its_state_and_outputs_on_s3_resumes_and_equals_flink(spark, 
     """``twinflow run --out s3a://...``: staged input, checkpoint, changelog, result and
     outputs on the S3 server. An updating GROUP BY stopped after two micro-batches and resumed
     from its checkpoint there gives Flink's changelog and result."""
-    from operators_lib.io import storage
     from tests.caselib import Case, assert_changelog, assert_final, assert_resumes
     from tests.test_incremental_runs import REPO
 
@@ -130,7 +131,6 @@ def test_a_run_killed_or_cut_off_from_s3_mid_stream_leaves_no_result_and_the_nex
     import sys
 
     from jobs.cli import main
-    from operators_lib.io import storage
     from tests.caselib import Case, assert_final
     from tests.object_store import Gateway
     from tests.test_incremental_runs import REPO
@@ -188,7 +188,6 @@ def test_state_commands_on_s3_snapshot_verify_and_roll_back(spark, s3, tmp_path,
     two micro-batches, snapshot, continued, verified, rolled back and continued again gives
     the query's result."""
     from jobs.cli import main
-    from operators_lib.io import storage
     from tests.test_failed_runs import _args, _expected
     from tests.test_snapshots import _state
 

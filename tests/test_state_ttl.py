@@ -134,7 +134,7 @@ def test_a_scheduled_run_explains_the_rows_of_keys_whose_state_expired(spark, tm
         "FROM customers c LEFT JOIN orders o ON c.cust_id = o.cust_id")
     inputs = {t: tmp_path / "incoming" / t for t in ("customers", "orders")}
     cfg = QueryConfig(name="ttl", sql=[tmp_path / "ddl.sql", tmp_path / "q.sql"], inputs=inputs,
-                      expectations="none", rows_per_batch=100)
+                      expectations="none", publish_format="csv", rows_per_batch=100)
     files = {1: {"customers": CUSTOMERS, "orders": "order_id,cust_id\n1,c3\n2,c1\n"},
              2: {"orders": "order_id,cust_id\n3,c2\n4,c1\n"}}
     state = tmp_path / "state"
