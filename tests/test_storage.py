@@ -39,6 +39,8 @@ def test_a_place_reads_writes_lists_replaces_and_removes_on_every_store(kind, re
     assert sorted(p.name for p in (root / "runs").iterdir()) == ["a.json", "b.json", "c.txt"]
     assert (root / "runs").is_dir() and (root / "runs" / "a.json").is_file()
     assert not (root / "absent").exists()
+    assert storage.files(root) == ["runs/a.json", "runs/b.json", "runs/c.txt"]
+    assert storage.files(root / "runs" / "a.json") == storage.files(root / "absent") == []
     storage.replace(root / "runs" / "b.json", root / "runs" / "a.json")  # replaces it whole
     assert (root / "runs" / "a.json").read_text() == '{"b": 2}'
     assert not (root / "runs" / "b.json").exists()

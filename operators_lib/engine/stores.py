@@ -88,4 +88,4 @@ def store_of(spark: SparkSession) -> Store:
     settings in the session's Hadoop configuration (core-site.xml and hdfs-site.xml,
     ``spark.hadoop.*``, session settings)."""
     conf = spark._jsparkSession.sessionState().newHadoopConf()
-    return store_from(lambda key: conf.get(key))
+    return store_from(conf.get)

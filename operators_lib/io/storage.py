@@ -164,11 +164,13 @@ def copy(source: Place, target: Place) -> None:
 
 def files(root: Place) -> list[str]:
     """The files under directory ``root`` at any depth, as paths relative to it (one
-    listing on a store), in order; none if it does not exist."""
+    listing on a store), in order; none if it is not a directory (a store's listing of a file
+    names the file itself: callers that copy a file and a directory's files would copy it
+    twice)."""
     if isinstance(root, Path):
         return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
     base = root.path.rstrip("/")
-    return sorted(f[len(base) + 1:] for f in root.fs.find(base)) if root.exists() else []
+    return sorted(f[len(base) + 1:] for f in root.fs.find(base)) if root.is_dir() else []
 
 
 def link_or_copy(source: Place, target: Place) -> None:
