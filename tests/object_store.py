@@ -10,6 +10,7 @@ server that the s3a connector and pyarrow talk to as to S3), from a virtualenv o
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import subprocess
@@ -125,6 +126,11 @@ class Gateway:
             listener.close()
         for s in doomed:  # a reset, as a dropped link gives
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            # close() alone neither wakes a pipe thread blocked in recv() nor, while that
+            # call holds the socket, sends the reset: the peer would wait for its read
+            # timeout (s3a's: 200 s). shutdown(SHUT_RD) wakes it and sends nothing.
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RD)
             s.close()
 
     def _accept(self, listener: socket.socket) -> None:
@@ -151,6 +157,8 @@ class Gateway:
         try:
             while data := source.recv(1 << 16):
                 sink.sendall(data)
-            sink.shutdown(socket.SHUT_WR)
+            with self._lock:
+                if sink in self._open:  # the peer closed its side; not down()
+                    sink.shutdown(socket.SHUT_WR)
         except OSError:
             pass

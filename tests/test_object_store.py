@@ -117,6 +117,33 @@ def test_a_run_with_its_state_and_outputs_on_s3_resumes_and_equals_flink(spark, 
     assert SECRET_KEY not in (out / "report.json").read_text()
 
 
+def test_the_gateway_resets_a_connection_waiting_for_its_answer():
+    """The outage test's cut is a reset the client sees at once, not a silent connection it
+    waits out (s3a's read timeout is 200 s: CI once measured 204 s for the 'bounded' failure,
+    the gateway's close() having left the socket open under a pipe thread's recv())."""
+    import socket
+    import threading
+
+    from tests.object_store import Gateway
+
+    mute = socket.socket()  # a server that accepts and never answers
+    mute.bind(("127.0.0.1", 0))
+    mute.listen(1)
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(mute.accept()[0]), daemon=True).start()
+    with Gateway(mute.getsockname()[1]) as gateway:
+        client = socket.create_connection(("127.0.0.1", gateway.port), timeout=5)
+        client.sendall(b"GET / HTTP/1.1\r\n\r\n")
+        time.sleep(0.3)
+        gateway.down()
+        started = time.monotonic()
+        with pytest.raises(ConnectionResetError):
+            client.recv(1)
+        assert time.monotonic() - started < 1
+    client.close()
+    mute.close()
+
+
 def test_a_run_killed_or_cut_off_from_s3_mid_stream_leaves_no_result_and_the_next_is_whole(
         spark, s3, tmp_path):
     """``twinflow run --out s3a://...`` killed (SIGKILL, the driver and its JVM) once its
