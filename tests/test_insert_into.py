@@ -33,7 +33,8 @@ def _run(spark, tmp_path, sink: str, insert: str):
 
 def test_the_result_takes_the_sinks_names_and_widened_types(spark, tmp_path):
     sink = ("CREATE TABLE out_t (x BIGINT, label VARCHAR, amount DECIMAL(12, 2)) "
-            "PARTITIONED BY (label) WITH ('connector' = 'filesystem', 'path' = '/nowhere')")
+            f"PARTITIONED BY (label) WITH ('connector' = 'filesystem', 'path' = "
+            f"'{tmp_path / 'sink'}', 'format' = 'csv')")
     result, columns, rows = _run(spark, tmp_path, sink, "INSERT INTO out_t SELECT a, s, "
                                  "CAST(b AS DECIMAL(11, 2)) FROM t")
     assert result.exit_code == 0

@@ -48,6 +48,7 @@ EXPECTED = HERE / "expected"
 ORACLE = ROOT.parent / "shared" / "flink-oracle" / "flink_oracle.py"
 FLINK_PYTHON = Path.home() / ".cache" / "flink-venv" / "bin" / "python"
 SIDE_INPUT = "${FLINK_HOME}/data/side_input.txt"  # q13's side input, nexmark's path
+SINK_PATH = "${NEXMARK_DIR}/data/output/${SUBMIT_TIME}"  # q10's filesystem table, nexmark's path
 # q12 counts bids in windows of processing time: Flink's result depends on the wall clock (and
 # its bounded run ends without firing the open windows, which twinflow fires at the end of
 # input), so it is not compared with Flink's but checked for what holds whenever it runs: its
@@ -65,6 +66,18 @@ def data_dir(events: int, seed: int, rate: int, root: Path = DATA) -> Path:
         generate.generate(path, events, seed, rate)
         stamp.write_text(json.dumps(params))
     return path
+
+
+def query_file(q: str, sink: Path) -> Path:
+    """Query ``q``'s file as twinflow runs it: q10's filesystem table (its path names
+    nexmark's install) written into ``sink``, by a copy of the file beside it."""
+    path = HERE / "queries" / f"{q}.sql"
+    if SINK_PATH not in path.read_text():
+        return path
+    sink.parent.mkdir(parents=True, exist_ok=True)
+    copy = sink.with_name(f"{sink.name}.{q}.sql")
+    copy.write_text(path.read_text().replace(SINK_PATH, str(sink)))
+    return copy
 
 
 def tables(path: Path) -> dict[str, Path]:
@@ -259,7 +272,7 @@ def check_query(spark, q: str, data: dict[str, Path], out: Path, want: dict, run
     from operators_lib.runs.spec import RunSpec
     from operators_lib.stream.runner import SPARK
 
-    sql = [DDL, HERE / "queries" / f"{q}.sql"]
+    sql = [DDL, query_file(q, out.with_name(f"{out.name}-sink"))]
     inputs = {t: p for t, p in data.items() if t != "side_input" or q == "q13"}
     try:
         result = run(RunSpec.bounded_run(sql, inputs, "both", out), spark, runtime=runtime or SPARK)

@@ -80,7 +80,7 @@ def command(q: str, data: dict[str, Path | str], mode: str, out: Path,
             conf: dict[str, str]) -> list[str]:
     shutil.rmtree(out, ignore_errors=True)
     return [sys.executable, "-m", "jobs.cli", "run", "--sql", str(nexmark.DDL), "--sql",
-            str(HERE / "queries" / f"{q}.sql"),
+            str(nexmark.query_file(q, out.with_name(f"{out.name}-sink"))),
             *[a for t, p in data.items() if t != "side_input" or q == "q13"
               for a in ("--data", f"{t}={p}")],
             "--mode", mode, "--out", str(out),

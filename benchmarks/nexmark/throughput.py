@@ -71,7 +71,7 @@ def command(contender: str, q: str, data: Path, work: Path, rows_per_batch: int)
     tables = nexmark.tables(data)
     extra = ["--rows-per-batch", str(rows_per_batch)] if contender == "stream" else []
     return [sys.executable, "-m", "jobs.cli", "run", "--sql", str(nexmark.DDL), "--sql",
-            str(HERE / "queries" / f"{q}.sql"),
+            str(nexmark.query_file(q, work / f"{contender}-sink")),
             *[a for t, p in tables.items() if t != "side_input" or q == "q13"
               for a in ("--data", f"{t}={p}")],
             "--mode", contender, "--out", str(out), *extra]

@@ -32,6 +32,7 @@ they were).
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import replace
@@ -45,12 +46,15 @@ from operators_lib.engine.stores import store_of
 from operators_lib.errors import InputError, SqlError
 from operators_lib.io import storage, uris
 from operators_lib.io.output import write_csv_frame
+from operators_lib.io.sink_files import sink_of, stage
 from operators_lib.io.storage import bound, is_local, reachable
 from operators_lib.ops.reports import BatchCount
 from operators_lib.plan import (
     EMIT_TS,
+    PLACE,
     ROWNUM,
     Node,
+    append_only,
     batch_only,
     processing_time_windows,
     source_tables,
@@ -83,6 +87,8 @@ def run(spec: RunSpec, spark: SparkSession | Callable[[], SparkSession] | None,
     run's. A scheduled run's parity that fails raises ParityError; a bounded run's ends with
     exit code 1."""
     script = check(spec) if steps not in _NO_SQL else None
+    if script is not None:
+        spec = replace(spec, sink=sink_of(script.sink))
     if callable(spark):
         spark = spark()
     if spark is not None and not (is_local(spec.out) and is_local(spec.state)):
@@ -153,12 +159,14 @@ def _steps(spec: RunSpec, spark: SparkSession, steps: Steps, script: Script | No
     if steps in (Steps.RUN, Steps.PARITY, Steps.AUDIT):
         outcome = checking.parity(run, spark, streamed, batch, whole=steps is Steps.AUDIT)
         notify("parity", run.report)
-    if batch is not None:
-        batch.unpersist()
+    if spec.bounded and spec.sink is not None and steps is Steps.RUN:
+        _stage_sink(run, spark, outcome, streamed, batch)
     if steps in (Steps.RUN, Steps.PUBLISH):
         published = publishing.publish(spec, run)
         outcome = outcome or Outcome(0)
         outcome.published = published
+    if batch is not None:
+        batch.unpersist()
     return outcome
 
 
@@ -175,6 +183,8 @@ def plan_for(spec: RunSpec | QueryConfig, script: Script, spark: SparkSession,
     TopNs split by ``split`` (default: the spec's factor); refused where a scheduled run
     cannot run it."""
     plan = plan_query(script, spark, spec.topn_split if split is None else split)
+    if isinstance(spec, RunSpec):
+        insert_only(spec, plan)
     for over in batch_only(plan)[:1]:
         raise SqlError(f"query {spec.name}: an OVER ordered by {over.order_by}, "
                        "which is no time attribute, exists in batch mode only; a scheduled "
@@ -205,6 +215,8 @@ def _bounded_plan(spec: RunSpec, spark: SparkSession, script: Script) -> Node:
     """A bounded run's plan, once it is known that its mode can run it and every table it
     reads has input."""
     plan = plan_query(script, spark, spec.topn_split)
+    if spec.mode != "batch":
+        insert_only(spec, plan)
     batch_ordered, proctime_windows = batch_only(plan), processing_time_windows(plan)
     if batch_ordered and spec.mode == "stream":
         raise InputError(f"--mode stream: the query has an OVER ordered by "
@@ -226,13 +238,46 @@ def _bounded_plan(spec: RunSpec, spark: SparkSession, script: Script) -> Node:
     return plan
 
 
+def insert_only(spec: RunSpec, plan: Node) -> None:
+    """A filesystem table takes an insert-only stream, as in Flink: an updating result into
+    one is refused when the run streams (``--mode batch`` writes its final result)."""
+    if spec.sink is not None and not append_only(plan):
+        raise SqlError(f"INSERT INTO {spec.sink.table}: a filesystem table takes only "
+                       "inserted rows, and this query's result is updated as its input grows "
+                       "(Flink's streaming mode refuses it alike: the sink \"doesn't support "
+                       "consuming update changes\"); write it with twinflow run --mode batch, "
+                       "or SELECT it into twinflow's own outputs")
+
+
+def _stage_sink(run: staging.Run, spark: SparkSession, outcome: Outcome,
+                streamed: streaming.Streamed | None, batch: DataFrame | None) -> None:
+    """A bounded run's INSERT INTO a filesystem table: its rows staged under the table's
+    path (io/sink_files.py; committed with the outputs), once the stream has reached the end
+    of its input and parity held: the stream's rows, or in ``--mode batch`` the batch's."""
+    spec, report = run.spec, run.report
+    sink = spec.sink
+    if outcome.exit_code != 0:
+        report.warnings.append(f"INSERT INTO {sink.table}: nothing written, the run failed")
+        return
+    if report.stream is not None and not report.stream.complete:
+        report.warnings.append(f"INSERT INTO {sink.table}: nothing written yet, the stream "
+                               "stopped before the end of its input")
+        return
+    rows, order = (streamed.final, list(PLACE)) if batch is None or spec.mode == "both" \
+        else (batch, [c for c in (EMIT_TS, ROWNUM) if c in batch.columns])
+    folder = storage.bound(sink.place(), store_of(spark))
+    stage(rows, sink, folder, uuid.uuid4().hex[:12], [(f.name, f.type) for f in run.plan.fields],
+          order, run.pending, record="run")
+    report.outputs[f"INSERT INTO {sink.table}"] = str(folder)
+
+
 def _batch(run: staging.Run, spark: SparkSession) -> DataFrame:
     """A bounded run's batch mode over the staged input, written to batch.csv; returns the
     result (on disk when parity reads it again: the heap is the driver's in local mode)."""
     tb = time.perf_counter()
     plan = run.plan
     final = batch_dataframe(spark, plan, run.pool)
-    if run.spec.mode == "both":
+    if run.spec.mode == "both" or run.spec.sink is not None:  # read again
         final = final.persist(StorageLevel.DISK_ONLY)
     rows = write_csv_frame(final, run.pending / "batch.csv", {f.name: f.type for f in plan.fields},
                            [f.name for f in plan.fields],

@@ -14,8 +14,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from operators_lib.batch import batch_dataframe
+from operators_lib.engine.stores import store_of
 from operators_lib.io import ingest, storage
 from operators_lib.io.output import write_csv_frame, write_text
+from operators_lib.io.sink_files import commit
 from operators_lib.io.storage import Place
 from operators_lib.ops.reports import VALIDATION, BoundedReport, ParityReport, StreamReport
 from operators_lib.paths import published_dir
@@ -28,6 +30,7 @@ from operators_lib.types import FlinkType
 from operators_lib.udf.rejects import REASON, rejected_rows
 
 SUCCESS = "_SUCCESS"  # in a published interval: it is whole
+SINK_RECORDS = "_sink"  # in --out: the files a bounded run's INSERT INTO put in place
 # (a run's results in its format: query_config.publish_format, output.write_result)
 PUBLISHED = ("stream.parquet", "changes.parquet", "batch.parquet", "stream.csv", "changes.csv",
              "batch.csv", ParityReport.FILE, VALIDATION, StreamReport.FILE, "rejected.csv")
@@ -60,6 +63,8 @@ def _bounded(run: Run) -> None:
     (out / BoundedReport.FILE).unlink(missing_ok=True)
     for name in [*run.written, "rejected.csv"]:
         storage.replace(run.pending / name, out / name)
+    # (records not in the state: a new run's starts empty)
+    commit(run.pending, out / SINK_RECORDS, store_of(SparkSession.getActiveSession()))
     storage.rmtree(run.pending / ".result")  # an updating stream's result
     report.save(out)
 
@@ -110,6 +115,7 @@ def _scheduled(spec: RunSpec) -> Place:
             for path in storage.files(run / name):  # a directory's files
                 storage.copy(run / name / path, copy / name / path)
         write_text(copy / SUCCESS, "")
+    commit(run, spec.state / "sink")  # an INSERT INTO's files, the interval's own replaced
     latest = target_root / "LATEST"
     if not latest.exists() or latest.read_text().strip() <= run_key:
         # A re-run of an earlier interval replaces its own version only.

@@ -22,6 +22,7 @@ from operators_lib.ops.reports import BackfillReport, BoundedReport, ParityRepor
 from operators_lib.runs.query_config import QueryConfig
 
 if TYPE_CHECKING:  # the CLI checks a run's spec before it imports pyspark
+    from operators_lib.io.sink_files import Sink
     from operators_lib.io.storage import Place
     from operators_lib.stream.runner import StreamRun
 
@@ -72,6 +73,7 @@ class RunSpec:
     sweep: int | None = None      # a sweep run: the micro-batch its sweep is read in
     skip_older_folders: bool = False  # scheduled runs: list from the newest file's folders
     publish_format: str = "csv"   # a scheduled run's results: csv | parquet (output.write_result)
+    sink: Sink | None = None      # the files an INSERT INTO writes (io/sink_files.py)
 
     @classmethod
     def bounded_run(cls, sql: list[Path], data: Mapping[str, Path | str], mode: str, out: Place,

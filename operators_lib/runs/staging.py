@@ -196,6 +196,8 @@ def _inputs(spec: RunSpec, spark: SparkSession, plan: Node, notes: list[str]
     store = store_of(spark)
     bound = sources.sources(tables, spec.inputs, store)
     notes.extend(f"table {s.table.name}: {n}" for s in bound.values() for n in s.notes)
+    if spec.sink is not None:
+        notes.extend(f"table {spec.sink.table}: {n}" for n in spec.sink.binding.notes)
     staged = None if spec.bounded else Manifest.load(spec.state)
     inputs = {}
     for key, source in bound.items():

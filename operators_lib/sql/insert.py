@@ -6,7 +6,10 @@ target's connector (``blackhole``, ``filesystem``, ``print`` ...): the result's 
 and typed as the target's. A column whose type is not the target's is cast where Flink casts it
 implicitly without loss (a wider integer, FLOAT to DOUBLE, more fraction digits, a DECIMAL of
 the same scale: twinflow derives DECIMAL precisions by Spark's rules, one digit more than
-Flink's for a product, and a value that does not fit fails the run under Spark's ANSI mode);
+Flink's for a product, and a value that does not fit fails the run under Spark's ANSI mode; a
+TIMESTAMP into a TIMESTAMP_LTZ and back, which Flink converts in the session time zone, UTC
+in twinflow: the same digits, so a computed TIMESTAMP_LTZ that twinflow types TIMESTAMP is
+written as the target's type says);
 any other difference is refused, as is a column of the target left out of the list.
 """
 
@@ -62,6 +65,6 @@ def _widens(a: FlinkType, b: FlinkType) -> bool:
         return True
     if a.name == b.name == "DECIMAL":
         return a.scale == b.scale
-    if a.is_timestamp and a.name == b.name:
+    if a.is_timestamp and b.is_timestamp:  # TIMESTAMP <-> TIMESTAMP_LTZ: UTC, same digits
         return (a.precision or 0) <= (b.precision or 0)
     return False

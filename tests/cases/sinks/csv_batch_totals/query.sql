@@ -1,0 +1,1 @@
+INSERT INTO totals SELECT shop, COUNT(*), SUM(amount), MAX(ts) FROM sales GROUP BY shop;
