@@ -47,6 +47,7 @@ from operators_lib.io.records import Record
 from operators_lib.io.storage import Place, is_local
 from operators_lib.ops.reports import RecordedReport, StreamReport
 from operators_lib.plan import LINE, Node
+from operators_lib.state.lease import leased
 from operators_lib.state.manifest import Manifest, StagedFile, StagedTable
 from operators_lib.stream.planner import stream_dataframe
 from operators_lib.stream.rows import BUCKETS
@@ -59,11 +60,11 @@ LOCK = ".lock"
 @contextmanager
 def locked(state: Place) -> Iterator[None]:
     """Hold the state for one run or state command; another at the same time fails (exit 2).
-    An advisory lock on ``.lock``, released by the system if the process dies. A state on a
-    store is not locked (not built: a lease that a killed run's successor can break); there,
-    Airflow's one run at a time per query is the only guard."""
+    An advisory lock on ``.lock``, released by the system if the process dies; on a store a
+    lease (state/lease.py), which lapses a minute after a killed holder's last renewal."""
     if not is_local(state):
-        yield
+        with leased(state):
+            yield
         return
     state.mkdir(parents=True, exist_ok=True)
     with open(state / LOCK, "a") as fh:

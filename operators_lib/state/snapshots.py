@@ -32,6 +32,7 @@ from operators_lib.io.output import write_json
 from operators_lib.io.storage import Place
 from operators_lib.ops import history
 from operators_lib.state import lifecycle
+from operators_lib.state.lease import LEASE
 from operators_lib.state.manifest import MANIFEST
 from operators_lib.stream.runner import last_commit
 
@@ -44,7 +45,7 @@ _COPIED = (MANIFEST, lifecycle.RUNS, "checkpoint", "changelog", "result", "late"
 # Not state: kept in place by a rollback and by a fresh `twinflow run` (runs/staging.py); the
 # run history records what happened (metrics.sqlite: the history of a twinflow before the
 # JSON documents, kept, no longer read).
-KEPT = {SNAPSHOTS, ROLLED_BACK, lifecycle.LOCK, history.HISTORY, "metrics.sqlite"}
+KEPT = {SNAPSHOTS, ROLLED_BACK, lifecycle.LOCK, LEASE, history.HISTORY, "metrics.sqlite"}
 
 
 def state_dir(path: Place) -> Place:
