@@ -32,13 +32,18 @@ CLUSTER_CASES = ["join/join_then_aggregate", "group/python_udf_keys"]
 
 
 def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster_all_on_s3(airflow_env, s3,
-                                                                     tmp_path):
+                                                                     tmp_path, caplog, capfd):
     """Input, state and outputs only on the S3 server: the cases' input and --out, the DAG's
     $TWINFLOW_HOME and input (keys in an Airflow Connection, the endpoint in the config's
     ``spark.hadoop.*``); each worker in its own work directory, nothing shared with the
-    driver but the shipped code."""
+    driver but the shipped code. The Connection's secret key appears in no task's log and in
+    no file the run left on the store but the data."""
+    import logging
+
     from operators_lib.io import storage
     from tests.object_store import ACCESS_KEY, SECRET_KEY
+
+    caplog.set_level(logging.INFO)
 
     public = {k: v for k, v in s3.hadoop_conf().items() if "key" not in k}
     conf = {f"spark.hadoop.{k}": v for k, v in public.items()}
@@ -82,8 +87,13 @@ def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster_all_on_s3(airflow_en
         seed = SEED / "incoming" / "tmall_item" / "2017-11-11T10.csv"
         storage.place("s3a://data/cluster/incoming/a.csv", "input", s3.store()).write_bytes(
             seed.read_bytes())
+        capfd.readouterr()
         run = _run(airflow_env, config, 10)
         assert run.state == "success", _task_states(run)
+        printed = capfd.readouterr()
+        logs = caplog.text + printed.out + printed.err
+        assert "spark-submit" in logs.lower()  # the Spark steps' logs are among them
+        assert SECRET_KEY not in logs
     home = storage.place("s3a://data/cluster/home", "home", s3.store())
     published = home / "published" / "q_tmall_max_price"
     published /= (published / "LATEST").read_text().strip()
@@ -97,5 +107,8 @@ def test_corpus_cases_and_a_dag_run_on_a_standalone_cluster_all_on_s3(airflow_en
     assert json.loads((published / "parity.json").read_text())["verdict"] == \
         "equal_for_emitted_rows"
     assert "20240101T100000" in (home / "reports" / "q_tmall_max_price.html").read_text()
+    for name in storage.files(home):  # reports, records, audit, history: no secret
+        if not name.endswith(".parquet"):
+            assert SECRET_KEY.encode() not in (home / name).read_bytes(), name
     # nothing of the query on a local disk but the shipped code and GX's Data Docs
     assert sorted(p.name for p in (tmp_path / "local").iterdir()) == ["dist", "gx"]

@@ -16,6 +16,7 @@ from operators_lib.runs.query_config import QueryConfig
 from tests.caselib import all_cases
 from tests.remote_cases import assert_reads_as_flink, upload
 from tests.scheduled import batch_parity, stream_increment
+from tests.test_dags import spark_steps  # noqa: F401  (a fixture)
 from tests.test_incremental_runs import HOP, REPO
 
 CASES = [c for c in all_cases("sources") if c.dir.name in (
@@ -84,3 +85,39 @@ def test_a_run_with_its_state_and_outputs_on_hdfs_resumes_and_equals_flink(spark
     assert_changelog(case, out)
     assert_final(case, out, "batch.csv", "batch_final.csv")
     assert str(out).startswith("hdfs://") and not (REPO / "hdfs:").exists()
+
+
+@pytest.mark.usefixtures("spark_steps")
+def test_a_dag_run_with_twinflow_home_on_hdfs(airflow_env, spark, hdfs, tmp_path):
+    """The query DAG (its Spark steps in this process: tests/test_dags.spark_steps) with
+    $TWINFLOW_HOME and its input on HDFS: state, run directory, published interval (whole:
+    _SUCCESS), LATEST, ops report and audit there; the lease given back; nothing local but
+    the shipped code and GX's Data Docs."""
+    import json
+
+    from tests.caselib import read_csv
+    from tests.test_dags import SEED, SEED_RESULT, _config, _run, _task_states
+
+    airflow_env.setenv("TWINFLOW_HOME", f"{hdfs.uri}/home")
+    airflow_env.setenv("TWINFLOW_LOCAL_DIR", str(tmp_path / "local"))
+    config = _config(tmp_path, "tmall_max_price")
+    cfg = json.loads(config.read_text())
+    cfg["inputs"] = {"tmall_item": f"{hdfs.uri}/incoming/"}
+    cfg["spark_conf"] |= {f"spark.hadoop.{k}": v for k, v in hdfs.hadoop_conf().items()}
+    config.write_text(json.dumps(cfg))
+    seed = SEED / "incoming" / "tmall_item" / "2017-11-11T10.csv"
+    with hdfs.filesystem().open_output_stream("/incoming/a.csv") as out:
+        out.write(seed.read_bytes())
+    with session_conf(spark, hdfs.hadoop_conf()):
+        run = _run(airflow_env, config, 10)
+    assert run.state == "success", _task_states(run)
+    home = storage.place(f"{hdfs.uri}/home", "home", hdfs.store())
+    published = home / "published" / "q_tmall_max_price"
+    published /= (published / "LATEST").read_text().strip()
+    assert (published / "_SUCCESS").exists()
+    rows = {",".join(r) for r in read_csv(published / "stream.csv")[1:]}
+    assert rows and rows <= SEED_RESULT, rows
+    assert "20240101T100000" in (home / "reports" / "q_tmall_max_price.html").read_text()
+    state = home / "state" / "q_tmall_max_price"
+    assert (state / "checkpoint").exists() and not (state / ".lease").exists()
+    assert sorted(p.name for p in (tmp_path / "local").iterdir()) == ["dist", "gx"]
