@@ -48,7 +48,8 @@ def _modes() -> list[tuple[Path, str]]:
         "mode", "streaming") == "streaming" else "batch") for case in SINKS]
 
 
-@pytest.mark.parametrize("case, mode", _modes(), ids=lambda x: getattr(x, "name", x))
+@pytest.mark.parametrize("case, mode", _modes(),
+                         ids=lambda x: f"sinks/{x.name}" if isinstance(x, Path) else x)
 def test_insert_into_a_filesystem_table_writes_what_flink_writes(spark, tmp_path, case, mode):
     """The folders, and in each the rows in Flink's rendering: in Flink's order for a
     stream (several micro-batches), as a set for batch; nothing hidden left, a success file
@@ -130,8 +131,9 @@ def test_scheduled_runs_write_each_intervals_files_when_it_publishes(spark, tmp_
                                                                       monkeypatch):
     """A scheduled query INSERTing INTO a filesystem table: an interval's rows (the windows
     its watermark closed: Flink's rows but the last window, which closes at the end of input
-    only) appear in the table when the interval publishes, as ``part-<interval>-<n>``; a
-    re-run and re-publish of an interval replaces its own files, nothing twice."""
+    only) appear in the table when the interval publishes, as ``part-<interval>-<n>`` (none
+    for an interval that closed no window); a re-run and re-publish of an interval replaces
+    its own files, nothing twice; a backfill's intervals replace theirs."""
     from operators_lib.runs.lifecycle import run
     from operators_lib.runs.query_config import QueryConfig
     from operators_lib.runs.spec import RunSpec, Steps
@@ -153,7 +155,10 @@ def test_scheduled_runs_write_each_intervals_files_when_it_publishes(spark, tmp_
         assert _lines(written(sink, "json")).get("", []) == before, "seen before published"
         run(RunSpec.scheduled(cfg, state, run_dir), None, Steps.PUBLISH)
 
-    (incoming / "h00.json").write_text("\n".join(bids[:5]) + "\n")
+    (incoming / "g00.json").write_text("\n".join(bids[:2]) + "\n")
+    interval("g00", [])  # no window closed: no file at all
+    assert not sink.exists() or not list(sink.iterdir())
+    (incoming / "h00.json").write_text("\n".join(bids[2:5]) + "\n")
     interval("h00", [])
     assert _lines(written(sink, "json"))[""] == flink[:2]  # the window [0 s, 10 s)
     (incoming / "h01.json").write_text("\n".join(bids[5:]) + "\n")
@@ -165,14 +170,14 @@ def test_scheduled_runs_write_each_intervals_files_when_it_publishes(spark, tmp_
     assert {p.name.rsplit("-", 1)[0] for p in sink.iterdir()} == {"part-h00", "part-h01"}
     # A backfill recomputes both intervals in batch (no row late: the late bid counts) and
     # each one's files replace what it published.
-    backfill(cfg, spark, state, tmp_path / "backfill", "h00", "h01")
-    for key in ("h00", "h01"):
+    backfill(cfg, spark, state, tmp_path / "backfill", "g00", "h01")
+    for key in ("g00", "h00", "h01"):
         run(RunSpec.scheduled(cfg, state, tmp_path / "backfill" / key), None, Steps.PUBLISH)
     rows = [json.loads(line) for line in _lines(written(sink, "json"))[""]]
     assert [(r["auction"], r["bids"]) for r in rows if r["window_end"].endswith("00:10")] \
         == [(1, 3), (2, 2)]
     assert len(rows) == len(flink) and {p.name.rsplit("-", 1)[0] for p in sink.iterdir()} \
-        == {"part-h00", "part-h01"}
+        == {"part-g00", "part-h00", "part-h01"}
 
 
 def test_a_filesystem_table_on_s3_is_written_there(spark, s3, tmp_path):

@@ -29,14 +29,12 @@ SEE = "docs/design/uri_state.md"
 
 
 def local_path(path: Path | str, what: str) -> Path:
-    """``path`` as a local path, or InputError if it is a URI (``what``: what it is for)."""
+    """``path`` as a local path, or InputError if it is a URI (``what``: what it is for,
+    which must be local: the demo's output, a query config's SQL files)."""
     text = str(path)
     if _SCHEME.match(text):
         text = re.sub(r"^([^:/]+:)/(?!/)", r"\1//", text)  # as given (a Path keeps one slash)
-        raise InputError(
-            f"{what} {text!r} is a URI; twinflow reads and writes local paths only (on a "
-            f"cluster: a file system mounted at the same path on the driver and every "
-            f"executor). Object stores and HDFS are not supported yet ({SEE})")
+        raise InputError(f"{what} {text!r} is a URI: it must be a local path")
     return Path(path)
 
 

@@ -118,12 +118,6 @@ def _failed(uri: str, e: Exception) -> InputError:
     return InputError(f"cannot read {uri}: {e}")
 
 
-def list_files(root: str, store: Store | None, recursive: bool) -> list[tuple[str, int, float]]:
-    """(URI, size, modification time) of the files under ``root`` (a prefix); a root that
-    is one file gives it alone."""
-    return walk(root, store, recursive)
-
-
 def walk(root: Path | str, store: Store | None, recursive: bool,
          skip: Callable[[str, bool], bool] = lambda name, is_dir: False,
          after: tuple[str, ...] = ()) -> list[tuple[Any, int, float]]:

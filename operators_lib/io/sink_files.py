@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from operators_lib.catalog import TableDef
@@ -87,6 +87,8 @@ def stage(rows: DataFrame, sink: Sink, folder: Place, tag: str,
     if parts:  # one file per partition and task, in the result's order within each
         ordered = ordered.sortWithinPartitions(*[_partition_value(F.col(f"`{n}`"), default)
                                                  for n in parts], *order)
+    written = Observation()
+    ordered = ordered.observe(written, F.count(F.lit(1)).alias("rows"))
     options = dict(binding.options)
     if binding.format == "parquet":
         out = ordered.select(*[F.col(f"`{n}`") for n, _ in data], *folders)
@@ -97,7 +99,9 @@ def stage(rows: DataFrame, sink: Sink, folder: Place, tag: str,
             .text(str(staged))
     numbered: dict[str, int] = {}
     moves = []
-    for name in storage.files(staged):  # Spark's files, in task order: their final names
+    # Spark's files, in task order, and their final names; none for no rows (Spark would
+    # leave one empty file, Flink writes none)
+    for name in storage.files(staged) if written.get["rows"] else []:
         parent, _, base = name.rpartition("/")
         if base.startswith("part-"):
             n = numbered[parent] = numbered.get(parent, -1) + 1
@@ -132,7 +136,7 @@ def commit(plan_dir: Place, record_dir: Place, store: Store | None = None) -> in
         elif not (folder / target).exists():  # a bug: the plan names what was staged
             raise StateError(f"{staged / source}: staged for {folder / target} and gone")
     if plan["success_file"]:
-        parents = {target.rpartition("/")[0] for _, target in plan["files"]} or {""}
+        parents = {target.rpartition("/")[0] for _, target in plan["files"]}
         for parent in sorted(parents):
             write_text(folder / parent / plan["success_file"] if parent
                        else folder / plan["success_file"], "")

@@ -108,12 +108,11 @@ def _scheduled(spec: RunSpec) -> Place:
     run, run_key = spec.out, spec.key
     target_root = published_dir(spec.name)
     final = target_root / run_key
+    present = storage.files(run)  # one listing (on S3: not two requests per name)
     with storage.whole_dir(final, SUCCESS) as copy:
-        for name in PUBLISHED:
-            if (run / name).is_file():
-                storage.copy(run / name, copy / name)
-            for path in storage.files(run / name):  # a directory's files
-                storage.copy(run / name / path, copy / name / path)
+        for path in present:
+            if path.split("/", 1)[0] in PUBLISHED:  # a file, or a directory's
+                storage.copy(run / path, copy / path)
         write_text(copy / SUCCESS, "")
     commit(run, spec.state / "sink")  # an INSERT INTO's files, the interval's own replaced
     latest = target_root / "LATEST"

@@ -105,7 +105,7 @@ def _format_of(path: Path | str, store: Store | None) -> str:
     elif suffix in _EXTENSIONS or isinstance(path, Path):
         return _EXTENSIONS.get(suffix, HEADER_CSV)
     else:  # a URI: a prefix, unless a file of a known format
-        names = [uri for uri, _, _ in remote.list_files(path, store, recursive=False)]
+        names = [uri for uri, _, _ in remote.walk(path, store, recursive=False)]
     found = {_EXTENSIONS[s] for s in ("." + n.rpartition(".")[2].lower() for n in names)
              if s in _EXTENSIONS}
     if len(found) > 1:
