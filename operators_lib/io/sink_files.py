@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
@@ -62,17 +61,16 @@ def sink_of(table: TableDef | None) -> Sink | None:
     bound = sink_binding(table) if table is not None else None
     if bound is None:
         return None
-    where = uris.location(bound.path, f"table {table.name}: 'path'")
-    if isinstance(where, Path) and not where.is_absolute() and table.base is not None:
-        where = table.base / where
-    return Sink(table.name, bound, str(where))
+    return Sink(table.name, bound,
+                str(uris.table_path(bound.path, f"table {table.name}: 'path'", table.base)))
 
 
-def stage(rows: DataFrame, sink: Sink, folder: Place, tag: str,
+def stage(rows: DataFrame, sink: Sink, store: Store, tag: str,
           columns: list[tuple[str, FlinkType]], order: list[str], plan_dir: Place,
-          record: str | None = None) -> None:
+          record: str | None = None) -> Place:
     """Write ``rows`` (``columns``; sorted by ``order``) into the hidden staging folder of
-    ``tag`` under the sink's ``folder`` (replacing one a failed attempt left), and
+    ``tag`` under the sink's folder (reached through ``store``; returned), replacing one a
+    failed attempt left, and
     ``plan_dir``/sink.json saying what ``commit`` moves into place. ``record``: whose files
     these replace when committed (default: the tag's)."""
     binding = sink.binding
@@ -80,13 +78,14 @@ def stage(rows: DataFrame, sink: Sink, folder: Place, tag: str,
     data = [(n, t) for n, t in columns if n.lower() not in keys]
     parts = [n for k in keys for n, _ in columns if n.lower() == k]  # PARTITIONED BY's order
     default = dict(binding.options).get("partition.default-name", DEFAULT_PARTITION)
-    folders = [_partition_value(F.col(f"`{n}`"), default).alias(n) for n in parts]
+    values = [_partition_value(F.col(f"`{n}`"), default) for n in parts]
+    folder = sink.place(store)
     staged = _staged(folder, tag)
     storage.rmtree(staged)
     ordered = rows.orderBy(*order) if order else rows
     if parts:  # one file per partition and task, in the result's order within each
-        ordered = ordered.sortWithinPartitions(*[_partition_value(F.col(f"`{n}`"), default)
-                                                 for n in parts], *order)
+        ordered = ordered.sortWithinPartitions(*values, *order)
+    folders = [v.alias(n) for v, n in zip(values, parts)]
     written = Observation()
     ordered = ordered.observe(written, F.count(F.lit(1)).alias("rows"))
     options = dict(binding.options)
@@ -108,6 +107,7 @@ def stage(rows: DataFrame, sink: Sink, folder: Place, tag: str,
             moves.append((name, f"{parent}/" * bool(parent) + f"part-{_safe(tag)}-{n}"))
     write_json(plan_dir / PLAN, {"folder": str(folder), "tag": tag, "files": moves,
                                  "record": record or tag, "success_file": binding.success_file})
+    return folder
 
 
 def commit(plan_dir: Place, record_dir: Place, store: Store | None = None) -> int | None:

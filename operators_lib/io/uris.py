@@ -31,3 +31,12 @@ def location(given: str | Path, what: str) -> Path | str:
                          "path, S3 (s3a://, s3://) or HDFS (hdfs://) may be; GCS and ABFS are "
                          "not built yet")
     return Path(given)
+
+
+def table_path(given: str, what: str, base: Path | None) -> Path | str:
+    """A WITH clause's ``'path'`` (``location``), a relative local one from ``base``: the
+    folder of the SQL file that declares the table."""
+    where = location(given, what)
+    if isinstance(where, Path) and not where.is_absolute() and base is not None:
+        return base / where
+    return where

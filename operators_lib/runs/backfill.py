@@ -35,7 +35,6 @@ from operators_lib.engine.stores import store_of
 from operators_lib.errors import InputError
 from operators_lib.io.output import write_result
 from operators_lib.io.sink_files import stage
-from operators_lib.io.storage import bound
 from operators_lib.ops.reports import BackfillReport, ParityReport, StreamReport
 from operators_lib.plan import ROWNUM, Node, append_only, quote, source_tables
 from operators_lib.runs.spec import RunSpec
@@ -77,8 +76,7 @@ def backfill(spec: RunSpec, spark: SparkSession, plan: Node) -> BackfillReport:
             rows = _batch(spark, plan, state, record)
         run = out / key
         if spec.sink is not None:  # the interval's files of the INSERT INTO, to replace its own
-            stage(rows, spec.sink, bound(spec.sink.place(), store_of(spark)), key,
-                  [(f.name, f.type) for f in plan.fields],
+            stage(rows, spec.sink, store_of(spark), key, [(f.name, f.type) for f in plan.fields],
                   [ROWNUM] if ROWNUM in rows.columns else [], run)
         rows = rows.select(*[F.col(quote(f.name)) for f in plan.fields])
         written = write_result(rows, run / "stream", spec.publish_format,

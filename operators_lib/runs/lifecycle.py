@@ -265,9 +265,8 @@ def _stage_sink(run: staging.Run, spark: SparkSession, outcome: Outcome,
         return
     rows, order = (streamed.final, list(PLACE)) if batch is None or spec.mode == "both" \
         else (batch, [c for c in (EMIT_TS, ROWNUM) if c in batch.columns])
-    folder = storage.bound(sink.place(), store_of(spark))
-    stage(rows, sink, folder, uuid.uuid4().hex[:12], [(f.name, f.type) for f in run.plan.fields],
-          order, run.pending, record="run")
+    folder = stage(rows, sink, store_of(spark), uuid.uuid4().hex[:12],
+                   [(f.name, f.type) for f in run.plan.fields], order, run.pending, record="run")
     report.outputs[f"INSERT INTO {sink.table}"] = str(folder)
 
 

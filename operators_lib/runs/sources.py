@@ -83,9 +83,7 @@ def source_of(table: TableDef, given: Path | str | None, store: Store | None = N
         path = uris.location(given, f"input of {table.name}")
         return Source(table, path, Format(_format_of(path, store)), True)
     bound = binding(table.name, table.options, table.line, table.source)
-    where = uris.location(bound.path, f"table {table.name}: 'path'")
-    if isinstance(where, Path) and not where.is_absolute() and table.base is not None:
-        where = table.base / where
+    where = uris.table_path(bound.path, f"table {table.name}: 'path'", table.base)
     return Source(table, where, Format(bound.format, bound.options), False, bound.notes)
 
 

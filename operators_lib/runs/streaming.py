@@ -34,7 +34,6 @@ from operators_lib.engine.stores import store_of
 from operators_lib.io import offers
 from operators_lib.io.output import copy_changelog, write_csv_frame, write_header, write_result
 from operators_lib.io.sink_files import stage
-from operators_lib.io.storage import bound
 from operators_lib.ops.reports import (
     BoundedRecord,
     BoundedReport,
@@ -298,7 +297,7 @@ def _emit(spark: SparkSession, plan: Node, state: Path, spec: RunSpec, first: in
         emitted = write_result(rows, run_dir / "stream", fmt, types, columns, [RESULT_ORDER])
     if spec.sink is not None:  # (an append-only result: lifecycle.insert_only)
         stage(emitted_rows(spark, plan, state, changes, replayed), spec.sink,
-              bound(spec.sink.place(), store_of(spark)), spec.key,
+              store_of(spark), spec.key,
               [(f.name, f.type) for f in plan.fields], list(PLACE), run_dir)
     return Emitted(emitted, sum(kinds[k] for k in KINDS), kinds[LATE], kinds[LATE_WINDOW],
                    kinds[SESSION_SPLIT])
