@@ -54,8 +54,8 @@ if [ ! -f "$STAMP" ]; then
 fi
 export PATH="$ROOT/.venv/bin:$PATH"
 export PYSPARK_PYTHON="$ROOT/.venv/bin/python"
-# The object-store connector jars (operators_lib/engine/stores.py; first time: ~690 MB), before
-# the class-data archive, which is built with them on the class path.
+# The object-store connector and Avro jars (operators_lib/engine/stores.py; first time:
+# ~690 MB), before the class-data archive, which is built with them on the class path.
 .venv/bin/python -m operators_lib.engine.stores
 # The Spark driver's class-data archive (operators_lib/engine/jvm_archive.py): drivers then start in
 # about half the time. Without it everything works, only slower.

@@ -24,7 +24,7 @@ def configured(config_path: Path) -> QueryConfig:
     found = settings(cfg.spark_conf)
     found |= {AWS_ENVIRONMENT[var]: value for var, value in store_environment(cfg).items()}
     storage.use(store_from(found.get))
-    return QueryConfig.load(config_path)
+    return cfg.with_choices()
 
 
 def store_environment(cfg: QueryConfig) -> dict[str, str]:

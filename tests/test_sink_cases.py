@@ -13,7 +13,7 @@ import pytest
 
 from jobs.cli import main
 from tests.caselib import CASES, Case
-from tests.oracle.sink_expected import written
+from tests.oracle.sink_expected import avro_files, written
 
 SINKS = sorted(p.parent for p in (CASES / "sinks").glob("*/query.sql"))
 
@@ -64,9 +64,19 @@ def test_insert_into_a_filesystem_table_writes_what_flink_writes(spark, tmp_path
         found, expected = ({k: sorted(map(str, v)) for k, v in d.items()}
                            for d in (found, expected))
     assert found == expected
+    _flinks_avro_header(case, sink)
     assert not [p for p in sink.rglob(".*")], "a staging folder left behind"
     if "success-file" in (case / "ddl.sql").read_text():
         assert all((sink / folder / "_SUCCESS").is_file() for folder in expected)
+
+
+def _flinks_avro_header(case: Path, sink: Path) -> None:
+    """An avro case's files have the schema and codec of Flink's (a reader resolves a file
+    against its writer schema)."""
+    if json.loads((case / "case.json").read_text())["format"] == "avro":
+        flink = json.loads((case / "expected" / "avro.json").read_text())
+        headers = avro_files(sink)
+        assert headers and all(h == flink for h in headers), headers[0]
 
 
 def test_rerunning_the_same_run_replaces_its_own_files(spark, tmp_path):
@@ -95,7 +105,10 @@ def test_an_updating_result_into_a_filesystem_table_is_refused_when_it_streams(
 
 
 @pytest.mark.parametrize("target, needle", [
-    ("'format' = 'avro'", "'format' = 'avro' is not written by twinflow yet"),
+    ("'format' = 'avro', 'avro.codec' = 'deflate-9'",
+     "'avro.codec' = 'deflate-9' is not supported"),
+    ("'format' = 'avro', 'avro.timestamp_mapping.legacy' = 'false'",
+     "WITH option 'avro.timestamp_mapping.legacy' is not supported"),
     ("'format' = 'csv', 'sink.shuffle-by-partition.enable' = 'true'",
      "WITH option 'sink.shuffle-by-partition.enable' is not supported"),
     ("'format' = 'csv', 'sink.partition-commit.policy.kind' = 'metastore,success-file'",
@@ -125,6 +138,23 @@ def test_a_partition_column_of_another_type_is_refused(tmp_path, capsys):
     (tmp_path / "query.sql").write_text("INSERT INTO o SELECT a, x FROM t;\n")
     assert _run(Case(tmp_path), tmp_path / "run", "batch") == 2
     assert "partition column x is DOUBLE" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("column, flink", [
+    ("TIMESTAMP_LTZ(3)", "Unsupported to derive Schema for type: TIMESTAMP_LTZ(3)"),
+    ("TIMESTAMP(6)", "Avro does not support TIMESTAMP type with precision: 6"),
+])
+def test_a_column_flinks_avro_format_cannot_write_is_refused(tmp_path, capsys, column, flink):
+    """As Flink fails the job (its message quoted), before Spark starts."""
+    (tmp_path / "ddl.sql").write_text(
+        "CREATE TABLE t (a INT, ts TIMESTAMP(3)) WITH ('connector' = 'filesystem', "
+        "'path' = 'in', 'format' = 'csv');\n"
+        f"CREATE TABLE o (a INT, ts {column}) WITH ('connector' = 'filesystem', 'path' = "
+        "'out', 'format' = 'avro');\n")
+    (tmp_path / "query.sql").write_text("INSERT INTO o SELECT a, ts FROM t;\n")
+    assert _run(Case(tmp_path), tmp_path / "run", "batch") == 2
+    err = capsys.readouterr().err
+    assert f"column ts is {column}" in err and flink in err and "line 2" in err
 
 
 def test_scheduled_runs_write_each_intervals_files_when_it_publishes(spark, tmp_path,
@@ -181,12 +211,12 @@ def test_scheduled_runs_write_each_intervals_files_when_it_publishes(spark, tmp_
 
 
 def test_a_filesystem_table_on_s3_is_written_there(spark, s3, tmp_path):
-    """The table's 'path' on the loopback S3 server (the run's --out too): the same files
-    as Flink's, the staging folder gone."""
+    """The table's 'path' on the loopback S3 server (the run's --out too): the same Avro
+    files as Flink's (the executors write them to the store), the staging folder gone."""
     from operators_lib.engine.spark import session_conf
     from operators_lib.io import storage
 
-    case = next(c for c in SINKS if c.name == "csv_partitioned")
+    case = next(c for c in SINKS if c.name == "avro_types")
     work = _copy(case, tmp_path)
     ddl = work.dir / "ddl.sql"
     ddl.write_text(ddl.read_text().replace("'path' = 'out'", "'path' = 's3a://data/sinks/t/'"))
@@ -199,5 +229,6 @@ def test_a_filesystem_table_on_s3_is_written_there(spark, s3, tmp_path):
         (local / name).parent.mkdir(parents=True, exist_ok=True)
         (local / name).write_bytes((sink / name).read_bytes())
     expected = _lines(json.loads((case / "expected" / "sink.json").read_text()))
-    assert _lines(written(local, "csv")) == expected
+    assert _lines(written(local, "avro")) == expected
+    _flinks_avro_header(case, local)
     assert not [n for n in storage.files(sink) if n.startswith(".")]

@@ -159,10 +159,10 @@ def _bound_store_retries(spark: SparkSession) -> None:
 
 
 def store_classpath() -> dict[str, str]:
-    """The object-store connector jars (engine/stores.py) as the driver's and the executors'
-    default class path, which Spark puts before the user's ``extraClassPath``; none until
-    they are fetched. Every driver twinflow launches gets them (the class-data archive is
-    built with them: engine/jvm_archive.py)."""
+    """twinflow's jars (engine/stores.py: object-store connectors, Avro) as the driver's and
+    the executors' default class path, which Spark puts before the user's
+    ``extraClassPath``; none until they are fetched. Every driver twinflow launches gets
+    them (the class-data archive is built with them: engine/jvm_archive.py)."""
     from operators_lib.engine.stores import classpath
 
     jars = classpath()

@@ -1,9 +1,10 @@
-"""Object stores and HDFS: the Hadoop connector jars Spark needs for ``s3a://`` (Hadoop's
-``hadoop-aws`` and the AWS SDK bundle it was built with, at the Hadoop version of pyspark's
-jars), fetched once from Maven Central (``bootstrap.sh``: ``python -m
-operators_lib.engine.stores``) into ``$TWINFLOW_JARS`` (default ``~/.cache/twinflow/jars``) and
-put on the driver's and the executors' class path by Spark's ``defaultExtraClassPath``
-settings (engine/spark.py), before the user's ``extraClassPath``.
+"""The jars twinflow adds to Spark: the Hadoop connector jars Spark needs for ``s3a://``
+(Hadoop's ``hadoop-aws`` and the AWS SDK bundle it was built with, at the Hadoop version of
+pyspark's jars) and Spark's Avro data source (an INSERT INTO an avro table), fetched once
+from Maven Central (``bootstrap.sh``: ``python -m operators_lib.engine.stores``) into
+``$TWINFLOW_JARS`` (default ``~/.cache/twinflow/jars``) and put on the driver's and the
+executors' class path by Spark's ``defaultExtraClassPath`` settings (engine/spark.py),
+before the user's ``extraClassPath``.
 
 On a cluster whose Spark already has them (a Hadoop-provided distribution, EMR, Dataproc), set
 ``spark.driver.extraClassPath`` / ``spark.executor.extraClassPath`` (or nothing, if they are in
@@ -32,6 +33,9 @@ JARS = (
     ("org/apache/hadoop", "hadoop-aws", "3.5.0"),
     ("software/amazon/awssdk", "bundle", "2.35.4"),
     ("software/amazon/s3/analyticsaccelerator", "analyticsaccelerator-s3", "1.3.1"),
+    # Spark's Avro writer: 4.3.0 is not on Maven Central; 4.2.0's writer, all twinflow uses,
+    # runs on Spark 4.3 (tests/cases/sinks/avro_types; its only dependency, avro, is Spark's)
+    ("org/apache/spark", "spark-avro_2.13", "4.2.0"),
 )
 
 
@@ -78,9 +82,9 @@ def fetch(jars: tuple[Jar, ...] = JARS) -> list[Path]:
 if __name__ == "__main__":
     try:
         fetch()
-    except OSError as e:  # no network: everything but object stores works
-        print(f"bootstrap: warning: the object-store connector jars were not fetched ({e})",
-              file=sys.stderr)
+    except OSError as e:  # no network: everything but object stores and Avro writing works
+        print(f"bootstrap: warning: the jars for object stores and Avro writing were not "
+              f"fetched ({e})", file=sys.stderr)
 
 
 def store_of(spark: SparkSession) -> Store:

@@ -1,4 +1,5 @@
-"""Flink's ``avro`` format (a WITH-bound table), read with fastavro.
+"""Flink's ``avro`` format: a WITH-bound table read with fastavro, and the schema an
+``INSERT INTO`` an avro table writes with (io/sink_files.py).
 
 Flink reads an Avro file with a reader schema made from the table (each column a nullable
 field of the same name) and resolves the file's schema against it by Avro's rules (checked
@@ -12,6 +13,14 @@ refused (not checked against Flink yet).
 
 A record whose event time (WATERMARK column) is NULL is a rejected row (its place in the file
 as its line), as for every format.
+
+Written, a table's rows have the schema Flink's avro format makes from the table (probed on
+Flink 2.3: tests/cases/sinks/avro_types): a nullable record ``record`` in the namespace
+``org.apache.flink.avro.generated``, each column but the partition columns a nullable field
+(default null): TINYINT, SMALLINT and INT as ``int``, a DECIMAL as ``bytes`` with its
+precision and scale, DATE, TIME(0) and TIMESTAMP(p <= 3) as ``date``, ``time-millis`` and
+``timestamp-millis``. (A column declared NOT NULL is a nullable field too; Flink's would be
+the plain type: a reader resolves both alike.)
 """
 
 from __future__ import annotations
@@ -74,6 +83,27 @@ def check(table: TableDef, path: Path | str, fh: BinaryIO) -> None:
         if not fits:
             raise InputError(f"{path}: field {c.name} is Avro {_shown(fields[c.name])}, "
                              f"which the table's {t.sql()} cannot take (table {table.name})")
+
+
+_WRITTEN = {"BOOLEAN": "boolean", "TINYINT": "int", "SMALLINT": "int", "INT": "int",
+            "BIGINT": "long", "FLOAT": "float", "DOUBLE": "double", "STRING": "string",
+            "DATE": {"type": "int", "logicalType": "date"},
+            "TIME": {"type": "int", "logicalType": "time-millis"},
+            "TIMESTAMP": {"type": "long", "logicalType": "timestamp-millis"}}
+
+
+def writer_schema(columns: list[tuple[str, FlinkType]]) -> list:
+    """The Avro schema Flink writes rows of ``columns`` with (module docstring)."""
+    def written(t: FlinkType):
+        if t.name == "DECIMAL":
+            return {"type": "bytes", "logicalType": "decimal", "precision": t.precision,
+                    "scale": t.scale}
+        return _WRITTEN[t.name]
+
+    return ["null", {"type": "record", "name": "record",
+                     "namespace": "org.apache.flink.avro.generated",
+                     "fields": [{"name": n, "type": ["null", written(t)], "default": None}
+                                for n, t in columns]}]
 
 
 def _shown(schema) -> str:

@@ -151,11 +151,16 @@ class QueryConfig(Section):
     def load(cls, path: Path) -> QueryConfig:
         """What a run uses: the file, with what the maintenance DAGs chose for the query laid
         over it (the hotspot split)."""
-        cfg = cls.read(path)
-        chosen = chosen_settings(cfg.name)
-        if chosen.exists() and (hotspot := _validated(Chosen, chosen).hotspot):
-            cfg.hotspot = (cfg.hotspot or Hotspot()).model_copy(update={"split": hotspot.split})
-        return cfg
+        return cls.read(path).with_choices()
+
+    def with_choices(self) -> QueryConfig:
+        """This config (as read) with what the maintenance DAGs chose for the query laid over
+        it (kept under ``$TWINFLOW_HOME``)."""
+        chosen = chosen_settings(self.name)
+        if not chosen.exists() or not (hotspot := _validated(Chosen, chosen).hotspot):
+            return self
+        return self.model_copy(update={"hotspot": (self.hotspot or Hotspot()).model_copy(
+            update={"split": hotspot.split})})
 
 
 class LastChange(Section):

@@ -281,10 +281,11 @@ def _emit(spark: SparkSession, plan: Node, state: Path, spec: RunSpec, first: in
     result_store.retracts(plan, kinds)
     batches = changelog_files(state / "changelog", state / "checkpoint", first, upto)
     changes = log.where(~F.col(OP).isin(*MARKERS))
-    if append_only(plan) and (replayed or fmt != "csv"):
-        rows = emitted_rows(spark, plan, state, changes, replayed)
-        emitted = write_result(rows, run_dir / "stream", fmt, types, columns, list(PLACE))
-    elif append_only(plan):
+    appended = emitted_rows(spark, plan, state, changes, replayed) if append_only(plan) \
+        else None
+    if appended is not None and (replayed or fmt != "csv"):
+        emitted = write_result(appended, run_dir / "stream", fmt, types, columns, list(PLACE))
+    elif appended is not None:
         emitted = copy_changelog(batches, None, (run_dir / "stream.csv", columns))["rows"]
     else:
         if fmt == "csv":
@@ -296,8 +297,7 @@ def _emit(spark: SparkSession, plan: Node, state: Path, spec: RunSpec, first: in
                                         result_store.result_schema(plan, log))
         emitted = write_result(rows, run_dir / "stream", fmt, types, columns, [RESULT_ORDER])
     if spec.sink is not None:  # (an append-only result: lifecycle.insert_only)
-        stage(emitted_rows(spark, plan, state, changes, replayed), spec.sink,
-              store_of(spark), spec.key,
+        stage(appended, spec.sink, store_of(spark), spec.key,
               [(f.name, f.type) for f in plan.fields], list(PLACE), run_dir)
     return Emitted(emitted, sum(kinds[k] for k in KINDS), kinds[LATE], kinds[LATE_WINDOW],
                    kinds[SESSION_SPLIT])

@@ -9,7 +9,8 @@ A sink case: ``ddl.sql`` (its tables, the target's WITH 'path' relative: ``out``
 ``streaming``, or ``batch`` for a result only batch writes). Flink runs it in that mode
 (parallelism 1) in a copy of the case's folder; <case>/expected/sink.json holds, per partition
 folder (``""``: the path itself), its files' lines in order (csv, json) or its rows as
-pyarrow reads them (parquet: {column: text}); SOURCE.txt the command. Never derived from
+pyarrow or fastavro read them (parquet, avro: {column: text}); an avro case's
+<case>/expected/avro.json the schema and codec of Flink's files; SOURCE.txt the command. Never derived from
 twinflow's output.
 """
 
@@ -51,19 +52,41 @@ def _statements(text: str) -> list[str]:
     return [s for s in "\n".join(lines).split(";") if s.strip()]
 
 
+def visible(out: Path) -> list[Path]:
+    """The files under ``out`` a reader reads (none hidden: '.' or '_'), in name order."""
+    return [f for f in sorted(out.rglob("*")) if f.is_file() and not any(
+        p.startswith((".", "_")) for p in f.relative_to(out).parts)]
+
+
 def written(out: Path, fmt: str) -> dict[str, list]:
     """Per partition folder under ``out``, its visible files' lines or rows, in name order."""
     found: dict[str, list] = {}
-    for f in sorted(out.rglob("*")):
+    for f in visible(out):
         rel = f.relative_to(out)
-        if not f.is_file() or any(p.startswith((".", "_")) for p in rel.parts):
-            continue
         folder = rel.parent.as_posix() if rel.parent != Path(".") else ""
         found.setdefault(folder, []).extend(rows_of(f, fmt))
     return found
 
 
+def avro_files(out: Path) -> list[dict]:
+    """Each visible Avro file's schema and codec (the header a reader resolves against)."""
+    import fastavro
+
+    found = []
+    for f in visible(out):
+        with open(f, "rb") as fh:
+            reader = fastavro.reader(fh)
+            found.append({"schema": reader.writer_schema, "codec": reader.codec})
+    return found
+
+
 def rows_of(f: Path, fmt: str) -> list:
+    if fmt == "avro":
+        import fastavro
+
+        with open(f, "rb") as fh:
+            return [{k: None if v is None else str(v) for k, v in row.items()}
+                    for row in fastavro.reader(fh)]
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -85,8 +108,11 @@ def regen(case: Path) -> None:
         if proc.returncode:
             sys.exit(f"{case}: Flink failed:\n{proc.stderr[-3000:]}")
         found = written(work / "out", fmt)
+        headers = avro_files(work / "out") if fmt == "avro" else []
     exp = case / "expected"
     exp.mkdir(exist_ok=True)
+    if headers:  # one schema and codec for all of Flink's files
+        (exp / "avro.json").write_text(json.dumps(headers[0], indent=1) + "\n")
     (exp / "sink.json").write_text(json.dumps(found, indent=1, ensure_ascii=False) + "\n")
     where = f"tests/cases/{case.parent.name}/{case.name}"
     (exp / "SOURCE.txt").write_text(
