@@ -10,8 +10,8 @@ A sink case: ``ddl.sql`` (its tables, the target's WITH 'path' relative: ``out``
 (parallelism 1) in a copy of the case's folder; <case>/expected/sink.json holds, per partition
 folder (``""``: the path itself), its files' lines in order (csv, json) or its rows as
 pyarrow or fastavro read them (parquet, avro: {column: text}); an avro case's
-<case>/expected/avro.json the schema and codec of Flink's files; SOURCE.txt the command. Never derived from
-twinflow's output.
+<case>/expected/avro.json the schema and codec of Flink's files; SOURCE.txt the command.
+Never derived from twinflow's output.
 """
 
 from __future__ import annotations
