@@ -2,7 +2,7 @@
 and the JVMs a test starts (the session's work, spark-submit, `twinflow run`, a cluster) are no
 children that ``time`` counts.
 
-    python -m tests.suite_profile DIR -- -n 3 --dist worksteal   # runs pytest, then reports
+    python -m tests.suite_profile DIR -- -n 4 --dist worksteal   # runs pytest, then reports
 
 DIR gets report.txt and tests.tsv (every test's CPU seconds, costliest first).
 

@@ -9,7 +9,7 @@ import json
 import os
 
 from jobs.cli import main
-from operators_lib.state import lifecycle
+from operators_lib.state import lifecycle, snapshots
 from tests.test_failed_runs import _args, _expected, _rows
 
 
@@ -60,6 +60,13 @@ def test_snapshot_continue_rollback_continue_equals_an_uninterrupted_run(
     assert report["stream"]["micro_batches_this_run"] < 7  # 6 rows, one per batch, + the end
     for name in ("changelog.csv", "stream.csv"):
         assert (tmp_path / "out" / name).read_text() == (whole / "out" / name).read_text()
+
+    # The rotation's snapshots are pruned apart from those taken by hand: keeping the newest
+    # rotation's, never one taken by hand (the rotation DAG's prune step).
+    state = snapshots.state_dir(tmp_path / "out")
+    rotated = [snapshots.snapshot(state, origin=snapshots.ROTATION)["id"] for _ in range(2)]
+    assert snapshots.prune(state, 1, snapshots.ROTATION) == rotated[:1]
+    assert [s["id"] for s in snapshots.list_snapshots(state)] == [snap["id"], rotated[1]]
 
     # The history kept every run (the rollback does not roll it back), and the report draws it.
     code, drawn, err = _state(tmp_path, capsys, "report", "--out", out, "--html",
