@@ -79,7 +79,7 @@ case "${1:-demo}" in
     .venv/bin/ruff check .
     # Four test processes on two cores: the DAG, server and CLI tests spend much of their
     # time waiting on schedulers, servers and timeouts, while the case tests keep a core busy
-    # (the whole suite: 3 processes 23-25 min, 4 processes 19-21 min). The slowest 15 are
+    # (the whole suite, minutes of pytest: 3 processes 23-25, 4 processes 19-23). The slowest 15 are
     # listed: the suite has a 15-minute budget.
     exec .venv/bin/python -m pytest -q -n 4 --dist worksteal --durations=15 "$@" ;;
   *) echo "usage: $0 {demo|test|setup}" >&2; exit 2 ;;

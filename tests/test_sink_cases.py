@@ -76,7 +76,7 @@ def _flinks_avro_header(case: Path, sink: Path) -> None:
     if json.loads((case / "case.json").read_text())["format"] == "avro":
         flink = json.loads((case / "expected" / "avro.json").read_text())
         headers = avro_files(sink)
-        assert headers and all(h == flink for h in headers), headers[0]
+        assert headers and all(h == flink for h in headers), headers
 
 
 def test_rerunning_the_same_run_replaces_its_own_files(spark, tmp_path):

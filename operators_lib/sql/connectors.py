@@ -3,11 +3,10 @@
 ``'connector' = 'filesystem'`` with ``'path'`` (a file or a directory: every file under it
 that is not hidden, as Flink's file source reads it) and ``'format'`` = ``csv`` | ``json`` |
 ``parquet`` | ``avro`` binds a table to its input, and an ``INSERT INTO`` target to the files
-the result is written to (``sink_binding``; io/sink_files.py). A
-relative ``path`` is from the folder of the SQL file that declares the table (Flink's is its
-working directory, which a scheduled run does not have). ``blackhole`` and ``print`` are
-sinks whose rows twinflow writes only to its own outputs, as for a target without a WITH
-clause.
+the result is written to (``sink_binding``; io/sink_files.py). A relative ``path`` is from the
+folder of the SQL file that declares the table (Flink's is its working directory, which a
+scheduled run does not have). ``blackhole`` and ``print`` are sinks whose rows twinflow
+writes only to its own outputs, as for a target without a WITH clause.
 
 Every option is checked by name where the table is read (``binding``): one twinflow does not
 implement is refused with its table and line, never ignored -- but those listed in
